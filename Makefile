@@ -1,0 +1,55 @@
+# Lifeboat's build, local environment and tests. `make help` lists the targets.
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+BIN        ?= $(CURDIR)/bin
+LIFEBOAT   := $(BIN)/lifeboat
+STATE_DIR  ?= .lifeboat
+MEMBERS    ?= 3
+E2E_TIMEOUT ?= 60m
+GO         ?= go
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_.-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## Build bin/lifeboat.
+	@mkdir -p $(BIN)
+	$(GO) build -o $(LIFEBOAT) ./cmd/lifeboat
+
+.PHONY: generate
+generate: ## Regenerate deepcopy code and CRD manifests (config/crd/bases).
+	hack/generate.sh
+
+.PHONY: fmt
+fmt: ## Format the Go code.
+	gofmt -w $$(git ls-files '*.go')
+
+.PHONY: verify
+verify: ## Fail when generated files are stale, code is unformatted or go vet complains.
+	hack/verify.sh
+
+.PHONY: up
+up: build ## Build everything and start the local environment (MEMBERS=3, STATE_DIR=.lifeboat).
+	$(LIFEBOAT) up --members $(MEMBERS) --state-dir $(STATE_DIR)
+
+.PHONY: down
+down: build ## Stop the local environment and remove its state.
+	$(LIFEBOAT) down --state-dir $(STATE_DIR)
+
+.PHONY: status
+status: build ## Show the local environment's components and their health.
+	$(LIFEBOAT) status --state-dir $(STATE_DIR)
+
+.PHONY: test-unit
+test-unit: ## Unit tests (seconds; no processes started).
+	$(GO) test ./...
+
+.PHONY: test-e2e
+test-e2e: build ## End-to-end tests on their own local environment (LIFEBOAT_E2E_STATE_DIR=dir reuses a running one).
+	LIFEBOAT_BIN=$(LIFEBOAT) $(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v ./test/e2e/... 2>&1 | tee $(BIN)/e2e.log | hack/e2e-summary.sh
+
+.PHONY: test
+test: verify test-unit test-e2e ## Everything CI runs: verify, unit and end-to-end tests.

@@ -1,0 +1,131 @@
+package v1alpha1
+
+// FailoverBehavior says how resources fail over.
+type FailoverBehavior struct {
+	// Application configures application failover: moving the resources
+	// away from a cluster where they stay unhealthy. Nil disables it.
+	// +optional
+	Application *ApplicationFailoverBehavior `json:"application,omitempty"`
+
+	// Cluster configures cluster failover: what happens to the resources
+	// when their cluster gets an untolerated NoExecute taint. Nil uses the
+	// controller's defaults.
+	// +optional
+	Cluster *ClusterFailoverBehavior `json:"cluster,omitempty"`
+}
+
+// ApplicationFailoverBehavior configures application failover.
+//
+// Unlike Karmada's webhook, Lifeboat does not require propagateDeps to be
+// true here: the seeds' stateful example omits it.
+// +kubebuilder:validation:XValidation:rule="!has(self.gracePeriodSeconds) || !has(self.purgeMode) || self.purgeMode == 'Gracefully' || self.purgeMode == 'Graciously'",message="gracePeriodSeconds is only allowed when purgeMode is Gracefully (or its old spelling Graciously)",fieldPath=".gracePeriodSeconds"
+type ApplicationFailoverBehavior struct {
+	// DecisionConditions say when an application counts as failed.
+	// +required
+	DecisionConditions DecisionConditions `json:"decisionConditions"`
+
+	// PurgeMode says how the copy in the failed cluster is removed:
+	// Directly (old spelling Immediately) removes it before the new copy is
+	// created, Gracefully (old spelling Graciously, the default) keeps it
+	// until the new copy is healthy or GracePeriodSeconds pass, Never keeps
+	// it until a user confirms.
+	// +optional
+	// +kubebuilder:default=Gracefully
+	// +kubebuilder:validation:Enum=Directly;Gracefully;Never;Immediately;Graciously
+	PurgeMode PurgeMode `json:"purgeMode,omitempty"`
+
+	// GracePeriodSeconds is the longest the old copy is kept, with
+	// Gracefully, when the new copy does not become healthy. Only allowed
+	// with Gracefully; 600 when unset (see EffectiveGracePeriodSeconds).
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	GracePeriodSeconds *int32 `json:"gracePeriodSeconds,omitempty"`
+
+	// StatePreservation carries values from the failed copy's status to the
+	// new copy as labels.
+	// +optional
+	StatePreservation *StatePreservation `json:"statePreservation,omitempty"`
+}
+
+// DecisionConditions say when an application counts as failed.
+type DecisionConditions struct {
+	// TolerationSeconds is how long the application must stay unhealthy in
+	// a cluster before it is moved away. 0 moves it at once.
+	// +optional
+	// +kubebuilder:default=300
+	// +kubebuilder:validation:Minimum=0
+	TolerationSeconds *int32 `json:"tolerationSeconds,omitempty"`
+}
+
+// ClusterFailoverBehavior configures cluster failover.
+type ClusterFailoverBehavior struct {
+	// PurgeMode says how the copy in the failed cluster is removed: Directly
+	// (old spelling Immediately) or Gracefully (old spelling Graciously, the
+	// default). Never is not offered for clusters.
+	// +optional
+	// +kubebuilder:default=Gracefully
+	// +kubebuilder:validation:Enum=Directly;Gracefully;Immediately;Graciously
+	PurgeMode PurgeMode `json:"purgeMode,omitempty"`
+
+	// StatePreservation carries values from the failed copy's status to the
+	// new copy as labels.
+	// +optional
+	StatePreservation *StatePreservation `json:"statePreservation,omitempty"`
+}
+
+// StatePreservation lists the values to carry over on failover.
+type StatePreservation struct {
+	// Rules each pick one value.
+	// +required
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=64
+	Rules []StatePreservationRule `json:"rules"`
+}
+
+// StatePreservationRule picks one value from the failed copy's reflected
+// status and names the label it is injected as.
+type StatePreservationRule struct {
+	// AliasLabelName is the label key the value is injected as. It must be a
+	// valid label key.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=317
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && size(self.split('/')[0]) <= 253",message="aliasLabelName must be a valid label key: an optional DNS subdomain prefix of at most 253 characters and '/', then a name of at most 63 alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric"
+	AliasLabelName string `json:"aliasLabelName"`
+
+	// JSONPath is a JSONPath template evaluated against the reflected
+	// status (the root is the content of .status), e.g. "{ .jobStatus.jobID }".
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	JSONPath string `json:"jsonPath"`
+}
+
+// PurgeMode says how the copy in a failed cluster is removed. Both
+// vocabularies are accepted: Immediately|Graciously|Never (Karmada up to
+// v1.18 and the seeds) and Directly|Gracefully|Never (Karmada v1.15 and
+// later). NormalizePurgeMode maps the old spellings to the new.
+type PurgeMode string
+
+// Purge modes.
+const (
+	// PurgeModeDirectly removes the old copy before the new one is created.
+	PurgeModeDirectly PurgeMode = "Directly"
+	// PurgeModeGracefully keeps the old copy until the new one is healthy or
+	// the grace period passes.
+	PurgeModeGracefully PurgeMode = "Gracefully"
+	// PurgeModeNever keeps the old copy until a user confirms its removal.
+	PurgeModeNever PurgeMode = "Never"
+
+	// PurgeModeImmediately is the old spelling of PurgeModeDirectly.
+	PurgeModeImmediately PurgeMode = "Immediately"
+	// PurgeModeGraciously is the old spelling of PurgeModeGracefully.
+	PurgeModeGraciously PurgeMode = "Graciously"
+)
+
+// Karmada-compatible aliases of the purge modes (Karmada's Go names).
+const (
+	Immediately = PurgeModeImmediately
+	Graciously  = PurgeModeGraciously
+	Never       = PurgeModeNever
+)

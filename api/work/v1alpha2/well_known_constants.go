@@ -1,0 +1,77 @@
+package v1alpha2
+
+// MaxFailoverHistoryItems bounds status.failoverHistory (the schema's
+// maxItems); writers drop the oldest entries first.
+const MaxFailoverHistoryItems = 32
+
+// Condition types of a binding.
+const (
+	// Scheduled says whether the scheduler placed the binding.
+	Scheduled = "Scheduled"
+	// FullyApplied says whether every scheduled cluster applied the
+	// resource.
+	FullyApplied = "FullyApplied"
+)
+
+// Reasons of the Scheduled condition.
+const (
+	BindingReasonSuccess        = "Success"
+	BindingReasonNoClusterFit   = "NoClusterFit"
+	BindingReasonUnschedulable  = "Unschedulable"
+	BindingReasonSchedulerError = "SchedulerError"
+	BindingReasonQuotaExceeded  = "QuotaExceeded"
+)
+
+// Reasons of the FullyApplied condition.
+const (
+	FullyAppliedSuccessReason = "FullyAppliedSuccess"
+	FullyAppliedFailedReason  = "FullyAppliedFailed"
+)
+
+// Eviction reasons (GracefulEvictionTask.Reason, FailoverHistoryItem.Reason).
+const (
+	// EvictionReasonTaintUntolerated: the cluster has a NoExecute taint the
+	// binding does not tolerate (cluster failover).
+	EvictionReasonTaintUntolerated = "TaintUntolerated"
+	// EvictionReasonApplicationFailure: the application stayed Unhealthy in
+	// the cluster for longer than tolerationSeconds.
+	EvictionReasonApplicationFailure = "ApplicationFailure"
+)
+
+// Eviction producers (GracefulEvictionTask.Producer).
+const (
+	// EvictionProducerTaintManager is the producer of cluster failover.
+	EvictionProducerTaintManager = "TaintManager"
+	// EvictionProducerRBApplicationFailover is the producer of application
+	// failover on ResourceBindings.
+	EvictionProducerRBApplicationFailover = "resource-binding-application-failover-controller"
+	// EvictionProducerCRBApplicationFailover is the producer of application
+	// failover on ClusterResourceBindings.
+	EvictionProducerCRBApplicationFailover = "cluster-resource-binding-application-failover-controller"
+)
+
+// Labels, annotations and finalizers of bindings.
+const (
+	ResourceBindingPermanentIDLabel        = "resourcebinding.karmada.io/permanent-id"
+	ClusterResourceBindingPermanentIDLabel = "clusterresourcebinding.karmada.io/permanent-id"
+	ResourceBindingNamespaceAnnotationKey  = "resourcebinding.karmada.io/namespace"
+	ResourceBindingNameAnnotationKey       = "resourcebinding.karmada.io/name"
+	ClusterResourceBindingAnnotationKey    = "clusterresourcebinding.karmada.io/name"
+
+	// AppliedPlacementAnnotation holds the JSON of the placement used by the
+	// last successful schedule; the taint manager reads tolerations from it.
+	AppliedPlacementAnnotation = "policy.karmada.io/applied-placement"
+	// BindingManagedByLabel lets the scheduler accept a binding that was not
+	// created from a policy.
+	BindingManagedByLabel = "binding.karmada.io/managed-by"
+	// BindingDependenciesAnnotationKey lists, as JSON, the dependencies of
+	// an independent binding.
+	BindingDependenciesAnnotationKey = "resourcebinding.karmada.io/dependencies"
+	// BindingDependedByLabelKeyPrefix prefixes the label an attached binding
+	// carries per binding that depends on it.
+	BindingDependedByLabelKeyPrefix = "resourcebinding.karmada.io/depended-by-"
+
+	BindingControllerFinalizer                = "karmada.io/binding-controller"
+	ClusterResourceBindingControllerFinalizer = "karmada.io/cluster-resource-binding-controller"
+	BindingDependenciesDistributorFinalizer   = "karmada.io/binding-dependencies-distributor"
+)

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Fails when generated code is stale, Go code is unformatted, or go vet complains.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+echo "== generate (must produce no diff)"
+before=$(git status --porcelain -- api config 2>/dev/null || true)
+hack/generate.sh
+after=$(git status --porcelain -- api config 2>/dev/null || true)
+if [[ "$before" != "$after" ]] || ! git diff --quiet -- api config; then
+  echo "Generated files are stale. Run 'make generate' and commit the result:" >&2
+  git status --porcelain -- api config >&2
+  git --no-pager diff --stat -- api config >&2
+  exit 1
+fi
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go') 2>/dev/null || true)
+if [[ -n "$unformatted" ]]; then
+  echo "gofmt would change:" >&2
+  echo "$unformatted" >&2
+  exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+go vet -tags e2e ./test/...
+echo "verify: OK"

@@ -1,0 +1,110 @@
+// Package controllermanager runs Lifeboat's controllers in one process, with
+// leader election so that two replicas can run safely, and serves /healthz,
+// /readyz and Prometheus /metrics.
+package controllermanager
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
+)
+
+// Options are the controller manager's flags.
+type Options struct {
+	Kubeconfig             string
+	Context                string
+	HealthProbeBindAddress string
+	MetricsBindAddress     string
+	LeaderElect            bool
+	LeaderElectionID       string
+	LeaderElectionNS       string
+	QPS                    float32
+	Burst                  int
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{
+		HealthProbeBindAddress: ":10357",
+		MetricsBindAddress:     ":8080",
+		LeaderElect:            true,
+		LeaderElectionID:       "lifeboat-controller-manager",
+		LeaderElectionNS:       "kube-system",
+		QPS:                    200,
+		Burst:                  400,
+	}
+}
+
+// AddFlags registers the options on fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the control plane (default: in-cluster config or $KUBECONFIG).")
+	fs.StringVar(&o.Context, "context", o.Context, "Kubeconfig context of the control plane (default: the current context).")
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address serving /healthz and /readyz.")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address serving Prometheus /metrics; \"0\" disables it.")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader so that only one replica reconciles at a time.")
+	fs.StringVar(&o.LeaderElectionID, "leader-elect-resource-name", o.LeaderElectionID, "Name of the Lease used for leader election.")
+	fs.StringVar(&o.LeaderElectionNS, "leader-elect-resource-namespace", o.LeaderElectionNS, "Namespace of the Lease used for leader election.")
+	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Client-side queries per second to the control plane.")
+	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Client-side burst to the control plane.")
+}
+
+func (o *Options) restConfig() (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if o.Kubeconfig != "" {
+		rules.ExplicitPath = o.Kubeconfig
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: o.Context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading control-plane kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = o.QPS, o.Burst
+	return cfg, nil
+}
+
+// Run starts the manager and blocks until ctx is done.
+func Run(ctx context.Context, o *Options) error {
+	cfg, err := o.restConfig()
+	if err != nil {
+		return err
+	}
+	scheme, err := lbscheme.New()
+	if err != nil {
+		return err
+	}
+	leaseDuration, renewDeadline, retryPeriod := 15*time.Second, 10*time.Second, 2*time.Second
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        scheme,
+		HealthProbeBindAddress:        o.HealthProbeBindAddress,
+		Metrics:                       metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		LeaderElection:                o.LeaderElect,
+		LeaderElectionID:              o.LeaderElectionID,
+		LeaderElectionNamespace:       o.LeaderElectionNS,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &leaseDuration,
+		RenewDeadline:                 &renewDeadline,
+		RetryPeriod:                   &retryPeriod,
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	ctrl.LoggerFrom(ctx).Info("starting controller manager", "leaderElection", o.LeaderElect)
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("running manager: %w", err)
+	}
+	return nil
+}

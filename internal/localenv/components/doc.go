@@ -1,0 +1,16 @@
+// Package components builds the pinned upstream Kubernetes components that the
+// local environment runs (etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler, kubectl and kwok).
+//
+// Release tarballs cannot be downloaded on the machines Lifeboat is developed
+// and tested on, but the Go module proxy can be reached, so each component is
+// built from its Go module. Every component has a tiny module of its own under
+// modules/ (go.mod, go.sum and, for etcd, a main package). The module files are
+// embedded in the lifeboat binary with a ".txt" suffix (a directory holding a
+// real go.mod would be a separate module and could not be embedded), written
+// into the cache directory and built there with the local Go toolchain.
+//
+// The versions are pinned in exactly one place: the go.mod files under
+// modules/. The cache is keyed by a hash of those files and the Go version, so
+// changing a pin rebuilds, and a warm cache costs nothing.
+package components

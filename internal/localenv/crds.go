@@ -1,0 +1,70 @@
+package localenv
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/lifeboat-dev/lifeboat/config/crd"
+)
+
+// installCRDs creates Lifeboat's CRDs in the control plane and waits until
+// every one is Established.
+func installCRDs(ctx context.Context, s *State) error {
+	cfg, err := s.RESTConfig(ControlPlaneName)
+	if err != nil {
+		return err
+	}
+	cs, err := apiextensionsclient.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	crds, err := crd.All()
+	if err != nil {
+		return fmt.Errorf("loading CRDs: %w", err)
+	}
+	for _, c := range crds {
+		// Server-side apply, so that an environment reused across versions
+		// gets the current schemas.
+		c.APIVersion, c.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
+		data, err := json.Marshal(c)
+		if err != nil {
+			return err
+		}
+		force := true
+		if _, err := cs.ApiextensionsV1().CustomResourceDefinitions().Patch(ctx, c.Name, types.ApplyPatchType, data,
+			metav1.PatchOptions{FieldManager: "lifeboat", Force: &force}); err != nil {
+			return fmt.Errorf("applying CRD %s: %w", c.Name, err)
+		}
+	}
+	for _, c := range crds {
+		var last string
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+			got, err := cs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, c.Name, metav1.GetOptions{})
+			if err != nil {
+				last = err.Error()
+				return false, nil
+			}
+			for _, cond := range got.Status.Conditions {
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					return true, nil
+				}
+				if cond.Type == apiextensionsv1.NamesAccepted && cond.Status == apiextensionsv1.ConditionFalse {
+					last = cond.Message
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("CRD %s not Established: %s: %w", c.Name, last, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,11 @@
+// Package localenv runs Lifeboat's local environment: one etcd, a control-plane
+// kube-apiserver with Lifeboat's CRDs, N member clusters (each a real
+// kube-apiserver, kube-controller-manager and kube-scheduler, with kwok
+// simulating one node and its pods) and the Lifeboat controller manager.
+//
+// It is what `lifeboat up`, `lifeboat down` and `lifeboat status` drive, and
+// what the end-to-end tests run on. Every process it starts is recorded in
+// DIR/state.json (PID and start time) as soon as it starts, and is stopped by
+// that record, never by name; a start that fails part-way stops what it
+// started and removes the state directory.
+package localenv

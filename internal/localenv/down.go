@@ -1,0 +1,41 @@
+package localenv
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Down stops every process recorded in dir's state, newest first, by its PID,
+// and removes the state directory. A missing environment is ErrNotFound.
+// The directory is kept when a process could not be stopped, so that its
+// record is not lost.
+func Down(dir string, out io.Writer) error {
+	s, err := Load(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i := len(s.Components) - 1; i >= 0; i-- {
+		c := s.Components[i]
+		alive := c.Process.Alive()
+		if err := c.Process.Stop(10 * time.Second); err != nil {
+			errs = append(errs, fmt.Errorf("stopping %s: %w", c.Name, err))
+			continue
+		}
+		if alive {
+			fmt.Fprintf(out, "stopped %s (pid %d)\n", c.Name, c.Process.PID)
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if err := os.RemoveAll(s.Dir); err != nil {
+		return fmt.Errorf("removing %s: %w", s.Dir, err)
+	}
+	fmt.Fprintf(out, "removed %s\n", filepath.Clean(s.Dir))
+	return nil
+}

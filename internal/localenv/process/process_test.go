@@ -1,0 +1,57 @@
+package process
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestStartAliveStop(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "sleep.log")
+	r, err := Start("/bin/sleep", []string{"300"}, nil, log)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { _ = r.Stop(time.Second) })
+	if !r.Alive() {
+		t.Fatalf("process %d not alive right after start", r.PID)
+	}
+	if err := r.Stop(5 * time.Second); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if r.Alive() {
+		t.Fatalf("process %d still alive after Stop", r.PID)
+	}
+	// Stopping again is a no-op.
+	if err := r.Stop(time.Second); err != nil {
+		t.Fatalf("second Stop: %v", err)
+	}
+}
+
+// A record whose start time does not match the running process must never be
+// signalled: the PID has been reused by something else.
+func TestStopSparesReusedPID(t *testing.T) {
+	self := Record{PID: os.Getpid()}
+	st, err := startTime(self.PID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(Record{PID: self.PID, StartTime: st}).Alive() {
+		t.Fatal("own process not reported alive with the right start time")
+	}
+	stale := Record{PID: self.PID, StartTime: st + 1}
+	if stale.Alive() {
+		t.Fatal("record with wrong start time reported alive")
+	}
+	if err := stale.Stop(time.Second); err != nil {
+		t.Fatalf("Stop on stale record: %v", err)
+	}
+	// We are still here, so nothing was signalled.
+}
+
+func TestAliveZeroRecord(t *testing.T) {
+	if (Record{}).Alive() {
+		t.Fatal("zero record reported alive")
+	}
+}

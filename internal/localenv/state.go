@@ -1,0 +1,116 @@
+package localenv
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/lifeboat-dev/lifeboat/internal/localenv/process"
+)
+
+const stateFile = "state.json"
+
+// ControlPlaneName is the name of the control plane's kubeconfig context.
+const ControlPlaneName = "lifeboat"
+
+// State is what the environment records about itself in DIR/state.json.
+type State struct {
+	// Dir is the absolute state directory.
+	Dir string `json:"dir"`
+	// Created is when `up` started.
+	Created time.Time `json:"created"`
+	// Ready is set once `up` has finished; an environment without it is
+	// being started, or a start failed.
+	Ready bool `json:"ready"`
+	// Clusters are the control plane and the members, in order.
+	Clusters []ClusterInfo `json:"clusters"`
+	// Components are the processes, in start order.
+	Components []Component `json:"components"`
+}
+
+// ClusterInfo says how to reach one API server of the environment.
+type ClusterInfo struct {
+	Name   string `json:"name"`
+	Server string `json:"server"`
+	Token  string `json:"token"`
+	// Member is false for the control plane.
+	Member bool `json:"member"`
+}
+
+// Component is one process of the environment.
+type Component struct {
+	Name string `json:"name"`
+	// Cluster is the cluster it belongs to ("" for the shared etcd).
+	Cluster string   `json:"cluster,omitempty"`
+	Binary  string   `json:"binary"`
+	Args    []string `json:"args"`
+	Log     string   `json:"log"`
+	// Health is the URL whose 200 answer means the component is healthy.
+	Health  string         `json:"health"`
+	Process process.Record `json:"process"`
+}
+
+// Members returns the member cluster names in order.
+func (s *State) Members() []string {
+	var names []string
+	for _, c := range s.Clusters {
+		if c.Member {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
+// Cluster returns the named cluster's connection info.
+func (s *State) Cluster(name string) (ClusterInfo, bool) {
+	for _, c := range s.Clusters {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return ClusterInfo{}, false
+}
+
+// KubeconfigPath is the kubeconfig with a context per cluster.
+func (s *State) KubeconfigPath() string { return filepath.Join(s.Dir, "kubeconfig") }
+
+// CAPath is the CA bundle that verifies every API server of the environment.
+func (s *State) CAPath() string { return filepath.Join(s.Dir, "pki", "ca.crt") }
+
+func (s *State) save() error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(s.Dir, stateFile+".tmp")
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return fmt.Errorf("writing state: %w", err)
+	}
+	return os.Rename(tmp, filepath.Join(s.Dir, stateFile))
+}
+
+// ErrNotFound says there is no environment in the state directory.
+var ErrNotFound = errors.New("no local environment found")
+
+// Load reads the state of the environment in dir.
+func Load(dir string) (*State, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(filepath.Join(abs, stateFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w in %s", ErrNotFound, abs)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading state: %w", err)
+	}
+	var s State
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("parsing %s: %w", filepath.Join(abs, stateFile), err)
+	}
+	return &s, nil
+}

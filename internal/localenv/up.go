@@ -1,0 +1,462 @@
+package localenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lifeboat-dev/lifeboat/internal/localenv/components"
+	"github.com/lifeboat-dev/lifeboat/internal/localenv/process"
+)
+
+// Options configure `up`.
+type Options struct {
+	// Dir is the state directory (default ".lifeboat").
+	Dir string
+	// Members is the number of member clusters (default 3).
+	Members int
+	// CacheDir is where components are built (default components.DefaultCacheDir()).
+	CacheDir string
+	// LifeboatBinary runs the controller manager (default: this executable).
+	LifeboatBinary string
+	// ControllerManagerArgs are extra flags for `lifeboat controller-manager`.
+	ControllerManagerArgs []string
+	// Out receives progress for a person.
+	Out io.Writer
+}
+
+func (o *Options) defaults() error {
+	if o.Dir == "" {
+		o.Dir = ".lifeboat"
+	}
+	abs, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return err
+	}
+	o.Dir = abs
+	if o.Members == 0 {
+		o.Members = 3
+	}
+	if o.Members < 1 || o.Members > 20 {
+		return fmt.Errorf("--members must be between 1 and 20, got %d", o.Members)
+	}
+	if o.CacheDir == "" {
+		o.CacheDir = components.DefaultCacheDir()
+	}
+	if o.LifeboatBinary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("finding the lifeboat binary: %w", err)
+		}
+		o.LifeboatBinary = exe
+	}
+	if o.Out == nil {
+		o.Out = io.Discard
+	}
+	return nil
+}
+
+// ErrAlreadyUp says that a healthy environment already runs in the directory.
+var ErrAlreadyUp = errors.New("the local environment is already up")
+
+// Up builds the components if needed and starts the environment. When an
+// environment already runs in the directory it returns its state and
+// ErrAlreadyUp without changing anything. When any step fails, everything
+// started so far is stopped and the state directory removed, and the error
+// carries the tail of the failing component's log.
+func Up(ctx context.Context, opts Options) (*State, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	if existing, err := Load(opts.Dir); err == nil {
+		if existing.Ready && allAlive(existing) {
+			return existing, ErrAlreadyUp
+		}
+		return nil, fmt.Errorf("a local environment in %s is partly running or was not stopped cleanly; run `lifeboat down --state-dir %s` first", opts.Dir, opts.Dir)
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+
+	bins, err := components.Ensure(ctx, opts.CacheDir, opts.Out)
+	if err != nil {
+		return nil, fmt.Errorf("building components: %w", err)
+	}
+
+	if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating state directory: %w", err)
+	}
+	s := &State{Dir: opts.Dir, Created: time.Now()}
+	u := &upper{opts: opts, bins: bins, state: s}
+	start := time.Now()
+	if err := u.run(ctx); err != nil {
+		fmt.Fprintln(opts.Out, "Start failed; stopping what was started.")
+		if derr := Down(s.Dir, io.Discard); derr != nil {
+			err = errors.Join(err, fmt.Errorf("cleaning up: %w", derr))
+		}
+		return nil, err
+	}
+	s.Ready = true
+	if err := s.save(); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(opts.Out, "Local environment ready in %s.\n", time.Since(start).Round(100*time.Millisecond))
+	return s, nil
+}
+
+// upper carries one `up` run.
+type upper struct {
+	opts  Options
+	bins  components.Binaries
+	state *State
+	pki   pki
+	mu    sync.Mutex // guards state.Components while members start in parallel
+}
+
+func (u *upper) run(ctx context.Context) error {
+	s, out := u.state, u.opts.Out
+	for _, d := range []string{"logs", "pki", "etcd"} {
+		if err := os.MkdirAll(filepath.Join(s.Dir, d), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := s.save(); err != nil {
+		return err
+	}
+	var err error
+	if u.pki, err = writePKI(filepath.Join(s.Dir, "pki")); err != nil {
+		return err
+	}
+
+	// 1. etcd, shared by every API server under its own key prefix.
+	etcdURL, err := u.startEtcd(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "✓ etcd")
+
+	// 2. API servers, all at once.
+	names := []string{ControlPlaneName}
+	for i := 1; i <= u.opts.Members; i++ {
+		names = append(names, "member"+strconv.Itoa(i))
+	}
+	for _, n := range names {
+		tok, err := newToken()
+		if err != nil {
+			return err
+		}
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		s.Clusters = append(s.Clusters, ClusterInfo{
+			Name: n, Server: "https://127.0.0.1:" + strconv.Itoa(port), Token: tok, Member: n != ControlPlaneName,
+		})
+	}
+	if err := writeKubeconfig(s); err != nil {
+		return err
+	}
+	if err := u.parallel(s.Clusters, func(c ClusterInfo) error { return u.startAPIServer(ctx, c, etcdURL) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "✓ API servers: %s\n", strings.Join(names, ", "))
+
+	// 3. Member components and each member's node; CRDs in the control plane.
+	members := s.Clusters[1:]
+	var wg sync.WaitGroup
+	var crdErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		crdErr = installCRDs(ctx, s)
+	}()
+	memberErr := u.parallel(members, func(c ClusterInfo) error { return u.startMember(ctx, c) })
+	wg.Wait()
+	if err := errors.Join(memberErr, crdErr); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "✓ CRDs installed in the control plane")
+	fmt.Fprintf(out, "✓ members ready, one node each: %s\n", strings.Join(names[1:], ", "))
+
+	// 4. Register the members as Clusters.
+	for _, c := range members {
+		if err := registerCluster(ctx, s, c); err != nil {
+			return fmt.Errorf("registering %s: %w", c.Name, err)
+		}
+	}
+	fmt.Fprintln(out, "✓ members registered as Clusters")
+
+	// 5. The Lifeboat controller manager.
+	if err := u.startControllerManager(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "✓ lifeboat controller-manager")
+	return nil
+}
+
+// parallel runs f for each cluster at once and joins the errors.
+func (u *upper) parallel(cs []ClusterInfo, f func(ClusterInfo) error) error {
+	errs := make([]error, len(cs))
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(c)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// start launches one component, records it in the state at once (so that a
+// later failure can stop it) and waits until its health URL answers 200.
+func (u *upper) start(ctx context.Context, c Component, h healthCheck, timeout time.Duration) error {
+	c.Log = filepath.Join(u.state.Dir, "logs", c.Name+".log")
+	rec, err := process.Start(c.Binary, c.Args, nil, c.Log)
+	c.Process = rec
+	if rec.PID > 0 {
+		u.mu.Lock()
+		u.state.Components = append(u.state.Components, c)
+		serr := u.state.save()
+		u.mu.Unlock()
+		if serr != nil {
+			return serr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.Name, err)
+	}
+	if err := waitHealthy(ctx, c, h, timeout); err != nil {
+		return fmt.Errorf("%s did not become healthy: %w\n--- last lines of %s ---\n%s", c.Name, err, c.Log, logTail(c.Log, 25))
+	}
+	return nil
+}
+
+func (u *upper) startEtcd(ctx context.Context) (string, error) {
+	client, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	peer, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	url := "http://127.0.0.1:" + strconv.Itoa(client)
+	c := Component{
+		Name:   "etcd",
+		Binary: u.bins.Path(components.Etcd),
+		Args: []string{
+			"--name=lifeboat",
+			"--data-dir=" + filepath.Join(u.state.Dir, "etcd"),
+			"--listen-client-urls=" + url,
+			"--advertise-client-urls=" + url,
+			"--listen-peer-urls=http://127.0.0.1:" + strconv.Itoa(peer),
+			"--initial-advertise-peer-urls=http://127.0.0.1:" + strconv.Itoa(peer),
+			"--initial-cluster=lifeboat=http://127.0.0.1:" + strconv.Itoa(peer),
+			// A throwaway local store: durability across power loss buys nothing
+			// here and fsync dominates latency on small disks.
+			"--unsafe-no-fsync",
+			"--quota-backend-bytes=4294967296",
+			"--log-level=warn",
+		},
+		Health: url + "/health",
+	}
+	return url, u.start(ctx, c, healthCheck{}, 60*time.Second)
+}
+
+func (u *upper) startAPIServer(ctx context.Context, c ClusterInfo, etcdURL string) error {
+	dir := filepath.Join(u.state.Dir, c.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tokens := filepath.Join(dir, "tokens.csv")
+	if err := os.WriteFile(tokens, []byte(c.Token+",admin,admin,system:masters\n"), 0o600); err != nil {
+		return err
+	}
+	port := strings.TrimPrefix(c.Server, "https://127.0.0.1:")
+	comp := Component{
+		Name:    c.Name + "-apiserver",
+		Cluster: c.Name,
+		Binary:  u.bins.Path(components.KubeAPIServer),
+		Args: []string{
+			"--etcd-servers=" + etcdURL,
+			"--etcd-prefix=/" + c.Name,
+			"--bind-address=127.0.0.1",
+			"--advertise-address=127.0.0.1",
+			"--secure-port=" + port,
+			"--tls-cert-file=" + u.pki.ServingCert,
+			"--tls-private-key-file=" + u.pki.ServeKey,
+			"--client-ca-file=" + u.pki.CACert,
+			"--token-auth-file=" + tokens,
+			"--authorization-mode=RBAC",
+			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+			"--service-account-key-file=" + u.pki.ServiceAccountKey,
+			"--service-account-signing-key-file=" + u.pki.ServiceAccountKey,
+			"--service-cluster-ip-range=10.96.0.0/16",
+			"--allow-privileged=true",
+			"--profiling=false",
+			"--event-ttl=1h",
+			"--cert-dir=" + filepath.Join(dir, "certs"),
+		},
+		Health: c.Server + "/readyz",
+	}
+	return u.start(ctx, comp, healthCheck{caFile: u.pki.CACert, token: c.Token}, 90*time.Second)
+}
+
+// memberControllers are the kube-controller-manager controllers a member runs:
+// enough for workloads, namespaces and service accounts to behave as in a
+// real cluster. Node lifecycle is left out: kwok owns the node.
+var memberControllers = []string{
+	"deployment-controller", "replicaset-controller", "statefulset-controller",
+	"daemonset-controller", "job-controller", "cronjob-controller",
+	"garbage-collector-controller", "namespace-controller", "serviceaccount-controller",
+	"serviceaccount-token-controller", "endpointslice-controller", "disruption-controller",
+	"ttl-after-finished-controller", "root-ca-certificate-publisher-controller",
+	"persistentvolume-binder-controller", "persistentvolume-protection-controller",
+	"persistentvolumeclaim-protection-controller", "resourcequota-controller",
+	"pod-garbage-collector-controller",
+}
+
+func (u *upper) startMember(ctx context.Context, c ClusterInfo) error {
+	dir := filepath.Join(u.state.Dir, c.Name)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := writeSingleKubeconfig(kubeconfig, c, u.pki.CACert); err != nil {
+		return err
+	}
+	kcmPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	schedPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	kwokPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	stages := filepath.Join(dir, "kwok-stages.yaml")
+	if err := os.WriteFile(stages, kwokStages, 0o644); err != nil {
+		return err
+	}
+	idx := strings.TrimPrefix(c.Name, "member")
+	secure := healthCheck{insecure: true}
+	comps := []struct {
+		c Component
+		h healthCheck
+	}{
+		{Component{
+			Name: c.Name + "-controller-manager", Cluster: c.Name,
+			Binary: u.bins.Path(components.KubeControllerManager),
+			Args: []string{
+				"--kubeconfig=" + kubeconfig,
+				"--authentication-kubeconfig=" + kubeconfig,
+				"--authorization-kubeconfig=" + kubeconfig,
+				"--leader-elect=false",
+				"--controllers=" + strings.Join(memberControllers, ","),
+				"--service-account-private-key-file=" + u.pki.ServiceAccountKey,
+				"--root-ca-file=" + u.pki.CACert,
+				"--use-service-account-credentials=false",
+				"--bind-address=127.0.0.1",
+				"--secure-port=" + strconv.Itoa(kcmPort),
+				"--cert-dir=" + filepath.Join(dir, "kcm-certs"),
+				"--concurrent-deployment-syncs=10",
+				"--concurrent-replicaset-syncs=10",
+			},
+			Health: "https://127.0.0.1:" + strconv.Itoa(kcmPort) + "/healthz",
+		}, secure},
+		{Component{
+			Name: c.Name + "-scheduler", Cluster: c.Name,
+			Binary: u.bins.Path(components.KubeScheduler),
+			Args: []string{
+				"--kubeconfig=" + kubeconfig,
+				"--authentication-kubeconfig=" + kubeconfig,
+				"--authorization-kubeconfig=" + kubeconfig,
+				"--leader-elect=false",
+				"--bind-address=127.0.0.1",
+				"--secure-port=" + strconv.Itoa(schedPort),
+				"--cert-dir=" + filepath.Join(dir, "scheduler-certs"),
+			},
+			Health: "https://127.0.0.1:" + strconv.Itoa(schedPort) + "/healthz",
+		}, secure},
+		{Component{
+			Name: c.Name + "-kwok", Cluster: c.Name,
+			Binary: u.bins.Path(components.Kwok),
+			Args: []string{
+				"--kubeconfig=" + kubeconfig,
+				"--config=" + stages,
+				"--manage-all-nodes=false",
+				"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
+				"--cidr=10.244." + idx + ".0/24",
+				"--node-ip=127.0.0.1",
+				"--server-address=127.0.0.1:" + strconv.Itoa(kwokPort),
+			},
+			Health: "http://127.0.0.1:" + strconv.Itoa(kwokPort) + "/healthz",
+		}, healthCheck{}},
+	}
+	for _, x := range comps {
+		if err := u.start(ctx, x.c, x.h, 60*time.Second); err != nil {
+			return err
+		}
+	}
+	return prepareMember(ctx, u.state, c)
+}
+
+func (u *upper) startControllerManager(ctx context.Context) error {
+	healthPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	metricsPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	args := []string{
+		"controller-manager",
+		"--kubeconfig=" + u.state.KubeconfigPath(),
+		"--context=" + ControlPlaneName,
+		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(healthPort),
+		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metricsPort),
+	}
+	args = append(args, u.opts.ControllerManagerArgs...)
+	c := Component{
+		Name:    "lifeboat-controller-manager",
+		Cluster: ControlPlaneName,
+		Binary:  u.opts.LifeboatBinary,
+		Args:    args,
+		Health:  "http://127.0.0.1:" + strconv.Itoa(healthPort) + "/readyz",
+	}
+	return u.start(ctx, c, healthCheck{}, 60*time.Second)
+}
+
+// freePort asks the kernel for a free loopback port. Another process could
+// take it before the component binds it; the component then fails to start
+// and says so in its log.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func logTail(path string, lines int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	parts := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if len(parts) > lines {
+		parts = parts[len(parts)-lines:]
+	}
+	return strings.Join(parts, "\n")
+}

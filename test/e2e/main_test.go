@@ -1,0 +1,115 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/lifeboat-dev/lifeboat/internal/localenv"
+	"github.com/lifeboat-dev/lifeboat/internal/localenv/components"
+)
+
+// suite is the shared environment every scenario runs on. It is set once by
+// TestMain before any test runs and only read afterwards.
+var suite *suiteEnv
+
+type suiteEnv struct {
+	// lifeboat is the binary under test.
+	lifeboat string
+	// state is the shared environment.
+	state *localenv.State
+	// bins are the Kubernetes components (kubectl for the seeds' commands).
+	bins components.Binaries
+	// cacheDir is where components are built.
+	cacheDir string
+}
+
+// Flags that shorten the controllers' periods for the suite.
+var controllerManagerArgs = []string{}
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx := context.Background()
+	bin, cleanupBin, err := lifeboatBinary()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer cleanupBin()
+	cacheDir := components.DefaultCacheDir()
+
+	dir := os.Getenv("LIFEBOAT_E2E_STATE_DIR")
+	owned := dir == ""
+	if owned {
+		tmp, err := os.MkdirTemp("", "lifeboat-e2e-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "e2e:", err)
+			return 1
+		}
+		defer os.RemoveAll(tmp)
+		dir = filepath.Join(tmp, "env")
+		args := []string{"up", "--members", "3", "--state-dir", dir, "--cache-dir", cacheDir}
+		for _, a := range controllerManagerArgs {
+			args = append(args, "--controller-manager-arg="+a)
+		}
+		start := time.Now()
+		cmd := exec.CommandContext(ctx, bin, args...)
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: lifeboat up failed: %v\n", err)
+			return 1
+		}
+		fmt.Printf("e2e: shared environment up in %s\n", time.Since(start).Round(time.Second))
+		defer func() {
+			if os.Getenv("LIFEBOAT_E2E_KEEP") != "" {
+				fmt.Printf("e2e: keeping the environment in %s\n", dir)
+				return
+			}
+			down := exec.Command(bin, "down", "--state-dir", dir)
+			down.Stdout, down.Stderr = os.Stdout, os.Stderr
+			if err := down.Run(); err != nil {
+				fmt.Fprintf(os.Stderr, "e2e: lifeboat down failed: %v\n", err)
+			}
+		}()
+	}
+	state, err := localenv.Load(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	bins, err := components.Ensure(ctx, cacheDir, os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	suite = &suiteEnv{lifeboat: bin, state: state, bins: bins, cacheDir: cacheDir}
+	return m.Run()
+}
+
+// lifeboatBinary returns $LIFEBOAT_BIN or builds the binary into a temporary folder.
+func lifeboatBinary() (string, func(), error) {
+	if b := os.Getenv("LIFEBOAT_BIN"); b != "" {
+		return b, func() {}, nil
+	}
+	tmp, err := os.MkdirTemp("", "lifeboat-bin-")
+	if err != nil {
+		return "", nil, err
+	}
+	out := filepath.Join(tmp, "lifeboat")
+	cmd := exec.Command("go", "build", "-o", out, "github.com/lifeboat-dev/lifeboat/cmd/lifeboat")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		os.RemoveAll(tmp)
+		return "", nil, fmt.Errorf("building lifeboat: %w", err)
+	}
+	return out, func() { os.RemoveAll(tmp) }, nil
+}
