@@ -1,0 +1,356 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+)
+
+const propagationTimeout = 90 * time.Second
+
+// The seed's nginx policy and Deployment (application failover part
+// included, unchanged) land on exactly one member, healthy, with status
+// flowing back to the binding and the template.
+func TestSeedNginxPropagates(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := newNamespace(t, "seed-nginx")
+	cp := clientFor(t, controlPlaneConfig(t))
+	ms := members(t)
+	applyFile(t, ns, "seeds/000-nginx.yaml")
+
+	var placed string
+	eventually(t, propagationTimeout, "binding nginx-deployment scheduled to one member, applied and Healthy", func(ctx context.Context) (bool, string, error) {
+		rb, err := getBinding(ctx, cp, ns, "nginx-deployment")
+		if err != nil {
+			return false, "", err
+		}
+		clusters := scheduledClusters(rb)
+		if len(clusters) != 1 {
+			return false, fmt.Sprintf("scheduled to %v", clusters), nil
+		}
+		placed = clusters[0]
+		item := aggregatedItem(rb, placed)
+		if item == nil {
+			return false, fmt.Sprintf("scheduled to %s, no aggregated status yet", placed), nil
+		}
+		return item.Applied && item.Health == workv1alpha2.ResourceHealthy && reflectedInt(item, "readyReplicas") == 2,
+			fmt.Sprintf("%s: applied=%v health=%s readyReplicas=%d", placed, item.Applied, item.Health, reflectedInt(item, "readyReplicas")), nil
+	})
+	if !slices.Contains(memberNames, placed) {
+		t.Fatalf("placed on %q, not one of %v", placed, memberNames)
+	}
+
+	ds, err := memberDeployments(ctx, ms, ns, "nginx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 1 || ds[placed] == nil {
+		t.Fatalf("nginx should exist only in %s; found %s", placed, summarizeDeployments(ds))
+	}
+	if ds[placed].Labels["karmada.io/managed"] != "true" {
+		t.Errorf("member copy not labelled karmada.io/managed=true: %v", ds[placed].Labels)
+	}
+
+	// What a user sees with kubectl, as the seed shows it.
+	out := kubectl(t, suite.state.KubeconfigPath(), "-n", ns, "get", "rb", "nginx-deployment", "-o", "yaml")
+	for _, want := range []string{"applied: true", "health: Healthy", "clusterName: " + placed} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl get rb -o yaml lacks %q:\n%s", want, out)
+		}
+	}
+
+	// The template in the control plane carries the aggregated replica counts.
+	eventually(t, 30*time.Second, "template status aggregated", func(ctx context.Context) (bool, string, error) {
+		var d appsv1.Deployment
+		if err := cp.Get(ctx, types.NamespacedName{Namespace: ns, Name: "nginx"}, &d); err != nil {
+			return false, "", err
+		}
+		s := d.Status
+		return s.Replicas == 2 && s.ReadyReplicas == 2 && s.AvailableReplicas == 2 && s.UpdatedReplicas == 2 && s.ObservedGeneration == d.Generation,
+			fmt.Sprintf("%+v generation=%d", s, d.Generation), nil
+	})
+}
+
+// The seed 004 OverridePolicy rewrites the image only in member1; that copy
+// cannot become ready and reports Unhealthy, the other stays Healthy.
+func TestOverridePolicyTargetsOneCluster(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t, "override")
+	cp := clientFor(t, controlPlaneConfig(t))
+	ms := members(t)
+	applyFile(t, ns, "seeds/004-op.yaml")
+	applyYAML(t, ns, `
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: nginx-propagation
+spec:
+  resourceSelectors:
+    - apiVersion: apps/v1
+      kind: Deployment
+      name: nginx
+  placement:
+    clusterAffinity:
+      clusterNames: [member1, member2]
+`)
+	applyFile(t, ns, "seeds/004-deploy.yaml")
+
+	eventually(t, propagationTimeout, "image overridden in member1 only", func(ctx context.Context) (bool, string, error) {
+		ds, err := memberDeployments(ctx, ms, ns, "nginx")
+		if err != nil {
+			return false, "", err
+		}
+		ok := len(ds) == 2 && ds["member1"] != nil && ds["member2"] != nil &&
+			ds["member1"].Spec.Template.Spec.Containers[0].Image == "fake/nginx" &&
+			ds["member2"].Spec.Template.Spec.Containers[0].Image == "nginx"
+		return ok, summarizeDeployments(ds), nil
+	})
+	eventually(t, propagationTimeout, "member1 Unhealthy, member2 Healthy", func(ctx context.Context) (bool, string, error) {
+		rb, err := getBinding(ctx, cp, ns, "nginx-deployment")
+		if err != nil {
+			return false, "", err
+		}
+		m1, m2 := aggregatedItem(rb, "member1"), aggregatedItem(rb, "member2")
+		if m1 == nil || m2 == nil {
+			return false, fmt.Sprintf("aggregated: %+v", rb.Status.AggregatedStatus), nil
+		}
+		return m1.Health == workv1alpha2.ResourceUnhealthy && m2.Health == workv1alpha2.ResourceHealthy,
+			fmt.Sprintf("member1=%s member2=%s", m1.Health, m2.Health), nil
+	})
+}
+
+// Divided with static weights 2:1 splits replicas; scaling the template
+// reaches the members; a copy deleted by hand comes back; deleting the
+// template removes every member copy.
+func TestDividedStaticWeights(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ns := newNamespace(t, "divided")
+	cp := clientFor(t, controlPlaneConfig(t))
+	ms := members(t)
+	applyYAML(t, ns, `
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: web
+spec:
+  resourceSelectors:
+    - apiVersion: apps/v1
+      kind: Deployment
+      name: web
+  placement:
+    clusterAffinity:
+      clusterNames: [member1, member2]
+    replicaScheduling:
+      replicaSchedulingType: Divided
+      replicaDivisionPreference: Weighted
+      weightPreference:
+        staticWeightList:
+          - targetCluster: {clusterNames: [member1]}
+            weight: 2
+          - targetCluster: {clusterNames: [member2]}
+            weight: 1
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: nginx}]
+`)
+	split := func(want1, want2 int32) func(context.Context) (bool, string, error) {
+		return func(ctx context.Context) (bool, string, error) {
+			ds, err := memberDeployments(ctx, ms, ns, "web")
+			if err != nil {
+				return false, "", err
+			}
+			ok := len(ds) == 2 && ds["member1"] != nil && ds["member2"] != nil &&
+				*ds["member1"].Spec.Replicas == want1 && *ds["member2"].Spec.Replicas == want2
+			return ok, summarizeDeployments(ds), nil
+		}
+	}
+	eventually(t, propagationTimeout, "3 replicas split 2/1", split(2, 1))
+
+	kubectl(t, suite.state.KubeconfigPath(), "-n", ns, "scale", "deployment", "web", "--replicas=6")
+	eventually(t, propagationTimeout, "6 replicas split 4/2", split(4, 2))
+
+	if err := ms["member2"].AppsV1().Deployments(ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("deleting member2's copy by hand: %v", err)
+	}
+	eventually(t, propagationTimeout, "member2's copy restored", split(4, 2))
+
+	if err := cp.Delete(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, propagationTimeout, "every member copy removed", func(ctx context.Context) (bool, string, error) {
+		ds, err := memberDeployments(ctx, ms, ns, "web")
+		if err != nil {
+			return false, "", err
+		}
+		return len(ds) == 0, summarizeDeployments(ds), nil
+	})
+}
+
+// A Deployment mounting a ConfigMap, with propagateDeps, brings the
+// ConfigMap to the same member.
+func TestPropagateDepsBringsConfigMap(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t, "deps")
+	ms := members(t)
+	applyYAML(t, ns, `
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app-config
+data:
+  greeting: hello
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: app
+spec:
+  propagateDeps: true
+  resourceSelectors:
+    - apiVersion: apps/v1
+      kind: Deployment
+      name: app
+  placement:
+    clusterAffinity:
+      clusterNames: [member3]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: app}}
+  template:
+    metadata: {labels: {app: app}}
+    spec:
+      containers: [{name: app, image: nginx}]
+      volumes:
+        - name: config
+          configMap: {name: app-config}
+`)
+	eventually(t, propagationTimeout, "ConfigMap app-config follows the Deployment to member3", func(ctx context.Context) (bool, string, error) {
+		cm, err := ms["member3"].CoreV1().ConfigMaps(ns).Get(ctx, "app-config", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error(), nil
+		}
+		if cm.Data["greeting"] != "hello" {
+			return false, fmt.Sprintf("data %v", cm.Data), nil
+		}
+		_, err = ms["member3"].AppsV1().Deployments(ns).Get(ctx, "app", metav1.GetOptions{})
+		return err == nil, fmt.Sprintf("deployment: %v", err), nil
+	})
+	for _, other := range []string{"member1", "member2"} {
+		_, err := ms[other].CoreV1().ConfigMaps(ns).Get(context.Background(), "app-config", metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("ConfigMap should not be in %s: %v", other, err)
+		}
+	}
+}
+
+// Bad input never crash-loops: a policy for a kind that is not served gets a
+// Warning Event, and a placement nothing satisfies gets a Scheduled=False
+// condition and an Event that say why.
+func TestBadInputIsReported(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t, "bad-input")
+	cp := clientFor(t, controlPlaneConfig(t))
+	cs := clientsetFor(t, controlPlaneConfig(t))
+	applyYAML(t, ns, `
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: no-such-kind
+spec:
+  resourceSelectors:
+    - apiVersion: example.io/v1
+      kind: Nope
+  placement:
+    clusterAffinity:
+      clusterNames: [member1]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: nowhere
+spec:
+  resourceSelectors:
+    - apiVersion: apps/v1
+      kind: Deployment
+      name: lonely
+  placement:
+    clusterAffinity:
+      clusterNames: [no-such-cluster]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: lonely
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: lonely}}
+  template:
+    metadata: {labels: {app: lonely}}
+    spec:
+      containers: [{name: app, image: nginx}]
+`)
+	eventually(t, propagationTimeout, "Warning Event on the policy selecting an unserved kind", func(ctx context.Context) (bool, string, error) {
+		evs, err := eventsFor(ctx, cs, ns, "PropagationPolicy", "no-such-kind")
+		if err != nil {
+			return false, "", err
+		}
+		for _, e := range evs {
+			if e.Type == "Warning" && strings.Contains(e.Message, "Nope") {
+				return true, "", nil
+			}
+		}
+		return false, summarizeEvents(evs), nil
+	})
+	eventually(t, propagationTimeout, "Scheduled=False with a reason, and an Event", func(ctx context.Context) (bool, string, error) {
+		rb, err := getBinding(ctx, cp, ns, "lonely-deployment")
+		if err != nil {
+			return false, "", err
+		}
+		c := condition(rb.Status.Conditions, workv1alpha2.Scheduled)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Message == "" {
+			return false, fmt.Sprintf("Scheduled condition: %+v", c), nil
+		}
+		evs, err := eventsFor(ctx, cs, ns, "ResourceBinding", "lonely-deployment")
+		if err != nil {
+			return false, "", err
+		}
+		for _, e := range evs {
+			if e.Type == "Warning" {
+				return true, "", nil
+			}
+		}
+		return false, "condition ok; events: " + summarizeEvents(evs), nil
+	})
+	// The controller manager is still up: it did not crash on bad input.
+	if out, err := lifeboat(t, "status", "--state-dir", suite.state.Dir); err != nil {
+		t.Fatalf("lifeboat status after bad input: %v\n%s", err, out)
+	}
+}
