@@ -21,6 +21,7 @@ unhealthy, Lifeboat moves the workload to another cluster and carries its state 
 		newUpCommand(),
 		newDownCommand(),
 		newStatusCommand(),
+		newEnvCommand(),
 		newControllerManagerCommand(),
 		newVersionCommand(),
 	)

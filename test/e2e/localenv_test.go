@@ -122,6 +122,31 @@ func TestLocalEnvironmentLifecycle(t *testing.T) {
 		t.Fatalf("lifeboat status:\n%s", out)
 	}
 
+	// Fault injection: a member's API server stops and comes back.
+	if out, err := lifeboat(t, "env", "stop", "member2", "--state-dir", dir); err != nil {
+		t.Fatalf("lifeboat env stop: %v\n%s", err, out)
+	}
+	if out, err := lifeboat(t, "status", "--state-dir", dir); err == nil || !strings.Contains(out, "not running") {
+		t.Fatalf("status should report the stopped API server and fail: err=%v\n%s", err, out)
+	}
+	if _, err := member.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err == nil {
+		t.Fatal("member2's API server still answers after env stop")
+	}
+	if out, err := lifeboat(t, "env", "start", "member2", "--state-dir", dir); err != nil {
+		t.Fatalf("lifeboat env start: %v\n%s", err, out)
+	}
+	if _, err := member.AppsV1().Deployments("default").Get(ctx, "nginx", metav1.GetOptions{}); err != nil {
+		t.Fatalf("member2 lost its data across env stop/start: %v", err)
+	}
+	eventually(t, 60*time.Second, "every component healthy after env start", func(ctx context.Context) (bool, string, error) {
+		out, err := lifeboat(t, "status", "--state-dir", dir)
+		return err == nil, out, nil
+	})
+	s, err = localenv.Load(dir) // the restarted API server has a new PID
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	// up again: says so, changes nothing.
 	out, err = lifeboat(t, "up", "--members", "2", "--state-dir", dir, "--cache-dir", suite.cacheDir)
 	if err != nil || !strings.Contains(out, "already up") {

@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lifeboat-dev/lifeboat/internal/localenv"
+)
+
+func newEnvCommand() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "env",
+		Short: "Inject faults into the local environment (stop or start a member's API server)",
+		Long: `Simulate member outages in the local environment started by "lifeboat up", to
+watch cluster failover happen: "env stop" stops a member's kube-apiserver (the
+member becomes unreachable; its Cluster turns Ready=False after the failure
+threshold), "env start" brings it back with the same address and data.`,
+	}
+	cmd.PersistentFlags().StringVar(&dir, "state-dir", defaultStateDir, "Directory of the environment.")
+	cmd.AddCommand(&cobra.Command{
+		Use:   "stop MEMBER",
+		Short: "Stop a member's API server (simulated outage)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := localenv.StopAPIServer(dir, args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s's API server stopped; start it again with: lifeboat env start %s\n", args[0], args[0])
+			return nil
+		},
+	}, &cobra.Command{
+		Use:   "start MEMBER",
+		Short: "Restart a member's API server stopped with \"env stop\"",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := localenv.StartAPIServer(cmd.Context(), dir, args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s's API server is running again\n", args[0])
+			return nil
+		},
+	})
+	return cmd
+}
