@@ -24,6 +24,8 @@ unhealthy, Lifeboat moves the workload to another cluster and carries its state 
 		newEnvCommand(),
 		newControllerManagerCommand(),
 		newVersionCommand(),
+		newHistoryCommand(),
 	)
+	root.AddCommand(newClusterCommands()...)
 	return root
 }

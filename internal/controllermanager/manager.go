@@ -6,15 +6,22 @@ package controllermanager
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/lifeboat-dev/lifeboat/internal/cluster"
+	"github.com/lifeboat-dev/lifeboat/internal/failover"
+	"github.com/lifeboat-dev/lifeboat/internal/features"
+	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
 
@@ -29,6 +36,14 @@ type Options struct {
 	LeaderElectionNS       string
 	QPS                    float32
 	Burst                  int
+	// Controllers selects controllers: "*" all, "foo" enable, "-foo" disable.
+	Controllers []string
+	// Concurrency is the number of parallel reconciles per controller.
+	Concurrency int
+	// Cluster configures cluster health and status collection.
+	Cluster *cluster.Options
+	// FeatureGates are Karmada's gates (Failover, GracefulEviction, ...).
+	FeatureGates *features.Gates
 }
 
 // NewOptions returns the defaults.
@@ -41,6 +56,10 @@ func NewOptions() *Options {
 		LeaderElectionNS:       "kube-system",
 		QPS:                    200,
 		Burst:                  400,
+		Controllers:            []string{"*"},
+		Concurrency:            10,
+		Cluster:                cluster.NewOptions(),
+		FeatureGates:           features.New(),
 	}
 }
 
@@ -55,6 +74,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.LeaderElectionNS, "leader-elect-resource-namespace", o.LeaderElectionNS, "Namespace of the Lease used for leader election.")
 	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Client-side queries per second to the control plane.")
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Client-side burst to the control plane.")
+	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, fmt.Sprintf("Controllers to run: '*' runs all, 'foo' enables foo, '-foo' disables foo. All: %s.", strings.Join(controllerNames(), ", ")))
+	fs.IntVar(&o.Concurrency, "concurrent-syncs", o.Concurrency, "Parallel reconciles per controller.")
+	o.Cluster.AddFlags(fs)
+	o.FeatureGates.AddFlag(fs)
 }
 
 func (o *Options) restConfig() (*rest.Config, error) {
@@ -96,13 +119,38 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
+	enabled, err := enabledControllers(o.Controllers, controllerNames())
+	if err != nil {
+		return err
+	}
+	metrics, err := failover.NewMetrics(ctrlmetrics.Registry)
+	if err != nil {
+		return fmt.Errorf("registering failover metrics: %w", err)
+	}
+	d := deps{
+		interpreter: interpreter.NewDefault(),
+		clock:       clock.RealClock{},
+		opts:        o,
+		hooks:       failover.NewHooks(o.FeatureGates),
+		metrics:     metrics,
+	}
+	log := ctrl.LoggerFrom(ctx)
+	for _, c := range allControllers() {
+		if !enabled[c.name] {
+			log.Info("controller disabled", "controller", c.name)
+			continue
+		}
+		if err := c.setup(mgr, d); err != nil {
+			return fmt.Errorf("setting up controller %s: %w", c.name, err)
+		}
+	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
-	ctrl.LoggerFrom(ctx).Info("starting controller manager", "leaderElection", o.LeaderElect)
+	log.Info("starting controller manager", "leaderElection", o.LeaderElect)
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running manager: %w", err)
 	}

@@ -175,7 +175,7 @@ func (u *upper) run(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		crdErr = installCRDs(ctx, s)
+		crdErr = errors.Join(installCRDs(ctx, s), u.startControlPlaneControllers(ctx))
 	}()
 	memberErr := u.parallel(members, func(c ClusterInfo) error { return u.startMember(ctx, c) })
 	wg.Wait()
@@ -353,26 +353,7 @@ func (u *upper) startMember(ctx context.Context, c ClusterInfo) error {
 		c Component
 		h healthCheck
 	}{
-		{Component{
-			Name: c.Name + "-controller-manager", Cluster: c.Name,
-			Binary: u.bins.Path(components.KubeControllerManager),
-			Args: []string{
-				"--kubeconfig=" + kubeconfig,
-				"--authentication-kubeconfig=" + kubeconfig,
-				"--authorization-kubeconfig=" + kubeconfig,
-				"--leader-elect=false",
-				"--controllers=" + strings.Join(memberControllers, ","),
-				"--service-account-private-key-file=" + u.pki.ServiceAccountKey,
-				"--root-ca-file=" + u.pki.CACert,
-				"--use-service-account-credentials=false",
-				"--bind-address=127.0.0.1",
-				"--secure-port=" + strconv.Itoa(kcmPort),
-				"--cert-dir=" + filepath.Join(dir, "kcm-certs"),
-				"--concurrent-deployment-syncs=10",
-				"--concurrent-replicaset-syncs=10",
-			},
-			Health: "https://127.0.0.1:" + strconv.Itoa(kcmPort) + "/healthz",
-		}, secure},
+		{u.kubeControllerManager(c, kubeconfig, kcmPort, c.Name+"-controller-manager", memberControllers), secure},
 		{Component{
 			Name: c.Name + "-scheduler", Cluster: c.Name,
 			Binary: u.bins.Path(components.KubeScheduler),
@@ -408,6 +389,56 @@ func (u *upper) startMember(ctx context.Context, c ClusterInfo) error {
 		}
 	}
 	return prepareMember(ctx, u.state, c)
+}
+
+// kubeControllerManager describes a kube-controller-manager for cluster c
+// running the given controllers.
+func (u *upper) kubeControllerManager(c ClusterInfo, kubeconfig string, port int, name string, controllers []string) Component {
+	dir := filepath.Join(u.state.Dir, c.Name)
+	return Component{
+		Name: name, Cluster: c.Name,
+		Binary: u.bins.Path(components.KubeControllerManager),
+		Args: []string{
+			"--kubeconfig=" + kubeconfig,
+			"--authentication-kubeconfig=" + kubeconfig,
+			"--authorization-kubeconfig=" + kubeconfig,
+			"--leader-elect=false",
+			"--controllers=" + strings.Join(controllers, ","),
+			"--service-account-private-key-file=" + u.pki.ServiceAccountKey,
+			"--root-ca-file=" + u.pki.CACert,
+			"--use-service-account-credentials=false",
+			"--bind-address=127.0.0.1",
+			"--secure-port=" + strconv.Itoa(port),
+			"--cert-dir=" + filepath.Join(dir, "kcm-certs"),
+			"--concurrent-deployment-syncs=10",
+			"--concurrent-replicaset-syncs=10",
+			"--concurrent-gc-syncs=20",
+			"--concurrent-namespace-syncs=10",
+		},
+		Health: "https://127.0.0.1:" + strconv.Itoa(port) + "/healthz",
+	}
+}
+
+// controlPlaneControllers are what the control plane needs from
+// kube-controller-manager, as in Karmada: namespaces that can finish
+// terminating, and garbage collection of owned objects (a binding owned by its
+// template, a Secret owned by its Cluster).
+var controlPlaneControllers = []string{"namespace-controller", "garbage-collector-controller"}
+
+// startControlPlaneControllers runs kube-controller-manager for the control plane.
+func (u *upper) startControlPlaneControllers(ctx context.Context) error {
+	c := u.state.Clusters[0]
+	dir := filepath.Join(u.state.Dir, c.Name)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := writeSingleKubeconfig(kubeconfig, c, u.pki.CACert); err != nil {
+		return err
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	comp := u.kubeControllerManager(c, kubeconfig, port, ControlPlaneName+"-kube-controller-manager", controlPlaneControllers)
+	return u.start(ctx, comp, healthCheck{insecure: true}, 60*time.Second)
 }
 
 func (u *upper) startControllerManager(ctx context.Context) error {

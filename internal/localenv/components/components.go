@@ -38,6 +38,8 @@ type module struct {
 	dir string
 	// packages maps a binary name to the Go package that builds it.
 	packages map[string]string
+	// ldflags are extra linker flags (part of the cache key).
+	ldflags string
 }
 
 // modules lists every component module; the order is the build order, cheapest first.
@@ -49,7 +51,32 @@ var modules = []module{
 		KubeControllerManager: "k8s.io/kubernetes/cmd/kube-controller-manager",
 		KubeScheduler:         "k8s.io/kubernetes/cmd/kube-scheduler",
 		Kubectl:               "k8s.io/kubernetes/cmd/kubectl",
-	}},
+	}, ldflags: kubernetesVersionFlags(KubernetesVersion)},
+}
+
+// KubernetesVersion is the release of the Kubernetes components; it must match
+// the k8s.io/kubernetes requirement in modules/kubernetes/go.mod.txt (a unit
+// test checks that).
+const KubernetesVersion = "v1.35.4"
+
+// kubernetesVersionFlags stamps the version the way Kubernetes' own release
+// build does, so that members report it (kubectl version, Cluster
+// status.kubernetesVersion) instead of a placeholder.
+func kubernetesVersionFlags(v string) string {
+	major, minor := "1", ""
+	if parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3); len(parts) >= 2 {
+		major, minor = parts[0], parts[1]
+	}
+	var flags []string
+	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
+		flags = append(flags,
+			"-X "+pkg+".gitVersion="+v,
+			"-X "+pkg+".gitMajor="+major,
+			"-X "+pkg+".gitMinor="+minor,
+			"-X "+pkg+".gitTreeState=clean",
+		)
+	}
+	return strings.Join(flags, " ")
 }
 
 // Binaries maps a component name to the absolute path of its built binary.
@@ -81,6 +108,9 @@ func DefaultCacheDir() string {
 func Key() (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	for _, m := range modules {
+		fmt.Fprintf(h, "ldflags %s %s\n", m.dir, m.ldflags)
+	}
 	var paths []string
 	err := fs.WalkDir(moduleFiles, "modules", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -160,7 +190,7 @@ func buildModule(ctx context.Context, m module, names []string, root, binDir str
 	}
 	defer os.RemoveAll(tmp)
 
-	args := []string{"build", "-trimpath", "-ldflags=-s -w", "-o", tmp + string(os.PathSeparator)}
+	args := []string{"build", "-trimpath", "-ldflags=-s -w " + m.ldflags, "-o", tmp + string(os.PathSeparator)}
 	for _, n := range names {
 		args = append(args, m.packages[n])
 	}

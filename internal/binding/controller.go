@@ -1,0 +1,473 @@
+package binding
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/overrides"
+)
+
+// Field indexes. Each controller registers its own Work index so that
+// either can run without the other; an index costs one string per Work.
+const (
+	worksIndexForSync   = "binding.lifeboat.io/works-by-binding"
+	bindingsByKindIndex = "binding.lifeboat.io/resource-kind"
+)
+
+// Event reasons.
+const (
+	// ReasonApplyOverridePolicyFailed: an override policy could not be
+	// applied for a cluster; its Work was not written.
+	ReasonApplyOverridePolicyFailed = "ApplyOverridePolicyFailed"
+	// ReasonSyncWorkFailed: a Work could not be built or written.
+	ReasonSyncWorkFailed = "SyncWorkFailed"
+	// ReasonCleanupWorkFailed: an orphan Work could not be deleted.
+	ReasonCleanupWorkFailed = "CleanupWorkFailed"
+)
+
+// deletingWorkRequeue is how soon a binding is looked at again when the
+// Work it needs in a cluster is still being deleted.
+const deletingWorkRequeue = 5 * time.Second
+
+// defaultConcurrency is MaxConcurrentReconciles when unset (Karmada's
+// --concurrent-resourcebinding-syncs).
+const defaultConcurrency = 5
+
+// Reconciler turns ResourceBindings and ClusterResourceBindings into one
+// Work per target cluster. See the package doc for what it writes.
+type Reconciler struct {
+	// Client reads bindings, Works, Clusters and override policies from the
+	// manager's cache and writes Works and binding finalizers.
+	Client client.Client
+	// TemplateReader reads resource templates of any kind. Nil means the
+	// manager's API reader: one GET per reconcile, and no informer per
+	// template kind (a cached client would start and keep a cluster-wide
+	// informer for every kind ever propagated, Secrets and ConfigMaps
+	// included). Pass a cache-backed reader if the detector shares one.
+	TemplateReader client.Reader
+	// Recorder emits Warning events on bindings and templates.
+	Recorder record.EventRecorder
+	// Interpreter revises replicas.
+	Interpreter Interpreter
+	// InjectState is the preserved-state hook of stateful failover; nil
+	// does nothing.
+	InjectState StateInjector
+	// Eviction says which evicted clusters keep their Work and which new
+	// Works must wait (nil: keep every evicted cluster's Work, block none).
+	Eviction EvictionHooks
+	// MaxConcurrentReconciles defaults to 5.
+	MaxConcurrentReconciles int
+}
+
+// Reconcile syncs the Works of one binding:
+//  1. a deleted binding: delete its Works, then drop the finalizer;
+//  2. add the finalizer;
+//  3. delete orphan Works: clusters neither targeted nor kept by an
+//     eviction task (clustersToKeep);
+//  4. read the template (none: stop, garbage collection removes the
+//     binding) and the override policies;
+//  5. render each target cluster's Work and create or update it when it
+//     differs.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	b, err := getBinding(ctx, r.Client, req.NamespacedName)
+	if err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	works, err := listWorks(ctx, r.Client, worksIndexForSync, b)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !b.obj.GetDeletionTimestamp().IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, b, works)
+	}
+	if err := r.ensureFinalizer(ctx, b); err != nil {
+		return ctrl.Result{}, err
+	}
+
+	var errs []error
+	for _, w := range orphanWorks(works, expectedClusters(b.spec, r.Eviction)) {
+		if err := r.deleteWork(ctx, w); err != nil {
+			r.warn(b, nil, ReasonCleanupWorkFailed, err.Error())
+			errs = append(errs, err)
+		}
+	}
+
+	targets := targetClusters(b.spec)
+	if len(targets) == 0 {
+		return ctrl.Result{}, errors.Join(errs...)
+	}
+	template, err := getTemplate(ctx, r.TemplateReader, b.spec.Resource)
+	if apierrors.IsNotFound(err) {
+		ctrl.LoggerFrom(ctx).V(1).Info("resource template not found, nothing to sync", "resource", b.spec.Resource)
+		return ctrl.Result{}, errors.Join(errs...)
+	}
+	if err != nil {
+		return ctrl.Result{}, errors.Join(append(errs, err)...)
+	}
+	cops, ops, err := r.listOverridePolicies(ctx, template.GetNamespace())
+	if err != nil {
+		return ctrl.Result{}, errors.Join(append(errs, err)...)
+	}
+
+	existing := map[string]*workv1alpha1.Work{}
+	name := WorkName(template.GetKind(), template.GetName(), template.GetNamespace())
+	for i := range works {
+		if works[i].Name == name {
+			existing[works[i].Namespace] = &works[i]
+		}
+	}
+	blocked := sets.New[string]()
+	if r.Eviction != nil {
+		blocked.Insert(r.Eviction.BlockedClusters(b.spec)...)
+	}
+	var result ctrl.Result
+	for _, t := range targets {
+		if blocked.Has(t.cluster) && existing[ExecutionNamespace(t.cluster)] == nil {
+			// A Directly eviction deletes the old copy before the new one
+			// is created; the graceful-eviction controller lifts the block.
+			ctrl.LoggerFrom(ctx).V(1).Info("holding new Work until the evicted copy is deleted", "cluster", t.cluster)
+			continue
+		}
+		requeue, err := r.syncWork(ctx, b, template, t, cops, ops, existing[ExecutionNamespace(t.cluster)])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cluster %s: %w", t.cluster, err))
+		}
+		if requeue {
+			result.RequeueAfter = deletingWorkRequeue
+		}
+	}
+	return result, errors.Join(errs...)
+}
+
+// syncWork renders the Work of one target and writes it if needed. It
+// returns requeue when the existing Work is still being deleted.
+func (r *Reconciler) syncWork(ctx context.Context, b bindingObject, template *unstructured.Unstructured, t target,
+	cops []policyv1alpha1.ClusterOverridePolicy, ops []policyv1alpha1.OverridePolicy, existing *workv1alpha1.Work) (bool, error) {
+	log := ctrl.LoggerFrom(ctx).WithValues("cluster", t.cluster)
+
+	cluster := &clusterv1alpha1.Cluster{}
+	if err := r.Client.Get(ctx, types.NamespacedName{Name: t.cluster}, cluster); err != nil {
+		err = fmt.Errorf("reading Cluster: %w", err)
+		r.warn(b, nil, ReasonSyncWorkFailed, fmt.Sprintf("cluster %s: %v", t.cluster, err))
+		return false, err
+	}
+	desired, err := renderWork(renderInput{
+		binding: b, template: template, target: t, cluster: cluster,
+		cops: cops, ops: ops, interp: r.Interpreter, inject: r.InjectState,
+	})
+	if err != nil {
+		reason := ReasonSyncWorkFailed
+		if oerr := (*overrideError)(nil); errors.As(err, &oerr) {
+			reason = ReasonApplyOverridePolicyFailed
+		}
+		r.warn(b, template, reason, fmt.Sprintf("cluster %s: %v", t.cluster, err))
+		return false, err
+	}
+
+	if existing == nil {
+		err := r.Client.Create(ctx, desired)
+		if apierrors.IsAlreadyExists(err) {
+			// A Work of the same template not indexed under this binding
+			// (renamed binding) or not yet in the cache: take it over.
+			existing = &workv1alpha1.Work{}
+			if err := r.Client.Get(ctx, client.ObjectKeyFromObject(desired), existing); err != nil {
+				return false, fmt.Errorf("reading Work %s/%s: %w", desired.Namespace, desired.Name, err)
+			}
+			return r.updateWork(ctx, b, t, existing, desired)
+		}
+		if err != nil {
+			if apierrors.IsNotFound(err) {
+				// The cluster controller owns execution namespaces; creating
+				// one here could resurrect the namespace of a cluster being
+				// removed. Wait for it with backoff.
+				err = fmt.Errorf("execution namespace %s does not exist yet: %w", desired.Namespace, err)
+			}
+			r.warn(b, nil, ReasonSyncWorkFailed, fmt.Sprintf("cluster %s: creating Work: %v", t.cluster, err))
+			return false, fmt.Errorf("creating Work %s/%s: %w", desired.Namespace, desired.Name, err)
+		}
+		log.V(1).Info("created Work", "work", client.ObjectKeyFromObject(desired))
+		return false, nil
+	}
+	return r.updateWork(ctx, b, t, existing, desired)
+}
+
+// updateWork brings existing to desired when they differ. It returns
+// requeue when existing is being deleted: the Work is recreated once it is
+// gone.
+func (r *Reconciler) updateWork(ctx context.Context, b bindingObject, t target, existing, desired *workv1alpha1.Work) (bool, error) {
+	log := ctrl.LoggerFrom(ctx).WithValues("cluster", t.cluster)
+	if !existing.DeletionTimestamp.IsZero() {
+		log.V(1).Info("Work is being deleted, waiting to recreate it", "work", client.ObjectKeyFromObject(existing))
+		return true, nil
+	}
+	merged, changed, err := mergeWork(existing, desired)
+	if err != nil || !changed {
+		return false, err
+	}
+	if err := r.Client.Update(ctx, merged); err != nil {
+		if !apierrors.IsConflict(err) {
+			r.warn(b, nil, ReasonSyncWorkFailed, fmt.Sprintf("cluster %s: updating Work: %v", t.cluster, err))
+		}
+		return false, fmt.Errorf("updating Work %s/%s: %w", merged.Namespace, merged.Name, err)
+	}
+	log.V(1).Info("updated Work", "work", client.ObjectKeyFromObject(merged))
+	return false, nil
+}
+
+// finalize deletes the Works of a deleted binding and removes the
+// finalizer. Like Karmada it does not wait for the Works to be gone: their
+// own finalizer keeps them until the execution controller has cleaned the
+// member.
+func (r *Reconciler) finalize(ctx context.Context, b bindingObject, works []workv1alpha1.Work) error {
+	if !controllerutil.ContainsFinalizer(b.obj, b.finalizer()) {
+		return nil
+	}
+	for i := range works {
+		if works[i].DeletionTimestamp.IsZero() {
+			if err := r.deleteWork(ctx, &works[i]); err != nil {
+				return err
+			}
+		}
+	}
+	patch := client.MergeFromWithOptions(b.obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	controllerutil.RemoveFinalizer(b.obj, b.finalizer())
+	if err := r.Client.Patch(ctx, b.obj, patch); err != nil {
+		return fmt.Errorf("removing finalizer of %s: %w", b.describe(), client.IgnoreNotFound(err))
+	}
+	return nil
+}
+
+func (r *Reconciler) ensureFinalizer(ctx context.Context, b bindingObject) error {
+	if controllerutil.ContainsFinalizer(b.obj, b.finalizer()) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(b.obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
+	controllerutil.AddFinalizer(b.obj, b.finalizer())
+	if err := r.Client.Patch(ctx, b.obj, patch); err != nil {
+		return fmt.Errorf("adding finalizer to %s: %w", b.describe(), err)
+	}
+	return nil
+}
+
+func (r *Reconciler) deleteWork(ctx context.Context, w *workv1alpha1.Work) error {
+	if err := r.Client.Delete(ctx, w); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("deleting Work %s/%s: %w", w.Namespace, w.Name, err)
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("deleted Work", "work", client.ObjectKeyFromObject(w))
+	return nil
+}
+
+// listOverridePolicies returns every ClusterOverridePolicy and the
+// OverridePolicies of namespace (none for a cluster-scoped template).
+func (r *Reconciler) listOverridePolicies(ctx context.Context, namespace string) ([]policyv1alpha1.ClusterOverridePolicy, []policyv1alpha1.OverridePolicy, error) {
+	cops := &policyv1alpha1.ClusterOverridePolicyList{}
+	if err := r.Client.List(ctx, cops); err != nil {
+		return nil, nil, fmt.Errorf("listing ClusterOverridePolicies: %w", err)
+	}
+	if namespace == "" {
+		return cops.Items, nil, nil
+	}
+	ops := &policyv1alpha1.OverridePolicyList{}
+	if err := r.Client.List(ctx, ops, client.InNamespace(namespace)); err != nil {
+		return nil, nil, fmt.Errorf("listing OverridePolicies of %s: %w", namespace, err)
+	}
+	return cops.Items, ops.Items, nil
+}
+
+// warn records a Warning event on the binding and, when given, on the
+// template.
+func (r *Reconciler) warn(b bindingObject, template *unstructured.Unstructured, reason, message string) {
+	if r.Recorder == nil {
+		return
+	}
+	r.Recorder.Event(b.obj, corev1.EventTypeWarning, reason, message)
+	if template != nil {
+		r.Recorder.Event(template, corev1.EventTypeWarning, reason, message)
+	}
+}
+
+// getTemplate reads the resource template a binding points at.
+func getTemplate(ctx context.Context, reader client.Reader, ref workv1alpha2.ObjectReference) (*unstructured.Unstructured, error) {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return nil, fmt.Errorf("parsing apiVersion %q of the resource template: %w", ref.APIVersion, err)
+	}
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(gv.WithKind(ref.Kind))
+	if err := reader.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, obj); err != nil {
+		return nil, fmt.Errorf("reading resource template %s %s: %w", ref.Kind, bindingKey(ref.Namespace, ref.Name), err)
+	}
+	return obj, nil
+}
+
+// SetupWithManager registers the field indexes and the controller "binding".
+// It watches ResourceBindings and ClusterResourceBindings (generation,
+// label or deletion changes; the detector bumps spec.resource.resourceVersion
+// when the template changes), Works (spec changes and deletions, mapped to
+// their binding by annotations), and OverridePolicies and
+// ClusterOverridePolicies (mapped to the bindings whose template kind and
+// name they may select).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	ctx := context.Background()
+	indexer := mgr.GetFieldIndexer()
+	if err := indexer.IndexField(ctx, &workv1alpha1.Work{}, worksIndexForSync, workIndexValues); err != nil {
+		return fmt.Errorf("indexing Works by binding: %w", err)
+	}
+	if err := indexer.IndexField(ctx, &workv1alpha2.ResourceBinding{}, bindingsByKindIndex, bindingIndexValues); err != nil {
+		return fmt.Errorf("indexing ResourceBindings by resource kind: %w", err)
+	}
+	if err := indexer.IndexField(ctx, &workv1alpha2.ClusterResourceBinding{}, bindingsByKindIndex, bindingIndexValues); err != nil {
+		return fmt.Errorf("indexing ClusterResourceBindings by resource kind: %w", err)
+	}
+	if r.TemplateReader == nil {
+		r.TemplateReader = mgr.GetAPIReader()
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorderFor("binding-controller") //nolint:staticcheck // the brief's recorder API
+	}
+	if r.Interpreter == nil {
+		return errors.New("binding controller: Interpreter is required")
+	}
+	concurrency := r.MaxConcurrentReconciles
+	if concurrency <= 0 {
+		concurrency = defaultConcurrency
+	}
+	bindingChanged := builder.WithPredicates(predicate.Or[client.Object](
+		predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, deletionStarted()))
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("binding").
+		For(&workv1alpha2.ResourceBinding{}, bindingChanged).
+		Watches(&workv1alpha2.ClusterResourceBinding{}, &handler.EnqueueRequestForObject{}, bindingChanged).
+		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(workToBinding), builder.WithPredicates(workSpecChangedOrDeleted())).
+		Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.overridePolicyToBindings)).
+		Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.clusterOverridePolicyToBindings)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
+		Complete(r)
+}
+
+// deletionStarted passes updates that set the deletion timestamp.
+func deletionStarted() predicate.Funcs {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero()
+		},
+	}
+}
+
+// workSpecChangedOrDeleted passes Work deletions and changes of a Work's
+// spec or metadata by someone else (the binding controller's own writes
+// come back too, and reconcile to nothing).
+func workSpecChangedOrDeleted() predicate.Funcs {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() ||
+				e.ObjectOld.GetDeletionTimestamp().IsZero() != e.ObjectNew.GetDeletionTimestamp().IsZero()
+		},
+	}
+}
+
+func workToBinding(_ context.Context, obj client.Object) []reconcile.Request {
+	key, ok := bindingOfWork(obj)
+	if !ok {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: key}}
+}
+
+func (r *Reconciler) overridePolicyToBindings(ctx context.Context, obj client.Object) []reconcile.Request {
+	p, ok := obj.(*policyv1alpha1.OverridePolicy)
+	if !ok {
+		return nil
+	}
+	return r.bindingsSelectedBy(ctx, &p.Spec, p.Namespace)
+}
+
+func (r *Reconciler) clusterOverridePolicyToBindings(ctx context.Context, obj client.Object) []reconcile.Request {
+	p, ok := obj.(*policyv1alpha1.ClusterOverridePolicy)
+	if !ok {
+		return nil
+	}
+	return r.bindingsSelectedBy(ctx, &p.Spec, "")
+}
+
+// bindingsSelectedBy lists the bindings whose template an override policy
+// may select: through the resource-kind index when the policy has
+// selectors, all bindings (of its namespace) when it has none.
+// ClusterResourceBindings are considered for ClusterOverridePolicies only.
+func (r *Reconciler) bindingsSelectedBy(ctx context.Context, spec *policyv1alpha1.OverrideSpec, policyNamespace string) []reconcile.Request {
+	log := ctrl.LoggerFrom(ctx)
+	var listOpts [][]client.ListOption
+	if len(spec.ResourceSelectors) == 0 {
+		listOpts = append(listOpts, nil)
+	}
+	kinds := sets.New[string]()
+	for _, s := range spec.ResourceSelectors {
+		kinds.Insert(resourceKindKey(s.APIVersion, s.Kind))
+	}
+	for _, k := range sets.List(kinds) {
+		listOpts = append(listOpts, []client.ListOption{client.MatchingFields{bindingsByKindIndex: k}})
+	}
+
+	var out []reconcile.Request
+	for _, opts := range listOpts {
+		rbs := &workv1alpha2.ResourceBindingList{}
+		rbOpts := opts
+		if policyNamespace != "" {
+			rbOpts = append(append([]client.ListOption{}, opts...), client.InNamespace(policyNamespace))
+		}
+		if err := r.Client.List(ctx, rbs, rbOpts...); err != nil {
+			log.Error(err, "listing ResourceBindings for an override policy")
+			continue
+		}
+		for i := range rbs.Items {
+			ref := rbs.Items[i].Spec.Resource
+			if overrides.MaySelect(spec, policyNamespace, ref.APIVersion, ref.Kind, ref.Namespace, ref.Name) {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&rbs.Items[i])})
+			}
+		}
+		if policyNamespace != "" {
+			continue
+		}
+		crbs := &workv1alpha2.ClusterResourceBindingList{}
+		if err := r.Client.List(ctx, crbs, opts...); err != nil {
+			log.Error(err, "listing ClusterResourceBindings for an override policy")
+			continue
+		}
+		for i := range crbs.Items {
+			ref := crbs.Items[i].Spec.Resource
+			if overrides.MaySelect(spec, "", ref.APIVersion, ref.Kind, ref.Namespace, ref.Name) {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&crbs.Items[i])})
+			}
+		}
+	}
+	return out
+}

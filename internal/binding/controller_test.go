@@ -1,0 +1,319 @@
+package binding
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+)
+
+func replicasOf(t *testing.T, w *workv1alpha1.Work) int64 {
+	t.Helper()
+	r, _, _ := unstructured.NestedInt64(manifestOf(t, w).Object, "spec", "replicas")
+	return r
+}
+
+func imageOf(t *testing.T, w *workv1alpha1.Work) string {
+	t.Helper()
+	c, _, _ := unstructured.NestedSlice(manifestOf(t, w).Object, "spec", "template", "spec", "containers")
+	return c[0].(map[string]any)["image"].(string)
+}
+
+func TestDividedReplicasAreRevisedPerCluster(t *testing.T) {
+	rb := makeBinding("nginx").Cluster("member1", 2).Cluster("member2", 1).Obj()
+	e := newEnv(t, rb, makeDeployment("nginx", 3), makeCluster("member1"), makeCluster("member2"))
+	if err := e.reconcile(rb); err != nil {
+		t.Fatal(err)
+	}
+	for cluster, want := range map[string]int64{"member1": 2, "member2": 1} {
+		w := e.work(cluster, "Deployment", "default", "nginx")
+		if got := replicasOf(t, w); got != want {
+			t.Errorf("%s: replicas = %d, want %d", cluster, got, want)
+		}
+		if w.Name != "nginx-687f7fb96f" {
+			t.Errorf("Work name = %s", w.Name)
+		}
+		if w.Labels[workv1alpha2.ResourceBindingPermanentIDLabel] != "rb-id" ||
+			w.Annotations[workv1alpha2.ResourceBindingNamespaceAnnotationKey] != "default" ||
+			w.Annotations[workv1alpha2.ResourceBindingNameAnnotationKey] != "nginx-deployment" ||
+			w.Annotations[workv1alpha1.ResourceConflictResolutionAnnotation] != workv1alpha1.ObjectAbort {
+			t.Errorf("%s: Work metadata %v %v", cluster, w.Labels, w.Annotations)
+		}
+		if len(w.Finalizers) != 1 || w.Finalizers[0] != workv1alpha1.ExecutionControllerFinalizer {
+			t.Errorf("%s: finalizers %v", cluster, w.Finalizers)
+		}
+		m := manifestOf(t, w)
+		if m.GetResourceVersion() != "" || m.GetUID() != "" || m.GetGeneration() != 0 || m.GetCreationTimestamp() != (metav1.Time{}) {
+			t.Errorf("%s: manifest metadata not pruned: %v", cluster, m.Object["metadata"])
+		}
+		if _, found := m.Object["status"]; found {
+			t.Errorf("%s: manifest has a status", cluster)
+		}
+		ann := m.GetAnnotations()
+		if ann[workv1alpha1.WorkNamespaceAnnotation] != ExecutionNamespace(cluster) || ann[workv1alpha1.WorkNameAnnotation] != w.Name ||
+			ann[workv1alpha1.ResourceTemplateUIDAnnotation] != "tmpl-uid" || ann[workv1alpha1.ResourceTemplateGenerationAnnotationKey] != "2" {
+			t.Errorf("%s: manifest annotations %v", cluster, ann)
+		}
+		if m.GetLabels()["app"] != "nginx" || m.GetLabels()[ManagedLabel] != "true" || m.GetLabels()[workv1alpha2.ResourceBindingPermanentIDLabel] != "rb-id" {
+			t.Errorf("%s: manifest labels %v", cluster, m.GetLabels())
+		}
+		if ann[workv1alpha1.ManagedLabels] != "app,karmada.io/managed,resourcebinding.karmada.io/permanent-id" {
+			t.Errorf("%s: managed-labels %q", cluster, ann[workv1alpha1.ManagedLabels])
+		}
+	}
+}
+
+func TestOverrideAppliesOnlyToTargetedCluster(t *testing.T) {
+	rb := makeBinding("nginx").Cluster("member1", 1).Cluster("member2", 2).Obj()
+	e := newEnv(t, rb, makeDeployment("nginx", 3), makeCluster("member1"), makeCluster("member2"), seedOP())
+	if err := e.reconcile(rb); err != nil {
+		t.Fatal(err)
+	}
+	w1, w2 := e.work("member1", "Deployment", "default", "nginx"), e.work("member2", "Deployment", "default", "nginx")
+	if got := imageOf(t, w1); got != "fake/nginx" {
+		t.Errorf("member1 image = %s, want fake/nginx", got)
+	}
+	if got := imageOf(t, w2); got != "nginx" {
+		t.Errorf("member2 image = %s, want nginx", got)
+	}
+	if !strings.Contains(w1.Annotations[policyv1alpha1.AppliedOverrides], `"policyName":"nginx-op"`) {
+		t.Errorf("member1 applied-overrides = %q", w1.Annotations[policyv1alpha1.AppliedOverrides])
+	}
+	if _, ok := w2.Annotations[policyv1alpha1.AppliedOverrides]; ok {
+		t.Errorf("member2 must not record an override")
+	}
+
+	// Deleting the policy undoes the override and its record.
+	if err := e.client.Delete(context.Background(), seedOP()); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.reconcile(rb); err != nil {
+		t.Fatal(err)
+	}
+	w1 = e.work("member1", "Deployment", "default", "nginx")
+	if got := imageOf(t, w1); got != "nginx" {
+		t.Errorf("after policy deletion member1 image = %s", got)
+	}
+	if _, ok := w1.Annotations[policyv1alpha1.AppliedOverrides]; ok {
+		t.Errorf("stale applied-overrides annotation")
+	}
+}
+
+func TestBadOverrideIsReportedAndOtherClustersProceed(t *testing.T) {
+	bad := seedOP()
+	bad.Spec.OverrideRules[0].Overriders = policyv1alpha1.Overriders{Plaintext: []policyv1alpha1.PlaintextOverrider{
+		{Path: "/spec/missing/path", Operator: policyv1alpha1.OverriderOpReplace, Value: jsonValue(`1`)}}}
+	rb := makeBinding("nginx").Cluster("member1", 1).Cluster("member2", 2).Obj()
+	e := newEnv(t, rb, makeDeployment("nginx", 3), makeCluster("member1"), makeCluster("member2"), bad)
+	err := e.reconcile(rb)
+	if err == nil || !strings.Contains(err.Error(), "nginx-op") {
+		t.Fatalf("error = %v, want one naming the policy", err)
+	}
+	if e.hasWork("member1", WorkName("Deployment", "nginx", "default")) {
+		t.Errorf("member1's Work must not be written with a failed override")
+	}
+	e.work("member2", "Deployment", "default", "nginx")
+	if ev := strings.Join(drain(e), "\n"); !strings.Contains(ev, "Warning "+ReasonApplyOverridePolicyFailed) {
+		t.Errorf("events = %s", ev)
+	}
+}
+
+func TestOrphanWorkIsDeleted(t *testing.T) {
+	rb := makeBinding("nginx").Cluster("member1", 3).Obj()
+	e := newEnv(t, rb, makeDeployment("nginx", 3), makeCluster("member1"), makeWork("member2", rb))
+	if err := e.reconcile(rb); err != nil {
+		t.Fatal(err)
+	}
+	if e.hasWork("member2", WorkName("Deployment", "nginx", "default")) {
+		t.Errorf("orphan Work in member2 still there")
+	}
+	e.work("member1", "Deployment", "default", "nginx")
+}
+
+func TestEvictedClusterWorkIsKeptUntouched(t *testing.T) {
+	rb := makeBinding("nginx").Cluster("member1", 3).EvictionTask("member2", policyv1alpha1.PurgeModeGracefully).Obj()
+	old := makeWork("member2", rb)
+	e := newEnv(t, rb, makeDeployment("nginx", 3), makeCluster("member1"), makeCluster("member2"), old)
+	if err := e.reconcile(rb); err != nil {
+		t.Fatal(err)
+	}
+	if !e.hasWork("member2", old.Name) {
+		t.Fatalf("the evicted cluster's Work was deleted")
+	}
+	for _, w := range e.writes {
+		if strings.Contains(w, "karmada-es-member2") {
+			t.Errorf("the evicted cluster's Work was written: %s", w)
+		}
+	}
+}
+
+func TestRequiredByClustersGetWorks(t *testing.T) {
+	rb := makeBinding("cm").Resource("v1", "ConfigMap", "app-config").RequiredBy("nginx-deployment", "member1", "member2").Obj()
+	e := newEnv(t, rb, makeConfigMap("app-config"), makeCluster("member1"), makeCluster("member2"))
+	if err := e.reconcile(rb); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"member1", "member2"} {
+		w := e.work(c, "ConfigMap", "default", "app-config")
+		if got := manifestOf(t, w).Object["data"]; got.(map[string]any)["k"] != "v" {
+			t.Errorf("%s: data = %v", c, got)
+		}
+	}
+}
+
+func TestReconcileWithNothingToDoWritesNothing(t *testing.T) {
+	rb := makeBinding("nginx").Cluster("member1", 2).Cluster("member2", 1).Obj()
+	rb.Finalizers = nil // the first pass adds it
+	e := newEnv(t, rb, makeDeployment("nginx", 3), makeCluster("member1"), makeCluster("member2"), seedOP())
+	if err := e.reconcile(rb); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.writes) != 3 {
+		t.Errorf("first pass writes = %v, want finalizer + 2 Works", e.writes)
+	}
+	e.writes = nil
+	if err := e.reconcile(rb); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.writes) != 0 {
+		t.Errorf("second pass wrote %v", e.writes)
+	}
+}
+
+func TestTemplateChangeUpdatesWorks(t *testing.T) {
+	rb := makeBinding("nginx").Cluster("member1", 3).Obj()
+	tmpl := makeDeployment("nginx", 3)
+	e := newEnv(t, rb, tmpl, makeCluster("member1"))
+	if err := e.reconcile(rb); err != nil {
+		t.Fatal(err)
+	}
+	tmpl.Spec.Template.Spec.Containers[0].Image = "nginx:1.27"
+	if err := e.client.Update(context.Background(), tmpl); err != nil {
+		t.Fatal(err)
+	}
+	e.writes = nil
+	if err := e.reconcile(rb); err != nil {
+		t.Fatal(err)
+	}
+	if got := imageOf(t, e.work("member1", "Deployment", "default", "nginx")); got != "nginx:1.27" {
+		t.Errorf("image = %s", got)
+	}
+	if len(e.writes) != 1 {
+		t.Errorf("writes = %v, want one Work update", e.writes)
+	}
+}
+
+func TestDeletedBindingDeletesWorksThenFinalizer(t *testing.T) {
+	rb := makeBinding("nginx").Cluster("member1", 3).Deleting().Obj()
+	e := newEnv(t, rb, makeDeployment("nginx", 3), makeCluster("member1"), makeWork("member1", rb), makeWork("member2", rb))
+	if err := e.reconcile(rb); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"member1", "member2"} {
+		if e.hasWork(c, WorkName("Deployment", "nginx", "default")) {
+			t.Errorf("Work in %s not deleted", c)
+		}
+	}
+	got := &workv1alpha2.ResourceBinding{}
+	err := e.client.Get(context.Background(), client.ObjectKeyFromObject(rb), got)
+	if err == nil && len(got.Finalizers) > 0 {
+		t.Errorf("finalizer not removed: %v", got.Finalizers)
+	}
+}
+
+func TestClusterResourceBinding(t *testing.T) {
+	role := &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+		ObjectMeta: metav1.ObjectMeta{Name: "reader", UID: "role-uid"}}
+	crb := &workv1alpha2.ClusterResourceBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "reader-clusterrole", UID: "crb-uid"},
+		Spec: workv1alpha2.ResourceBindingSpec{
+			Resource: workv1alpha2.ObjectReference{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "reader"},
+			Clusters: []workv1alpha2.TargetCluster{{Name: "member1"}},
+		},
+	}
+	e := newEnv(t, crb, role, makeCluster("member1"))
+	if err := e.reconcile(crb); err != nil {
+		t.Fatal(err)
+	}
+	w := e.work("member1", "ClusterRole", "", "reader")
+	if w.Annotations[workv1alpha2.ClusterResourceBindingAnnotationKey] != "reader-clusterrole" ||
+		w.Labels[workv1alpha2.ClusterResourceBindingPermanentIDLabel] != "crb-uid" {
+		t.Errorf("Work metadata %v %v", w.Labels, w.Annotations)
+	}
+	got := &workv1alpha2.ClusterResourceBinding{}
+	if err := e.client.Get(context.Background(), client.ObjectKeyFromObject(crb), got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Finalizers) != 1 || got.Finalizers[0] != workv1alpha2.ClusterResourceBindingControllerFinalizer {
+		t.Errorf("finalizers = %v", got.Finalizers)
+	}
+	if key, ok := bindingOfWork(w); !ok || key.Namespace != "" || key.Name != "reader-clusterrole" {
+		t.Errorf("bindingOfWork = %v %v", key, ok)
+	}
+}
+
+func TestStateInjectionHook(t *testing.T) {
+	rb := makeBinding("nginx").Cluster("member1", 3).Obj()
+	e := newEnv(t, rb, makeDeployment("nginx", 3), makeCluster("member1"))
+	e.sync.InjectState = func(_ client.Object, _ *workv1alpha2.ResourceBindingSpec, cluster string, m *unstructured.Unstructured) error {
+		labels := m.GetLabels()
+		labels["jobid"] = "abc-" + cluster
+		m.SetLabels(labels)
+		return nil
+	}
+	if err := e.reconcile(rb); err != nil {
+		t.Fatal(err)
+	}
+	if got := manifestOf(t, e.work("member1", "Deployment", "default", "nginx")).GetLabels()["jobid"]; got != "abc-member1" {
+		t.Errorf("injected label = %q", got)
+	}
+}
+
+func TestOverridePolicyEnqueuesSelectedBindings(t *testing.T) {
+	nginx := makeBinding("nginx").Cluster("member1", 1).Obj()
+	redis := makeBinding("redis").Cluster("member1", 1).Obj()
+	redis.UID = "rb2"
+	e := newEnv(t, nginx, redis)
+	reqs := e.sync.overridePolicyToBindings(context.Background(), seedOP())
+	if len(reqs) != 1 || reqs[0].Name != "nginx-deployment" {
+		t.Errorf("requests = %v, want nginx-deployment only", reqs)
+	}
+	all := &policyv1alpha1.ClusterOverridePolicy{}
+	if got := e.sync.clusterOverridePolicyToBindings(context.Background(), all); len(got) != 2 {
+		t.Errorf("a policy without selectors must enqueue every binding, got %v", got)
+	}
+}
+
+func drain(e *env) []string {
+	var out []string
+	for {
+		select {
+		case ev := <-e.recorder.Events:
+			out = append(out, ev)
+		default:
+			return out
+		}
+	}
+}
+
+func TestWorkOfRenamedBindingIsTakenOver(t *testing.T) {
+	rb := makeBinding("nginx").Cluster("member1", 3).Obj()
+	stale := makeWork("member1", rb)
+	stale.Annotations[workv1alpha2.ResourceBindingNameAnnotationKey] = "old-name"
+	e := newEnv(t, rb, makeDeployment("nginx", 3), makeCluster("member1"), stale)
+	if err := e.reconcile(rb); err != nil {
+		t.Fatal(err)
+	}
+	w := e.work("member1", "Deployment", "default", "nginx")
+	if w.Annotations[workv1alpha2.ResourceBindingNameAnnotationKey] != rb.Name || replicasOf(t, w) != 3 {
+		t.Errorf("Work not taken over: %v", w.Annotations)
+	}
+}

@@ -1,0 +1,112 @@
+package binding
+
+import (
+	"cmp"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+)
+
+// target is a cluster that gets a Work.
+type target struct {
+	cluster  string
+	replicas int32
+	// scheduled is true for clusters of spec.clusters. Clusters only listed
+	// by spec.requiredBy (dependency propagation) get the template as is:
+	// their replicas are not revised.
+	scheduled bool
+}
+
+// targetClusters returns the clusters that get a Work, sorted by name:
+// spec.clusters, then every cluster of spec.requiredBy[] not already
+// listed.
+func targetClusters(spec *workv1alpha2.ResourceBindingSpec) []target {
+	seen := sets.New[string]()
+	var out []target
+	for _, c := range spec.Clusters {
+		if c.Name == "" || seen.Has(c.Name) {
+			continue
+		}
+		seen.Insert(c.Name)
+		out = append(out, target{cluster: c.Name, replicas: c.Replicas, scheduled: true})
+	}
+	for _, snap := range spec.RequiredBy {
+		for _, c := range snap.Clusters {
+			if c.Name == "" || seen.Has(c.Name) {
+				continue
+			}
+			seen.Insert(c.Name)
+			out = append(out, target{cluster: c.Name})
+		}
+	}
+	slices.SortFunc(out, func(a, b target) int { return cmp.Compare(a.cluster, b.cluster) })
+	return out
+}
+
+// clustersToKeep returns the clusters whose existing Work must survive
+// although the cluster is no longer a target: the fromCluster of every
+// graceful eviction task. The old copy stays, frozen (it is neither
+// re-rendered nor deleted), until the graceful-eviction controller removes
+// the task: when the replacement is healthy, the grace period has passed,
+// or a user lifted suppressDeletion.
+//
+// This is the eviction hook of the binding controller. Karmada lets tasks
+// with purgeMode Directly protect nothing (the old copy is deleted first
+// and new Works wait for it to be gone); the failover issue refines this
+// function and adds that barrier, with the bounded wait of the architecture
+// (principle 7), here.
+func clustersToKeep(spec *workv1alpha2.ResourceBindingSpec, eviction EvictionHooks) sets.Set[string] {
+	keep := sets.New[string]()
+	for _, task := range spec.GracefulEvictionTasks {
+		if task.FromCluster == "" {
+			continue
+		}
+		if eviction == nil || eviction.KeepWorkFor(spec, task.FromCluster) {
+			keep.Insert(task.FromCluster)
+		}
+	}
+	return keep
+}
+
+// EvictionHooks are the failover decisions the binding controller follows
+// (implemented by internal/failover):
+//   - KeepWorkFor: whether the old copy in an evicted cluster stays (graceful
+//     eviction, Never, or no failover target yet) or is deleted (Directly,
+//     or a user confirmed the deletion);
+//   - BlockedClusters: target clusters whose Work must not be created yet,
+//     because a Directly eviction deletes the old copy first.
+//
+// Nil keeps every evicted cluster's Work and blocks nothing.
+type EvictionHooks interface {
+	KeepWorkFor(spec *workv1alpha2.ResourceBindingSpec, cluster string) bool
+	BlockedClusters(spec *workv1alpha2.ResourceBindingSpec) []string
+}
+
+// expectedClusters are the clusters whose Works belong to the binding: the
+// targets and the clusters to keep. The FullyApplied condition and
+// status.aggregatedStatus are computed over this set.
+func expectedClusters(spec *workv1alpha2.ResourceBindingSpec, eviction EvictionHooks) sets.Set[string] {
+	expected := clustersToKeep(spec, eviction)
+	for _, t := range targetClusters(spec) {
+		expected.Insert(t.cluster)
+	}
+	return expected
+}
+
+// orphanWorks returns the Works to delete: those in an execution namespace
+// whose cluster is not expected, that are not already being deleted.
+func orphanWorks(works []workv1alpha1.Work, expected sets.Set[string]) []*workv1alpha1.Work {
+	var out []*workv1alpha1.Work
+	for i := range works {
+		w := &works[i]
+		cluster, ok := ClusterOfNamespace(w.Namespace)
+		if !ok || expected.Has(cluster) || !w.DeletionTimestamp.IsZero() {
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}

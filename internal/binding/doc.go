@@ -1,0 +1,28 @@
+// Package binding turns ResourceBindings and ClusterResourceBindings into
+// Works, one per target cluster, and writes what the members report back
+// into the bindings and their resource templates.
+//
+// Reconciler (controller "binding") writes:
+//   - Works in karmada-es-<cluster>: created, updated (labels, annotations
+//     and finalizers merged, spec replaced) and deleted. A Work holds the
+//     template with server-set metadata and status pruned, replicas revised
+//     to the cluster's share, override policies applied and preserved state
+//     injected (StateInjector hook), labelled and annotated so that the
+//     Work, the member object and the binding find each other;
+//   - the binding's metadata.finalizers (karmada.io/binding-controller or
+//     karmada.io/cluster-resource-binding-controller): added, and removed
+//     once the Works of a deleted binding are deleted.
+//
+// Target clusters are spec.clusters plus the clusters of spec.requiredBy.
+// A Work in a cluster that is no longer targeted is deleted unless
+// clustersToKeep (the eviction hook) keeps it: the fromCluster of a graceful
+// eviction task keeps its old copy, frozen, until the task is removed.
+//
+// StatusReconciler (controller "binding-status") writes:
+//   - the binding's status.aggregatedStatus (one item per Work of an
+//     expected cluster, sorted by cluster) and its FullyApplied condition;
+//   - the template's status subresource, from Interpreter.AggregateStatus.
+//
+// Both write only when the value changes. Neither reads member clusters:
+// Work status is written by the execution and work-status controllers.
+package binding

@@ -1,0 +1,49 @@
+package binding
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/rand"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+)
+
+// maxWorkNameLength keeps Work names usable as label values.
+const maxWorkNameLength = 63
+
+// WorkName is the name of the Works of one resource template; it is the
+// same in every execution namespace. It follows Karmada: the lower-cased
+// template name (":" replaced by "."), "-", and the safe-encoded FNV-32a
+// hash of "<namespace>-<name>-<kind>" (without the namespace for a
+// cluster-scoped template). default/nginx Deployment gives nginx-687f7fb96f.
+//
+// Unlike Karmada the name is kept within 63 characters: a long template
+// name is cut, while the hash still covers the full key.
+func WorkName(kind, name, namespace string) string {
+	base := strings.ReplaceAll(strings.ToLower(name), ":", ".")
+	key := base + "-" + kind
+	if namespace != "" {
+		key = namespace + "-" + key
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(strings.ToLower(key)))
+	suffix := rand.SafeEncodeString(fmt.Sprint(h.Sum32()))
+	if keep := maxWorkNameLength - len(suffix) - 1; len(base) > keep {
+		base = strings.TrimRight(base[:keep], "-.")
+	}
+	return base + "-" + suffix
+}
+
+// ExecutionNamespace is the namespace of a cluster's Works.
+func ExecutionNamespace(cluster string) string {
+	return clusterv1alpha1.ExecutionSpacePrefix + cluster
+}
+
+// ClusterOfNamespace returns the cluster of an execution namespace; ok is
+// false for other namespaces.
+func ClusterOfNamespace(namespace string) (string, bool) {
+	cluster, ok := strings.CutPrefix(namespace, clusterv1alpha1.ExecutionSpacePrefix)
+	return cluster, ok && cluster != ""
+}

@@ -1,0 +1,156 @@
+package binding
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+)
+
+// bindingObject is the common view of a ResourceBinding and a
+// ClusterResourceBinding. Requests for ClusterResourceBindings have an
+// empty namespace, which a ResourceBinding never has, so both kinds share
+// one work queue per controller.
+type bindingObject struct {
+	obj    client.Object
+	spec   *workv1alpha2.ResourceBindingSpec
+	status *workv1alpha2.ResourceBindingStatus
+}
+
+func (b bindingObject) clusterScoped() bool { return b.obj.GetNamespace() == "" }
+
+// getBinding reads the binding of a request from c.
+func getBinding(ctx context.Context, c client.Reader, key types.NamespacedName) (bindingObject, error) {
+	if key.Namespace == "" {
+		crb := &workv1alpha2.ClusterResourceBinding{}
+		if err := c.Get(ctx, key, crb); err != nil {
+			return bindingObject{}, err
+		}
+		return bindingObject{obj: crb, spec: &crb.Spec, status: &crb.Status}, nil
+	}
+	rb := &workv1alpha2.ResourceBinding{}
+	if err := c.Get(ctx, key, rb); err != nil {
+		return bindingObject{}, err
+	}
+	return bindingObject{obj: rb, spec: &rb.Spec, status: &rb.Status}, nil
+}
+
+func (b bindingObject) finalizer() string {
+	if b.clusterScoped() {
+		return workv1alpha2.ClusterResourceBindingControllerFinalizer
+	}
+	return workv1alpha2.BindingControllerFinalizer
+}
+
+func (b bindingObject) permanentIDLabel() string {
+	if b.clusterScoped() {
+		return workv1alpha2.ClusterResourceBindingPermanentIDLabel
+	}
+	return workv1alpha2.ResourceBindingPermanentIDLabel
+}
+
+// permanentID is the binding's permanent-id label, or its UID when the
+// label is missing (Lifeboat has no mutating webhook to stamp one).
+func (b bindingObject) permanentID() string {
+	if id := b.obj.GetLabels()[b.permanentIDLabel()]; id != "" {
+		return id
+	}
+	return string(b.obj.GetUID())
+}
+
+// referenceAnnotations point from a Work, and from its manifest, back to
+// the binding.
+func (b bindingObject) referenceAnnotations() map[string]string {
+	if b.clusterScoped() {
+		return map[string]string{workv1alpha2.ClusterResourceBindingAnnotationKey: b.obj.GetName()}
+	}
+	return map[string]string{
+		workv1alpha2.ResourceBindingNamespaceAnnotationKey: b.obj.GetNamespace(),
+		workv1alpha2.ResourceBindingNameAnnotationKey:      b.obj.GetName(),
+	}
+}
+
+// indexKey is the value under which the binding's Works are indexed.
+func (b bindingObject) indexKey() string {
+	return bindingKey(b.obj.GetNamespace(), b.obj.GetName())
+}
+
+// bindingKey is "<namespace>/<name>" for a ResourceBinding and "<name>" for
+// a ClusterResourceBinding.
+func bindingKey(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
+}
+
+// bindingOfWork returns the binding a Work belongs to, read from its
+// back-reference annotations; ok is false for Works of no binding.
+func bindingOfWork(w client.Object) (types.NamespacedName, bool) {
+	ann := w.GetAnnotations()
+	if name := ann[workv1alpha2.ResourceBindingNameAnnotationKey]; name != "" {
+		ns := ann[workv1alpha2.ResourceBindingNamespaceAnnotationKey]
+		return types.NamespacedName{Namespace: ns, Name: name}, ns != ""
+	}
+	if name := ann[workv1alpha2.ClusterResourceBindingAnnotationKey]; name != "" {
+		return types.NamespacedName{Name: name}, true
+	}
+	return types.NamespacedName{}, false
+}
+
+// workIndexValues is the field-index function of Works by binding.
+func workIndexValues(obj client.Object) []string {
+	w, ok := obj.(*workv1alpha1.Work)
+	if !ok {
+		return nil
+	}
+	key, ok := bindingOfWork(w)
+	if !ok {
+		return nil
+	}
+	return []string{bindingKey(key.Namespace, key.Name)}
+}
+
+// resourceKindKey is the value under which bindings are indexed by the
+// kind of their template: "<apiVersion>/<kind>", e.g. "apps/v1/Deployment".
+func resourceKindKey(apiVersion, kind string) string {
+	return apiVersion + "/" + kind
+}
+
+// bindingIndexValues is the field-index function of bindings by the kind of
+// their template.
+func bindingIndexValues(obj client.Object) []string {
+	var ref workv1alpha2.ObjectReference
+	switch b := obj.(type) {
+	case *workv1alpha2.ResourceBinding:
+		ref = b.Spec.Resource
+	case *workv1alpha2.ClusterResourceBinding:
+		ref = b.Spec.Resource
+	default:
+		return nil
+	}
+	return []string{resourceKindKey(ref.APIVersion, ref.Kind)}
+}
+
+// listWorks lists the Works of a binding through the field index.
+func listWorks(ctx context.Context, c client.Reader, index string, b bindingObject) ([]workv1alpha1.Work, error) {
+	list := &workv1alpha1.WorkList{}
+	if err := c.List(ctx, list, client.MatchingFields{index: b.indexKey()}); err != nil {
+		return nil, fmt.Errorf("listing Works of binding %s: %w", b.indexKey(), err)
+	}
+	return list.Items, nil
+}
+
+// describe names the binding in logs and errors.
+func (b bindingObject) describe() string {
+	kind := "ResourceBinding"
+	if b.clusterScoped() {
+		kind = "ClusterResourceBinding"
+	}
+	return strings.TrimSpace(kind + " " + b.indexKey())
+}

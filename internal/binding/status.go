@@ -1,0 +1,305 @@
+package binding
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+)
+
+const worksIndexForStatus = "binding-status.lifeboat.io/works-by-binding"
+
+// Event reasons of the status controller.
+const (
+	// ReasonAggregateStatusFailed: the template's status could not be
+	// aggregated or written.
+	ReasonAggregateStatusFailed = "AggregateStatusFailed"
+)
+
+// Messages of the FullyApplied condition.
+const (
+	fullyAppliedMessage    = "All works have been successfully applied"
+	notFullyAppliedMessage = "Failed to apply all works, see status.aggregatedStatus for details"
+)
+
+// StatusReconciler writes what the members report into bindings and their
+// templates: status.aggregatedStatus and the FullyApplied condition of the
+// binding, and the template's status (Interpreter.AggregateStatus).
+type StatusReconciler struct {
+	// Client reads bindings and Works from the manager's cache and writes
+	// the binding's and the template's status subresources.
+	Client client.Client
+	// TemplateReader reads templates (nil: the manager's API reader; see
+	// Reconciler.TemplateReader).
+	TemplateReader client.Reader
+	// Recorder emits Warning events on bindings.
+	Recorder record.EventRecorder
+	// Interpreter aggregates member statuses into the template's status.
+	Interpreter Interpreter
+	// Eviction decides which evicted clusters' Works still count (nil:
+	// every eviction task's cluster).
+	Eviction EvictionHooks
+	// Clock stamps condition transitions (nil: the real clock).
+	Clock clock.PassiveClock
+	// MaxConcurrentReconciles defaults to 5.
+	MaxConcurrentReconciles int
+}
+
+// Reconcile aggregates the Works of one binding:
+//  1. build aggregatedStatus from the binding's Works in expected clusters
+//     (targets and clusters kept by eviction tasks), sorted by cluster;
+//  2. set FullyApplied;
+//  3. write the binding status if either changed;
+//  4. aggregate the items into the template's status and write it if it
+//     changed.
+func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	b, err := getBinding(ctx, r.Client, req.NamespacedName)
+	if err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !b.obj.GetDeletionTimestamp().IsZero() {
+		return ctrl.Result{}, nil
+	}
+	works, err := listWorks(ctx, r.Client, worksIndexForStatus, b)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	expected := expectedClusters(b.spec, r.Eviction)
+	items := aggregateStatus(works, expected, b.spec.Resource)
+
+	if err := r.updateBindingStatus(ctx, b, items, expected); err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.updateTemplateStatus(ctx, b, items); err != nil {
+		if r.Recorder != nil && !kerrors.IsConflict(err) {
+			r.Recorder.Event(b.obj, corev1.EventTypeWarning, ReasonAggregateStatusFailed, err.Error())
+		}
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{}, nil
+}
+
+func (r *StatusReconciler) now() metav1.Time {
+	if r.Clock == nil {
+		return metav1.Now()
+	}
+	return metav1.NewTime(r.Clock.Now())
+}
+
+func (r *StatusReconciler) updateBindingStatus(ctx context.Context, b bindingObject, items []workv1alpha2.AggregatedStatusItem, expected sets.Set[string]) error {
+	before := b.obj.DeepCopyObject().(client.Object)
+	changed, err := setAggregatedStatus(b.status, items)
+	if err != nil {
+		return err
+	}
+	cond := fullyAppliedCondition(expected, items)
+	cond.LastTransitionTime = r.now()
+	if meta.SetStatusCondition(&b.status.Conditions, cond) {
+		changed = true
+	}
+	if !changed {
+		return nil
+	}
+	if err := r.Client.Status().Patch(ctx, b.obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return fmt.Errorf("updating status of %s: %w", b.describe(), err)
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("updated binding status", "clusters", len(items))
+	return nil
+}
+
+// setAggregatedStatus replaces status.aggregatedStatus with items and says
+// whether the value changed (reflected statuses compared as JSON values).
+func setAggregatedStatus(status *workv1alpha2.ResourceBindingStatus, items []workv1alpha2.AggregatedStatusItem) (bool, error) {
+	same, err := sameJSONValue(status.AggregatedStatus, items)
+	if err != nil || same {
+		return false, err
+	}
+	status.AggregatedStatus = items
+	return true, nil
+}
+
+func (r *StatusReconciler) updateTemplateStatus(ctx context.Context, b bindingObject, items []workv1alpha2.AggregatedStatusItem) error {
+	template, err := getTemplate(ctx, r.TemplateReader, b.spec.Resource)
+	if kerrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	aggregated, err := r.Interpreter.AggregateStatus(template, items)
+	if err != nil {
+		return fmt.Errorf("aggregating status of %s %s: %w", template.GetKind(), bindingKey(template.GetNamespace(), template.GetName()), err)
+	}
+	same, err := sameJSONValue(template.Object["status"], aggregated.Object["status"])
+	if err != nil || same {
+		return err
+	}
+	aggregated.SetResourceVersion(template.GetResourceVersion())
+	if err := r.Client.Status().Update(ctx, aggregated); err != nil {
+		return fmt.Errorf("updating status of %s %s: %w", template.GetKind(), bindingKey(template.GetNamespace(), template.GetName()), err)
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("updated template status", "resource", b.spec.Resource)
+	return nil
+}
+
+// aggregateStatus builds one item per Work of an expected cluster, sorted
+// by cluster name. Works being deleted and Works of other clusters (orphans
+// about to be deleted) are left out.
+//
+//	Applied condition      applied  appliedMessage  health                     status
+//	missing                false    ""              Unknown                    -
+//	False or Unknown       false    its message     Unknown                    -
+//	True                   true     ""              the manifest's, or Unknown the manifest's
+func aggregateStatus(works []workv1alpha1.Work, expected sets.Set[string], ref workv1alpha2.ObjectReference) []workv1alpha2.AggregatedStatusItem {
+	var items []workv1alpha2.AggregatedStatusItem
+	for i := range works {
+		w := &works[i]
+		cluster, ok := ClusterOfNamespace(w.Namespace)
+		if !ok || !expected.Has(cluster) || !w.DeletionTimestamp.IsZero() {
+			continue
+		}
+		item := workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Health: workv1alpha2.ResourceUnknown}
+		applied := meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied)
+		switch {
+		case applied == nil:
+		case applied.Status != metav1.ConditionTrue:
+			item.AppliedMessage = applied.Message
+		default:
+			item.Applied = true
+			if ms := manifestStatusOf(w, ref); ms != nil {
+				item.Status = ms.Status.DeepCopy()
+				if ms.Health != "" {
+					item.Health = workv1alpha2.ResourceHealth(ms.Health)
+				}
+			}
+		}
+		items = append(items, item)
+	}
+	slices.SortFunc(items, func(a, b workv1alpha2.AggregatedStatusItem) int { return cmp.Compare(a.ClusterName, b.ClusterName) })
+	return items
+}
+
+// manifestStatusOf finds the status of the template's manifest in a Work:
+// ordinal 0, the template's group and kind, and its name (fields left empty
+// by the writer are not compared).
+func manifestStatusOf(w *workv1alpha1.Work, ref workv1alpha2.ObjectReference) *workv1alpha1.ManifestStatus {
+	gv, _ := schema.ParseGroupVersion(ref.APIVersion)
+	for i := range w.Status.ManifestStatuses {
+		ms := &w.Status.ManifestStatuses[i]
+		id := ms.Identifier
+		if id.Ordinal != 0 || (id.Kind != "" && id.Kind != ref.Kind) || (id.Name != "" && id.Name != ref.Name) ||
+			(id.Kind != "" && id.Group != gv.Group) || (id.Namespace != "" && id.Namespace != ref.Namespace) {
+			continue
+		}
+		return ms
+	}
+	return nil
+}
+
+// fullyAppliedCondition is True when there are expected clusters and every
+// one of them has an applied item.
+func fullyAppliedCondition(expected sets.Set[string], items []workv1alpha2.AggregatedStatusItem) metav1.Condition {
+	ok := expected.Len() > 0 && len(items) == expected.Len()
+	for _, item := range items {
+		ok = ok && item.Applied && expected.Has(item.ClusterName)
+	}
+	if ok {
+		return metav1.Condition{Type: workv1alpha2.FullyApplied, Status: metav1.ConditionTrue,
+			Reason: workv1alpha2.FullyAppliedSuccessReason, Message: fullyAppliedMessage}
+	}
+	return metav1.Condition{Type: workv1alpha2.FullyApplied, Status: metav1.ConditionFalse,
+		Reason: workv1alpha2.FullyAppliedFailedReason, Message: notFullyAppliedMessage}
+}
+
+// sameJSONValue compares two values by their JSON form, so that int64 and
+// float64 numbers, nil and empty, and key order do not matter.
+func sameJSONValue(a, b any) (bool, error) {
+	ra, err := json.Marshal(a)
+	if err != nil {
+		return false, fmt.Errorf("encoding status: %w", err)
+	}
+	rb, err := json.Marshal(b)
+	if err != nil {
+		return false, fmt.Errorf("encoding status: %w", err)
+	}
+	if isEmptyJSON(ra) && isEmptyJSON(rb) {
+		return true, nil
+	}
+	return sameJSON(ra, rb)
+}
+
+func isEmptyJSON(raw []byte) bool {
+	s := string(raw)
+	return s == "null" || s == "[]" || s == "{}"
+}
+
+// SetupWithManager registers the Work index and the controller
+// "binding-status". It watches ResourceBindings and ClusterResourceBindings
+// (creation and generation changes: the expected clusters may change) and
+// Works (creation, status changes, deletion; mapped to their binding).
+func (r *StatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &workv1alpha1.Work{}, worksIndexForStatus, workIndexValues); err != nil {
+		return fmt.Errorf("indexing Works by binding: %w", err)
+	}
+	if r.TemplateReader == nil {
+		r.TemplateReader = mgr.GetAPIReader()
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorderFor("binding-status-controller") //nolint:staticcheck // the brief's recorder API
+	}
+	if r.Interpreter == nil {
+		return fmt.Errorf("binding status controller: Interpreter is required")
+	}
+	concurrency := r.MaxConcurrentReconciles
+	if concurrency <= 0 {
+		concurrency = defaultConcurrency
+	}
+	bindingChanged := builder.WithPredicates(predicate.GenerationChangedPredicate{})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("binding-status").
+		For(&workv1alpha2.ResourceBinding{}, bindingChanged).
+		Watches(&workv1alpha2.ClusterResourceBinding{}, &handler.EnqueueRequestForObject{}, bindingChanged).
+		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(workToBinding), builder.WithPredicates(workStatusChanged())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
+		Complete(r)
+}
+
+// workStatusChanged passes Work creations, deletions, status changes and
+// the start of a deletion.
+func workStatusChanged() predicate.Funcs {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return true },
+		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			oldW, okOld := e.ObjectOld.(*workv1alpha1.Work)
+			newW, okNew := e.ObjectNew.(*workv1alpha1.Work)
+			if !okOld || !okNew {
+				return true
+			}
+			return !equality.Semantic.DeepEqual(oldW.Status, newW.Status) ||
+				oldW.DeletionTimestamp.IsZero() != newW.DeletionTimestamp.IsZero()
+		},
+	}
+}

@@ -1,0 +1,43 @@
+// Package cluster owns the control plane's view of member clusters: their
+// execution namespaces, their health, the scheduling taints derived from it,
+// and the registration operations behind `lifeboat join`, `unjoin`, `cordon`,
+// `uncordon` and `taint`.
+//
+// Controllers and the fields they write:
+//
+//   - ClusterReconciler (cluster_controller.go): metadata.finalizers of a
+//     Cluster (karmada.io/cluster-controller) and the execution namespace
+//     karmada-es-<name>. On deletion it deletes that namespace and the Works
+//     in it, waits (bounded) for the Works to go, then drops the finalizer.
+//   - StatusReconciler (status_controller.go): Cluster status only:
+//     conditions Ready and CompleteAPIEnablements, kubernetesVersion,
+//     apiEnablements, nodeSummary and resourceSummary (allocatable,
+//     allocating, allocated). Push clusters with a secretRef only.
+//   - TaintReconciler (taint_controller.go): the two scheduling taints in
+//     spec.taints, cluster.karmada.io/not-ready:NoSchedule and
+//     cluster.karmada.io/unreachable:NoSchedule, following the Ready
+//     condition. It never touches any other taint.
+//
+// The health probe and its smoothing (readiness.go): every
+// --cluster-status-update-frequency the member's /readyz (or /healthz when
+// /readyz is missing) is probed with a short timeout. A change of Ready
+// between True and not-True is held back until the new observation has
+// persisted for --cluster-failure-threshold (failing) or
+// --cluster-success-threshold (recovering). How long an observation has
+// persisted is kept in memory; after a restart it is seeded from the stored
+// condition (see readyTracker), so a restart never flips Ready on a single
+// probe, at the cost of delaying a flip that was pending at restart by at
+// most one threshold.
+//
+// What a probe costs: one GET /readyz per cluster every
+// --cluster-status-update-frequency (10s). Only while Ready, and only every
+// --cluster-status-collect-interval (30s; at once on recovery or when nothing
+// was collected yet), the version and discovery (aggregated: two requests)
+// are read and nodes and non-terminal pods are listed in pages of 500 and
+// summed on the fly, never cached. The status is written only when it
+// differs from the stored one: the Ready message carries no error text or
+// time, so an unchanged member costs no write at all.
+//
+// Registration (register.go, join.go) is plain functions over a controller-
+// runtime client so that both the CLI and the local environment use it.
+package cluster

@@ -1,0 +1,296 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+)
+
+// MemberKubeconfig is a member cluster as a kubeconfig describes it.
+type MemberKubeconfig struct {
+	// Config is the client configuration of the chosen context.
+	Config *rest.Config
+	// ProxyURL is the context cluster's proxy-url, if any.
+	ProxyURL string
+}
+
+// LoadKubeconfig reads the kubeconfig at path (empty: $KUBECONFIG or
+// ~/.kube/config) and returns the configuration of kubeContext (empty: the
+// current context).
+func LoadKubeconfig(path, kubeContext string) (MemberKubeconfig, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if path != "" {
+		rules.ExplicitPath = path
+	}
+	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext})
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return MemberKubeconfig{}, fmt.Errorf("loading kubeconfig %s: %w", describeKubeconfig(path, kubeContext), err)
+	}
+	raw, err := cc.RawConfig()
+	if err != nil {
+		return MemberKubeconfig{}, fmt.Errorf("loading kubeconfig %s: %w", describeKubeconfig(path, kubeContext), err)
+	}
+	ctxName := kubeContext
+	if ctxName == "" {
+		ctxName = raw.CurrentContext
+	}
+	out := MemberKubeconfig{Config: cfg}
+	if kc, ok := raw.Contexts[ctxName]; ok {
+		if cl, ok := raw.Clusters[kc.Cluster]; ok {
+			out.ProxyURL = cl.ProxyURL
+		}
+	}
+	return out, nil
+}
+
+func describeKubeconfig(path, kubeContext string) string {
+	if path == "" {
+		path = "$KUBECONFIG or ~/.kube/config"
+	}
+	if kubeContext != "" {
+		return fmt.Sprintf("%s (context %s)", path, kubeContext)
+	}
+	return path
+}
+
+// JoinOptions describe a member to join.
+type JoinOptions struct {
+	// Name of the Cluster to create.
+	Name string
+	// Provider, Region and Zones are copied into the Cluster's spec.
+	Provider string
+	Region   string
+	Zones    []string
+	// TokenTimeout bounds the wait for the member to issue the token of the
+	// ServiceAccount join creates (default 30s).
+	TokenTimeout time.Duration
+}
+
+// JoinResult says what Join did.
+type JoinResult struct {
+	Cluster *clusterv1alpha1.Cluster
+	// ServiceAccount is "namespace/name" of the ServiceAccount created in
+	// the member when its kubeconfig had no bearer token, else "".
+	ServiceAccount string
+}
+
+// ServiceAccountName is the member ServiceAccount join creates for a cluster
+// whose kubeconfig authenticates without a bearer token.
+func ServiceAccountName(cluster string) string { return "lifeboat-" + cluster }
+
+// Join registers a member: it checks the name is free, reads the member's
+// identity (the UID of its kube-system namespace), obtains a bearer token
+// (the kubeconfig's own, or that of a cluster-admin ServiceAccount it
+// creates in the member when the kubeconfig uses client certificates, exec
+// plugins or anything else a control plane cannot replay), and calls
+// Register. memberClient may be nil (built from member.Config).
+func Join(ctx context.Context, cp client.Client, member MemberKubeconfig, memberClient kubernetes.Interface, o JoinOptions) (JoinResult, error) {
+	var res JoinResult
+	if err := ValidateClusterName(o.Name); err != nil {
+		return res, err
+	}
+	// Check the control plane before touching the member.
+	var existing clusterv1alpha1.Cluster
+	if err := cp.Get(ctx, client.ObjectKey{Name: o.Name}, &existing); err == nil {
+		return res, fmt.Errorf("%w: a Cluster named %q exists (API endpoint %s); run `lifeboat unjoin %s` first", ErrAlreadyJoined, o.Name, existing.Spec.APIEndpoint, o.Name)
+	} else if !apierrors.IsNotFound(err) {
+		return res, fmt.Errorf("reading Cluster %s in the control plane: %w", o.Name, err)
+	}
+	cfg := member.Config
+	if memberClient == nil {
+		var err error
+		if memberClient, err = kubernetes.NewForConfig(cfg); err != nil {
+			return res, fmt.Errorf("building a client for the member: %w", err)
+		}
+	}
+	kubeSystem, err := memberClient.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+	if err != nil {
+		return res, fmt.Errorf("reaching the member at %s: %w", cfg.Host, err)
+	}
+	ca, err := caBundle(cfg)
+	if err != nil {
+		return res, err
+	}
+	token, err := bearerToken(cfg)
+	if err != nil {
+		return res, err
+	}
+	if token == "" {
+		timeout := o.TokenTimeout
+		if timeout <= 0 {
+			timeout = 30 * time.Second
+		}
+		saToken, saCA, err := ensureServiceAccountToken(ctx, memberClient, o.Name, timeout)
+		if err != nil {
+			return res, err
+		}
+		token = string(saToken)
+		if len(ca) == 0 && !cfg.Insecure {
+			ca = saCA
+		}
+		res.ServiceAccount = SecretNamespace + "/" + ServiceAccountName(o.Name)
+	}
+	cluster, err := Register(ctx, cp, RegisterOptions{
+		Name:                        o.Name,
+		APIEndpoint:                 cfg.Host,
+		Token:                       token,
+		CABundle:                    ca,
+		InsecureSkipTLSVerification: cfg.Insecure,
+		ProxyURL:                    member.ProxyURL,
+		ID:                          string(kubeSystem.UID),
+		Provider:                    o.Provider,
+		Region:                      o.Region,
+		Zones:                       o.Zones,
+	})
+	res.Cluster = cluster
+	return res, err
+}
+
+// bearerToken is the kubeconfig's own bearer token, or "" when it
+// authenticates some other way (client certificate, exec or auth-provider
+// plugin, basic auth): a control plane cannot replay those, so join creates a
+// ServiceAccount instead.
+func bearerToken(cfg *rest.Config) (string, error) {
+	if cfg.ExecProvider != nil || cfg.AuthProvider != nil {
+		return "", nil
+	}
+	if cfg.BearerToken != "" {
+		return cfg.BearerToken, nil
+	}
+	if cfg.BearerTokenFile != "" {
+		b, err := os.ReadFile(cfg.BearerTokenFile)
+		if err != nil {
+			return "", fmt.Errorf("reading the member's token file: %w", err)
+		}
+		return string(b), nil
+	}
+	return "", nil
+}
+
+func caBundle(cfg *rest.Config) ([]byte, error) {
+	if cfg.Insecure {
+		return nil, nil
+	}
+	if len(cfg.CAData) > 0 {
+		return cfg.CAData, nil
+	}
+	if cfg.CAFile != "" {
+		b, err := os.ReadFile(cfg.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("reading the member's CA file: %w", err)
+		}
+		return b, nil
+	}
+	return nil, nil
+}
+
+// ensureServiceAccountToken creates (or reuses) in the member the namespace
+// karmada-cluster, the ServiceAccount lifeboat-<name> bound to cluster-admin
+// and a long-lived token Secret for it, and returns the token and the CA the
+// member put next to it.
+func ensureServiceAccountToken(ctx context.Context, cs kubernetes.Interface, name string, timeout time.Duration) ([]byte, []byte, error) {
+	sa := ServiceAccountName(name)
+	objects := []struct {
+		what   string
+		create func() error
+	}{
+		{"namespace " + SecretNamespace, func() error {
+			_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+				Name: SecretNamespace, Labels: map[string]string{"karmada.io/system": "true"},
+			}}, metav1.CreateOptions{})
+			return err
+		}},
+		{"ServiceAccount " + sa, func() error {
+			_, err := cs.CoreV1().ServiceAccounts(SecretNamespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{
+				Name: sa, Namespace: SecretNamespace,
+			}}, metav1.CreateOptions{})
+			return err
+		}},
+		{"ClusterRoleBinding " + sa, func() error {
+			_, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+				ObjectMeta: metav1.ObjectMeta{Name: sa},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+				Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: SecretNamespace}},
+			}, metav1.CreateOptions{})
+			return err
+		}},
+		{"Secret " + sa + "-token", func() error {
+			_, err := cs.CoreV1().Secrets(SecretNamespace).Create(ctx, &corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{
+					Name: sa + "-token", Namespace: SecretNamespace,
+					Annotations: map[string]string{corev1.ServiceAccountNameKey: sa},
+				},
+				Type: corev1.SecretTypeServiceAccountToken,
+			}, metav1.CreateOptions{})
+			return err
+		}},
+	}
+	for _, o := range objects {
+		if err := o.create(); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, nil, fmt.Errorf("creating %s in the member: %w", o.what, err)
+		}
+	}
+	var token, ca []byte
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		s, err := cs.CoreV1().Secrets(SecretNamespace).Get(ctx, sa+"-token", metav1.GetOptions{})
+		if err != nil {
+			return false, fmt.Errorf("reading the token Secret in the member: %w", err)
+		}
+		token, ca = s.Data[corev1.ServiceAccountTokenKey], s.Data[corev1.ServiceAccountRootCAKey]
+		return len(token) > 0, nil
+	})
+	if err != nil {
+		if wait.Interrupted(err) {
+			return nil, nil, fmt.Errorf("the member did not issue a token for Secret %s/%s-token within %s (is its kube-controller-manager running the serviceaccount-token controller?)", SecretNamespace, sa, timeout)
+		}
+		return nil, nil, err
+	}
+	return token, ca, nil
+}
+
+// CleanupMember deletes what join may have created in the member for
+// cluster: the ClusterRoleBinding, ServiceAccount and token Secret named
+// lifeboat-<name>. The namespace karmada-cluster is left alone (it may hold
+// other things). It returns what it deleted.
+func CleanupMember(ctx context.Context, cs kubernetes.Interface, name string) ([]string, error) {
+	sa := ServiceAccountName(name)
+	var deleted []string
+	var errs []error
+	for _, o := range []struct {
+		what string
+		del  func() error
+	}{
+		{"ClusterRoleBinding " + sa, func() error {
+			return cs.RbacV1().ClusterRoleBindings().Delete(ctx, sa, metav1.DeleteOptions{})
+		}},
+		{"Secret " + SecretNamespace + "/" + sa + "-token", func() error {
+			return cs.CoreV1().Secrets(SecretNamespace).Delete(ctx, sa+"-token", metav1.DeleteOptions{})
+		}},
+		{"ServiceAccount " + SecretNamespace + "/" + sa, func() error {
+			return cs.CoreV1().ServiceAccounts(SecretNamespace).Delete(ctx, sa, metav1.DeleteOptions{})
+		}},
+	} {
+		switch err := o.del(); {
+		case err == nil:
+			deleted = append(deleted, o.what)
+		case !apierrors.IsNotFound(err):
+			errs = append(errs, fmt.Errorf("deleting %s in the member: %w", o.what, err))
+		}
+	}
+	return deleted, errors.Join(errs...)
+}

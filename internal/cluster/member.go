@@ -1,0 +1,213 @@
+package cluster
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
+)
+
+// Member is what the status controller asks of a member cluster.
+type Member interface {
+	// Probe checks /readyz, falling back to /healthz when /readyz is
+	// missing (404).
+	Probe(ctx context.Context) ProbeResult
+	// Version is the member's Kubernetes version (gitVersion).
+	Version(ctx context.Context) (string, error)
+	// Discover returns the served resources; partial is true when some
+	// groups failed to be discovered (then lists hold the others).
+	Discover(ctx context.Context) (lists []*metav1.APIResourceList, partial bool, err error)
+	// EachNode and EachPod stream the member's nodes and its non-terminal
+	// pods, page by page.
+	EachNode(ctx context.Context, fn func(*corev1.Node)) error
+	EachPod(ctx context.Context, fn func(*corev1.Pod)) error
+}
+
+// MemberFactory returns the Member of a Cluster.
+type MemberFactory interface {
+	For(ctx context.Context, cluster *clusterv1alpha1.Cluster) (Member, error)
+	// Forget drops what is cached for a cluster that was deleted.
+	Forget(name string)
+}
+
+// NewMemberFactory returns a MemberFactory that builds clients with
+// membercluster.ConfigFor (reading the credentials Secret through reader on
+// every call, so rotated credentials are picked up at the next probe) and
+// reuses a member's client while its configuration is unchanged.
+func NewMemberFactory(reader client.Reader, requestTimeout time.Duration) MemberFactory {
+	return &memberFactory{reader: reader, timeout: requestTimeout, byName: map[string]cachedMember{}}
+}
+
+type memberFactory struct {
+	reader  client.Reader
+	timeout time.Duration
+
+	mu     sync.Mutex
+	byName map[string]cachedMember
+}
+
+type cachedMember struct {
+	fingerprint [sha256.Size]byte
+	member      *restMember
+}
+
+func (f *memberFactory) For(ctx context.Context, cluster *clusterv1alpha1.Cluster) (Member, error) {
+	cfg, err := membercluster.ConfigFor(ctx, f.reader, cluster)
+	if err != nil {
+		return nil, err
+	}
+	fp := configFingerprint(cfg, cluster)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c, ok := f.byName[cluster.Name]; ok && c.fingerprint == fp {
+		return c.member, nil
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = "lifeboat-cluster-status"
+	cfg.QPS, cfg.Burst = 10, 20
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building client of cluster %s: %w", cluster.Name, err)
+	}
+	// The discovery client takes no context: bound its requests with a
+	// client-wide timeout instead.
+	dcfg := rest.CopyConfig(cfg)
+	dcfg.Timeout = 3 * f.timeout
+	dc, err := discovery.NewDiscoveryClientForConfig(dcfg)
+	if err != nil {
+		return nil, fmt.Errorf("building discovery client of cluster %s: %w", cluster.Name, err)
+	}
+	m := &restMember{clientset: cs, discovery: dc, timeout: f.timeout}
+	f.byName[cluster.Name] = cachedMember{fingerprint: fp, member: m}
+	return m, nil
+}
+
+func (f *memberFactory) Forget(name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.byName, name)
+}
+
+// configFingerprint identifies what a client was built from, without
+// keeping the token itself around as a map key.
+func configFingerprint(cfg *rest.Config, cluster *clusterv1alpha1.Cluster) [sha256.Size]byte {
+	h := sha256.New()
+	for _, s := range []string{cfg.Host, cfg.BearerToken, string(cfg.CAData), fmt.Sprint(cfg.Insecure), cluster.Spec.ProxyURL} {
+		fmt.Fprintf(h, "%d:%s;", len(s), s)
+	}
+	var out [sha256.Size]byte
+	copy(out[:], h.Sum(nil))
+	return out
+}
+
+// restMember talks to a member through client-go. Every call carries its own
+// deadline so that one slow member never holds a worker for long.
+type restMember struct {
+	clientset kubernetes.Interface
+	discovery discovery.DiscoveryInterface
+	timeout   time.Duration
+}
+
+// listPageSize bounds how many objects a summary holds in memory at once.
+const listPageSize = 500
+
+func (m *restMember) Probe(ctx context.Context) ProbeResult {
+	res := m.probePath(ctx, "/readyz")
+	if res.Online && res.StatusCode == http.StatusNotFound {
+		res = m.probePath(ctx, "/healthz")
+	}
+	return res
+}
+
+func (m *restMember) probePath(ctx context.Context, path string) ProbeResult {
+	ctx, cancel := context.WithTimeout(ctx, m.timeout)
+	defer cancel()
+	var code int
+	err := m.clientset.Discovery().RESTClient().Get().AbsPath(path).Do(ctx).StatusCode(&code).Error()
+	if code == 0 {
+		if err == nil {
+			err = errors.New("no HTTP status in the answer")
+		}
+		return ProbeResult{Path: path, Err: err}
+	}
+	return ProbeResult{Online: true, Healthy: code == http.StatusOK, Path: path, StatusCode: code}
+}
+
+func (m *restMember) Version(_ context.Context) (string, error) {
+	v, err := m.discovery.ServerVersion()
+	if err != nil {
+		return "", fmt.Errorf("reading the server version: %w", err)
+	}
+	return v.GitVersion, nil
+}
+
+// Discover uses the aggregated discovery endpoints (two requests on any
+// recent member).
+func (m *restMember) Discover(_ context.Context) ([]*metav1.APIResourceList, bool, error) {
+	_, lists, err := m.discovery.ServerGroupsAndResources()
+	return discoveryResult(lists, err)
+}
+
+func discoveryResult(lists []*metav1.APIResourceList, err error) ([]*metav1.APIResourceList, bool, error) {
+	if err == nil {
+		return lists, false, nil
+	}
+	if discovery.IsGroupDiscoveryFailedError(err) && len(lists) > 0 {
+		return lists, true, nil
+	}
+	return nil, false, fmt.Errorf("discovering API resources: %w", err)
+}
+
+func (m *restMember) EachNode(ctx context.Context, fn func(*corev1.Node)) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*m.timeout)
+	defer cancel()
+	opts := metav1.ListOptions{Limit: listPageSize}
+	for {
+		list, err := m.clientset.CoreV1().Nodes().List(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("listing nodes: %w", err)
+		}
+		for i := range list.Items {
+			fn(&list.Items[i])
+		}
+		if list.Continue == "" {
+			return nil
+		}
+		opts.Continue = list.Continue
+	}
+}
+
+func (m *restMember) EachPod(ctx context.Context, fn func(*corev1.Pod)) error {
+	ctx, cancel := context.WithTimeout(ctx, 3*m.timeout)
+	defer cancel()
+	opts := metav1.ListOptions{
+		Limit:         listPageSize,
+		FieldSelector: "status.phase!=" + string(corev1.PodSucceeded) + ",status.phase!=" + string(corev1.PodFailed),
+	}
+	for {
+		list, err := m.clientset.CoreV1().Pods(metav1.NamespaceAll).List(ctx, opts)
+		if err != nil {
+			return fmt.Errorf("listing pods: %w", err)
+		}
+		for i := range list.Items {
+			fn(&list.Items[i])
+		}
+		if list.Continue == "" {
+			return nil
+		}
+		opts.Continue = list.Continue
+	}
+}

@@ -1,0 +1,130 @@
+package cluster
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// Options configure the cluster controllers. Flag names follow Karmada's
+// controller-manager where it has one.
+type Options struct {
+	// StatusUpdateFrequency is how often each member is probed.
+	StatusUpdateFrequency time.Duration
+	// FailureThreshold is how long a not-True observation must persist
+	// before Ready turns from True to False.
+	FailureThreshold time.Duration
+	// SuccessThreshold is how long a True observation must persist before
+	// Ready turns True again.
+	SuccessThreshold time.Duration
+	// ProbeTimeout bounds each request of a probe; collecting the summaries
+	// may take three times as long.
+	ProbeTimeout time.Duration
+	// CollectInterval is how often the version, API enablements and the
+	// node and resource summaries of a Ready member are refreshed; the Ready
+	// probe itself runs every StatusUpdateFrequency.
+	CollectInterval time.Duration
+	// EnableResourceModeling turns on nodeSummary and resourceSummary (it
+	// lists the member's nodes and non-terminal pods every CollectInterval).
+	EnableResourceModeling bool
+	// DeletionGracePeriod bounds how long a deleted Cluster waits for the
+	// Works of its execution namespace to be cleaned up while its member is
+	// Ready. An unready member is never waited for.
+	DeletionGracePeriod time.Duration
+	// ConcurrentSyncs is the number of Clusters each controller handles at
+	// once. Probes of different clusters run in parallel up to this number.
+	ConcurrentSyncs int
+}
+
+// NewOptions returns the defaults.
+func NewOptions() *Options {
+	return &Options{
+		StatusUpdateFrequency:  10 * time.Second,
+		FailureThreshold:       30 * time.Second,
+		SuccessThreshold:       30 * time.Second,
+		ProbeTimeout:           5 * time.Second,
+		CollectInterval:        30 * time.Second,
+		EnableResourceModeling: true,
+		DeletionGracePeriod:    time.Minute,
+		ConcurrentSyncs:        5,
+	}
+}
+
+// AddFlags registers the options on fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.DurationVar(&o.StatusUpdateFrequency, "cluster-status-update-frequency", o.StatusUpdateFrequency, "How often each member cluster's /readyz is probed and its status updated.")
+	fs.DurationVar(&o.FailureThreshold, "cluster-failure-threshold", o.FailureThreshold, "How long a member must keep failing its probe before its Ready condition turns False.")
+	fs.DurationVar(&o.SuccessThreshold, "cluster-success-threshold", o.SuccessThreshold, "How long a member must keep passing its probe before its Ready condition turns True again.")
+	fs.DurationVar(&o.ProbeTimeout, "cluster-probe-timeout", o.ProbeTimeout, "Timeout of each health-probe request to a member cluster.")
+	fs.DurationVar(&o.CollectInterval, "cluster-status-collect-interval", o.CollectInterval, "How often the version, API enablements, node and resource summaries of a Ready member are refreshed.")
+	fs.BoolVar(&o.EnableResourceModeling, "enable-cluster-resource-modeling", o.EnableResourceModeling, "Collect nodeSummary and resourceSummary (lists the member's nodes and non-terminal pods).")
+	fs.DurationVar(&o.DeletionGracePeriod, "cluster-deletion-grace-period", o.DeletionGracePeriod, "How long a deleted Cluster waits for its Works to be cleaned up from a Ready member before its finalizer is removed anyway.")
+	fs.IntVar(&o.ConcurrentSyncs, "concurrent-cluster-syncs", o.ConcurrentSyncs, "Number of Clusters each cluster controller reconciles (and probes) concurrently.")
+}
+
+// Validate reports flag values that cannot work.
+func (o *Options) Validate() error {
+	switch {
+	case o.StatusUpdateFrequency <= 0:
+		return fmt.Errorf("--cluster-status-update-frequency must be positive, got %s", o.StatusUpdateFrequency)
+	case o.FailureThreshold < 0 || o.SuccessThreshold < 0:
+		return fmt.Errorf("--cluster-failure-threshold and --cluster-success-threshold must not be negative")
+	case o.ProbeTimeout <= 0:
+		return fmt.Errorf("--cluster-probe-timeout must be positive, got %s", o.ProbeTimeout)
+	case o.CollectInterval < 0:
+		return fmt.Errorf("--cluster-status-collect-interval must not be negative, got %s", o.CollectInterval)
+	case o.ConcurrentSyncs < 1:
+		return fmt.Errorf("--concurrent-cluster-syncs must be at least 1, got %d", o.ConcurrentSyncs)
+	}
+	return nil
+}
+
+// SetupControllers builds the three cluster controllers with production
+// dependencies and registers them with mgr (for callers without a controller
+// registry; the controller manager may construct them one by one instead).
+func SetupControllers(mgr ctrl.Manager, o *Options) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	clk := clock.RealClock{}
+	lifecycle := &ClusterReconciler{
+		Client:              mgr.GetClient(),
+		APIReader:           mgr.GetAPIReader(),
+		Recorder:            mgr.GetEventRecorder("cluster-controller"),
+		Clock:               clk,
+		DeletionGracePeriod: o.DeletionGracePeriod,
+		ConcurrentSyncs:     o.ConcurrentSyncs,
+	}
+	if err := lifecycle.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up cluster controller: %w", err)
+	}
+	status := &StatusReconciler{
+		Client:                 mgr.GetClient(),
+		Members:                NewMemberFactory(mgr.GetAPIReader(), o.ProbeTimeout),
+		Recorder:               mgr.GetEventRecorder("cluster-status-controller"),
+		Clock:                  clk,
+		StatusUpdateFrequency:  o.StatusUpdateFrequency,
+		FailureThreshold:       o.FailureThreshold,
+		SuccessThreshold:       o.SuccessThreshold,
+		ProbeTimeout:           o.ProbeTimeout,
+		CollectInterval:        o.CollectInterval,
+		EnableResourceModeling: o.EnableResourceModeling,
+		ConcurrentSyncs:        o.ConcurrentSyncs,
+	}
+	if err := status.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up cluster status controller: %w", err)
+	}
+	taints := &TaintReconciler{
+		Client:          mgr.GetClient(),
+		Recorder:        mgr.GetEventRecorder("cluster-taint-controller"),
+		Clock:           clk,
+		ConcurrentSyncs: o.ConcurrentSyncs,
+	}
+	if err := taints.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up cluster taint controller: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,250 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+)
+
+// StatusReconciler probes each Push member every StatusUpdateFrequency and
+// writes the Cluster's status: Ready (smoothed by the thresholds), and while
+// Ready, kubernetesVersion, apiEnablements with CompleteAPIEnablements,
+// nodeSummary and resourceSummary (refreshed every CollectInterval). It
+// writes only when something changed.
+type StatusReconciler struct {
+	Client   client.Client
+	Members  MemberFactory
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+
+	StatusUpdateFrequency  time.Duration
+	FailureThreshold       time.Duration
+	SuccessThreshold       time.Duration
+	ProbeTimeout           time.Duration
+	CollectInterval        time.Duration
+	EnableResourceModeling bool
+	ConcurrentSyncs        int
+
+	initOnce  sync.Once
+	tracker   *readyTracker
+	collected *collectTimes
+}
+
+func (r *StatusReconciler) init() {
+	r.initOnce.Do(func() {
+		r.tracker = newReadyTracker(thresholds{failure: r.FailureThreshold, success: r.SuccessThreshold})
+		r.collected = &collectTimes{byName: map[string]time.Time{}}
+	})
+}
+
+// SetupWithManager watches Clusters. Status writes do not trigger a
+// reconcile (they would cause an extra probe); the periodic requeue drives
+// the probes.
+func (r *StatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.init()
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("cluster-status").
+		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.Funcs{
+			UpdateFunc: func(e event.UpdateEvent) bool { return specOrLifecycleChanged(e.ObjectOld, e.ObjectNew) },
+		})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.ConcurrentSyncs}).
+		Complete(r)
+}
+
+// Reconcile probes one cluster and updates its status.
+func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	r.init()
+	log := ctrl.LoggerFrom(ctx).WithValues("cluster", req.Name)
+	var cluster clusterv1alpha1.Cluster
+	if err := r.Client.Get(ctx, req.NamespacedName, &cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.forget(req.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("reading cluster %s: %w", req.Name, err)
+	}
+	if !cluster.DeletionTimestamp.IsZero() {
+		r.forget(cluster.Name)
+		return ctrl.Result{}, nil
+	}
+	// Collection starts once the cluster controller owns the cluster, and
+	// only for Push clusters this process can reach.
+	if !controllerutil.ContainsFinalizer(&cluster, clusterv1alpha1.ClusterControllerFinalizer) ||
+		cluster.Spec.SyncMode != clusterv1alpha1.Push || cluster.Spec.SecretRef == nil {
+		return ctrl.Result{}, nil
+	}
+
+	now := r.Clock.Now()
+	member, clientErr := r.Members.For(ctx, &cluster)
+	var probe ProbeResult
+	if clientErr == nil {
+		probe = member.Probe(ctx)
+		if !probe.Online {
+			log.V(1).Info("member cluster is not reachable", "error", probe.Err.Error())
+		}
+	} else {
+		log.V(1).Info("cannot build a client for the member cluster", "error", clientErr.Error())
+	}
+	observed := observedReadyCondition(probe, clientErr)
+	ready := r.tracker.adjust(&cluster, observed, now)
+
+	status := cluster.Status.DeepCopy()
+	if ready.Status == metav1.ConditionTrue && probe.Healthy && r.collected.due(cluster.Name, now, r.CollectInterval, &cluster) {
+		r.collect(ctx, member, status)
+		r.collected.mark(cluster.Name, now)
+	}
+	ready.LastTransitionTime = metav1.NewTime(now)
+	ready.ObservedGeneration = 0
+	previous := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+	meta.SetStatusCondition(&status.Conditions, ready)
+
+	if equality.Semantic.DeepEqual(&cluster.Status, status) {
+		return ctrl.Result{RequeueAfter: r.nextProbe(now)}, nil
+	}
+	updated := cluster.DeepCopy()
+	updated.Status = *status
+	if err := r.Client.Status().Update(ctx, updated); err != nil {
+		if apierrors.IsConflict(err) {
+			// Someone else wrote the Cluster: observe it again soon.
+			return requeueOnConflict(ctrl.LoggerInto(ctx, log))
+		}
+		return ctrl.Result{}, fmt.Errorf("updating status of cluster %s: %w", cluster.Name, err)
+	}
+	if previous == nil || previous.Status != ready.Status {
+		r.recordReadyChange(updated, ready)
+		log.Info("cluster Ready condition changed", "status", ready.Status, "reason", ready.Reason)
+	}
+	return ctrl.Result{RequeueAfter: r.nextProbe(now)}, nil
+}
+
+// nextProbe keeps the probes of a cluster StatusUpdateFrequency apart from
+// start to start, so that a member timing out is not probed less often than
+// a healthy one (and the failure threshold is reached on time).
+func (r *StatusReconciler) nextProbe(started time.Time) time.Duration {
+	elapsed := r.Clock.Since(started)
+	return max(r.StatusUpdateFrequency-elapsed, r.StatusUpdateFrequency/10)
+}
+
+// collect refreshes the collected fields of status in place. A failed part
+// keeps its previous value: a Ready member with a flaky discovery endpoint
+// must not lose its API enablements.
+func (r *StatusReconciler) collect(ctx context.Context, member Member, status *clusterv1alpha1.ClusterStatus) {
+	log := ctrl.LoggerFrom(ctx)
+	if v, err := member.Version(ctx); err != nil {
+		log.Info("cannot read the member's version", "error", err.Error())
+	} else {
+		status.KubernetesVersion = v
+	}
+	if lists, partial, err := member.Discover(ctx); err != nil {
+		log.Info("cannot discover the member's APIs", "error", err.Error())
+	} else {
+		status.APIEnablements = apiEnablements(lists)
+		c := apiEnablementsCondition(status.APIEnablements, partial)
+		c.LastTransitionTime = metav1.NewTime(r.Clock.Now())
+		meta.SetStatusCondition(&status.Conditions, c)
+	}
+	if !r.EnableResourceModeling {
+		return
+	}
+	b := newSummaryBuilder()
+	if err := member.EachNode(ctx, b.addNode); err != nil {
+		log.Info("cannot list the member's nodes", "error", err.Error())
+		return
+	}
+	if err := member.EachPod(ctx, b.addPod); err != nil {
+		log.Info("cannot list the member's pods", "error", err.Error())
+		return
+	}
+	status.NodeSummary = b.nodeSummary()
+	summary := b.resourceSummary()
+	if status.ResourceSummary != nil {
+		summary.AllocatableModelings = status.ResourceSummary.AllocatableModelings
+	}
+	status.ResourceSummary = summary
+}
+
+func (r *StatusReconciler) recordReadyChange(cluster *clusterv1alpha1.Cluster, ready metav1.Condition) {
+	if r.Recorder == nil {
+		return
+	}
+	eventType := corev1.EventTypeWarning
+	if ready.Status == metav1.ConditionTrue {
+		eventType = corev1.EventTypeNormal
+	}
+	r.Recorder.Eventf(cluster, nil, eventType, ready.Reason, "UpdateClusterStatus", "Ready is %s: %s", ready.Status, ready.Message)
+}
+
+func (r *StatusReconciler) forget(name string) {
+	r.tracker.forget(name)
+	r.collected.forget(name)
+	if r.Members != nil {
+		r.Members.Forget(name)
+	}
+}
+
+// collectTimes remembers when each cluster's inventory was last collected.
+type collectTimes struct {
+	mu     sync.Mutex
+	byName map[string]time.Time
+}
+
+// due says whether the inventory of a Ready cluster should be collected:
+// never collected by this process, never written (no kubernetesVersion), or
+// older than interval.
+func (c *collectTimes) due(name string, now time.Time, interval time.Duration, cluster *clusterv1alpha1.Cluster) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	last, ok := c.byName[name]
+	return collectDue(ok, last, now, interval, cluster)
+}
+
+func (c *collectTimes) mark(name string, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.byName[name] = now
+}
+
+func (c *collectTimes) forget(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.byName, name)
+}
+
+// collectDue is the pure rule behind collectTimes.due. A cluster whose stored
+// Ready is not True is just recovering: its inventory may be stale.
+func collectDue(collected bool, last, now time.Time, interval time.Duration, cluster *clusterv1alpha1.Cluster) bool {
+	switch {
+	case !collected, cluster.Status.KubernetesVersion == "":
+		return true
+	case !meta.IsStatusConditionTrue(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady):
+		return true
+	default:
+		return now.Sub(last) >= interval
+	}
+}
+
+// specOrLifecycleChanged filters Cluster updates down to those that change
+// what a controller does: spec (generation), finalizers or deletion.
+func specOrLifecycleChanged(oldObj, newObj client.Object) bool {
+	return oldObj.GetGeneration() != newObj.GetGeneration() ||
+		!equality.Semantic.DeepEqual(oldObj.GetFinalizers(), newObj.GetFinalizers()) ||
+		!oldObj.GetDeletionTimestamp().Equal(newObj.GetDeletionTimestamp())
+}

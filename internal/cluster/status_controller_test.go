@@ -1,0 +1,304 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+)
+
+// fakeMember is a member cluster in memory.
+type fakeMember struct {
+	probe    ProbeResult
+	version  string
+	lists    []*metav1.APIResourceList
+	nodes    []corev1.Node
+	pods     []corev1.Pod
+	collects int
+}
+
+func healthyMember() *fakeMember {
+	return &fakeMember{
+		probe:   ProbeResult{Online: true, Healthy: true, Path: "/readyz", StatusCode: 200},
+		version: "v1.35.4",
+		lists:   []*metav1.APIResourceList{{GroupVersion: "apps/v1", APIResources: []metav1.APIResource{{Name: "deployments", Kind: "Deployment"}}}},
+		nodes: []corev1.Node{{
+			ObjectMeta: metav1.ObjectMeta{Name: "n1"},
+			Status: corev1.NodeStatus{
+				Allocatable: resources("cpu", "4", "memory", "8Gi", "pods", "110"),
+				Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
+			},
+		}},
+		pods: []corev1.Pod{{
+			Spec:   corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{container(resources("cpu", "1"))}},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning},
+		}},
+	}
+}
+
+func (m *fakeMember) down() { m.probe = ProbeResult{Err: errors.New("connection refused")} }
+
+func (m *fakeMember) Probe(context.Context) ProbeResult { return m.probe }
+func (m *fakeMember) Version(context.Context) (string, error) {
+	m.collects++
+	return m.version, nil
+}
+func (m *fakeMember) Discover(context.Context) ([]*metav1.APIResourceList, bool, error) {
+	return m.lists, false, nil
+}
+func (m *fakeMember) EachNode(_ context.Context, fn func(*corev1.Node)) error {
+	for i := range m.nodes {
+		fn(&m.nodes[i])
+	}
+	return nil
+}
+func (m *fakeMember) EachPod(_ context.Context, fn func(*corev1.Pod)) error {
+	for i := range m.pods {
+		fn(&m.pods[i])
+	}
+	return nil
+}
+
+type fakeMembers map[string]*fakeMember
+
+func (f fakeMembers) For(_ context.Context, c *clusterv1alpha1.Cluster) (Member, error) {
+	if m, ok := f[c.Name]; ok {
+		return m, nil
+	}
+	return nil, errors.New("secret karmada-cluster/" + c.Name + " not found")
+}
+func (f fakeMembers) Forget(string) {}
+
+type statusFixture struct {
+	r      *StatusReconciler
+	c      client.Client
+	clock  *clocktesting.FakeClock
+	writes *writeCounter
+}
+
+func newStatusFixture(t *testing.T, members fakeMembers, clusters ...*clusterv1alpha1.Cluster) *statusFixture {
+	t.Helper()
+	w := &writeCounter{}
+	b := newFakeClient(t).WithInterceptorFuncs(w.funcs())
+	for _, c := range clusters {
+		b = b.WithObjects(c)
+	}
+	clk := clocktesting.NewFakeClock(t0)
+	c := b.Build()
+	return &statusFixture{
+		r: &StatusReconciler{
+			Client: c, Members: members, Clock: clk,
+			StatusUpdateFrequency: 10 * time.Second, FailureThreshold: 30 * time.Second, SuccessThreshold: 30 * time.Second,
+			ProbeTimeout: time.Second, CollectInterval: 30 * time.Second, EnableResourceModeling: true,
+		},
+		c: c, clock: clk, writes: w,
+	}
+}
+
+func (f *statusFixture) reconcile(t *testing.T, name string) ctrl.Result {
+	t.Helper()
+	res, err := f.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: name}})
+	if err != nil {
+		t.Fatalf("reconcile %s: %v", name, err)
+	}
+	return res
+}
+
+func (f *statusFixture) get(t *testing.T, name string) *clusterv1alpha1.Cluster {
+	t.Helper()
+	var c clusterv1alpha1.Cluster
+	if err := f.c.Get(context.Background(), types.NamespacedName{Name: name}, &c); err != nil {
+		t.Fatal(err)
+	}
+	return &c
+}
+
+func TestStatusNewClusterBecomesReadyWithInventory(t *testing.T) {
+	f := newStatusFixture(t, fakeMembers{"m1": healthyMember()}, makeCluster("m1").Finalizer().Obj())
+	res := f.reconcile(t, "m1")
+	if res.RequeueAfter != 10*time.Second {
+		t.Errorf("RequeueAfter = %s, want the status update frequency", res.RequeueAfter)
+	}
+	got := f.get(t, "m1").Status
+	ready := meta.FindStatusCondition(got.Conditions, clusterv1alpha1.ClusterConditionReady)
+	if ready == nil || ready.Status != metav1.ConditionTrue || ready.Reason != clusterv1alpha1.ClusterReasonReady {
+		t.Fatalf("Ready = %+v, want True/ClusterReady", ready)
+	}
+	if !ready.LastTransitionTime.Time.Equal(t0) {
+		t.Errorf("lastTransitionTime = %s, want the injected clock's %s", ready.LastTransitionTime, t0)
+	}
+	if !meta.IsStatusConditionTrue(got.Conditions, clusterv1alpha1.ClusterConditionCompleteAPIEnablements) {
+		t.Errorf("CompleteAPIEnablements not True: %+v", got.Conditions)
+	}
+	if got.KubernetesVersion != "v1.35.4" || len(got.APIEnablements) != 1 {
+		t.Errorf("version %q, apiEnablements %v", got.KubernetesVersion, got.APIEnablements)
+	}
+	if got.NodeSummary == nil || got.NodeSummary.TotalNum != 1 || got.NodeSummary.ReadyNum != 1 {
+		t.Errorf("nodeSummary = %+v", got.NodeSummary)
+	}
+	if got.ResourceSummary == nil || got.ResourceSummary.Allocated.Cpu().String() != "1" {
+		t.Errorf("resourceSummary = %+v", got.ResourceSummary)
+	}
+}
+
+func TestStatusNothingChangedWritesNothing(t *testing.T) {
+	m := healthyMember()
+	f := newStatusFixture(t, fakeMembers{"m1": m}, makeCluster("m1").Finalizer().Obj())
+	f.reconcile(t, "m1")
+	if f.writes.n != 1 {
+		t.Fatalf("first reconcile wrote %d times, want 1", f.writes.n)
+	}
+	for i := 0; i < 6; i++ { // one minute of probes, two inventory refreshes
+		f.clock.Step(10 * time.Second)
+		f.reconcile(t, "m1")
+	}
+	if f.writes.n != 1 {
+		t.Errorf("unchanged member caused %d writes, want none after the first", f.writes.n-1)
+	}
+	if m.collects != 3 {
+		t.Errorf("inventory collected %d times in a minute, want 3 (every 30s)", m.collects)
+	}
+}
+
+func TestStatusInventoryChangeIsWritten(t *testing.T) {
+	m := healthyMember()
+	f := newStatusFixture(t, fakeMembers{"m1": m}, makeCluster("m1").Finalizer().Obj())
+	f.reconcile(t, "m1")
+	m.pods = append(m.pods, corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{container(resources("cpu", "2"))}}})
+	f.clock.Step(30 * time.Second)
+	f.reconcile(t, "m1")
+	got := f.get(t, "m1").Status.ResourceSummary
+	if got.Allocating.Cpu().String() != "2" {
+		t.Errorf("allocating cpu = %s, want 2", got.Allocating.Cpu())
+	}
+	if f.writes.n != 2 {
+		t.Errorf("writes = %d, want 2", f.writes.n)
+	}
+}
+
+func TestStatusUnreachableMemberFailsAfterThresholdOthersUnaffected(t *testing.T) {
+	m1, m2 := healthyMember(), healthyMember()
+	f := newStatusFixture(t, fakeMembers{"m1": m1, "m2": m2},
+		makeCluster("m1").Finalizer().Obj(), makeCluster("m2").Finalizer().Obj())
+	f.reconcile(t, "m1")
+	f.reconcile(t, "m2")
+	m1.down()
+	before := m1.collects
+	wantReady := map[time.Duration]metav1.ConditionStatus{
+		10 * time.Second: metav1.ConditionTrue,
+		20 * time.Second: metav1.ConditionTrue,
+		30 * time.Second: metav1.ConditionTrue,
+		40 * time.Second: metav1.ConditionFalse, // 30s after the first failed probe at +10s
+		50 * time.Second: metav1.ConditionFalse,
+	}
+	for _, at := range []time.Duration{10 * time.Second, 20 * time.Second, 30 * time.Second, 40 * time.Second, 50 * time.Second} {
+		f.clock.SetTime(t0.Add(at))
+		f.reconcile(t, "m1")
+		f.reconcile(t, "m2")
+		ready := meta.FindStatusCondition(f.get(t, "m1").Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+		if ready.Status != wantReady[at] {
+			t.Errorf("+%s: m1 Ready = %s, want %s", at, ready.Status, wantReady[at])
+		}
+		if at == 40*time.Second && (ready.Reason != clusterv1alpha1.ClusterReasonNotReachable || !ready.LastTransitionTime.Time.Equal(t0.Add(at))) {
+			t.Errorf("+%s: m1 Ready = %+v, want ClusterNotReachable since now", at, ready)
+		}
+		if !meta.IsStatusConditionTrue(f.get(t, "m2").Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
+			t.Errorf("+%s: m2 is not Ready", at)
+		}
+	}
+	if m1.collects != before {
+		t.Errorf("inventory of an unreachable member was collected")
+	}
+	if got := f.get(t, "m1").Status.KubernetesVersion; got != "v1.35.4" {
+		t.Errorf("kubernetesVersion = %q: the last observation should be kept", got)
+	}
+	// 2 first writes, then m1 once (False) and m2's 30s inventory refresh writes nothing.
+	if f.writes.n != 3 {
+		t.Errorf("writes = %d, want 3", f.writes.n)
+	}
+}
+
+func TestStatusRecoveryAfterSuccessThreshold(t *testing.T) {
+	m := healthyMember()
+	stored := makeCluster("m1").Finalizer().Ready(metav1.ConditionFalse, clusterv1alpha1.ClusterReasonNotReachable, t0.Add(-time.Hour)).Obj()
+	f := newStatusFixture(t, fakeMembers{"m1": m}, stored)
+	for _, at := range []time.Duration{0, 10 * time.Second, 20 * time.Second} {
+		f.clock.SetTime(t0.Add(at))
+		f.reconcile(t, "m1")
+		if meta.IsStatusConditionTrue(f.get(t, "m1").Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
+			t.Fatalf("+%s: Ready turned True before the success threshold", at)
+		}
+	}
+	f.clock.SetTime(t0.Add(30 * time.Second))
+	f.reconcile(t, "m1")
+	got := f.get(t, "m1").Status
+	if !meta.IsStatusConditionTrue(got.Conditions, clusterv1alpha1.ClusterConditionReady) {
+		t.Fatalf("Ready not True after the success threshold")
+	}
+	if got.KubernetesVersion == "" || got.NodeSummary == nil {
+		t.Errorf("inventory not collected on recovery: %+v", got)
+	}
+}
+
+func TestStatusCannotBuildClient(t *testing.T) {
+	f := newStatusFixture(t, fakeMembers{}, makeCluster("m1").Finalizer().Obj())
+	f.reconcile(t, "m1")
+	ready := meta.FindStatusCondition(f.get(t, "m1").Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+	if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != clusterv1alpha1.ClusterReasonStatusCollectionFail {
+		t.Errorf("Ready = %+v, want False/StatusCollectionFailed", ready)
+	}
+}
+
+func TestStatusSkips(t *testing.T) {
+	pull := makeCluster("pull").Finalizer().Obj()
+	pull.Spec.SyncMode = clusterv1alpha1.Pull
+	cases := map[string]*clusterv1alpha1.Cluster{
+		"no finalizer yet": makeCluster("m1").Obj(),
+		"pull mode":        pull,
+		"deleting":         makeCluster("m1").Finalizer().Deleting(t0).Obj(),
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := newStatusFixture(t, fakeMembers{c.Name: healthyMember()}, c)
+			if res := f.reconcile(t, c.Name); res.RequeueAfter != 0 {
+				t.Errorf("RequeueAfter = %s, want none", res.RequeueAfter)
+			}
+			if f.writes.n != 0 {
+				t.Errorf("wrote %d times, want none", f.writes.n)
+			}
+		})
+	}
+}
+
+func TestCollectDue(t *testing.T) {
+	ready := makeCluster("m1").Ready(metav1.ConditionTrue, "", t0).Version("v1").Obj()
+	cases := map[string]struct {
+		collected bool
+		last      time.Time
+		cluster   *clusterv1alpha1.Cluster
+		want      bool
+	}{
+		"never collected by this process": {cluster: ready, want: true},
+		"collected recently":              {collected: true, last: t0.Add(-10 * time.Second), cluster: ready, want: false},
+		"interval passed":                 {collected: true, last: t0.Add(-30 * time.Second), cluster: ready, want: true},
+		"no version stored":               {collected: true, last: t0, cluster: makeCluster("m1").Ready(metav1.ConditionTrue, "", t0).Obj(), want: true},
+		"recovering":                      {collected: true, last: t0, cluster: makeCluster("m1").Ready(metav1.ConditionFalse, "", t0).Version("v1").Obj(), want: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := collectDue(tc.collected, tc.last, t0, 30*time.Second, tc.cluster); got != tc.want {
+				t.Errorf("collectDue = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,182 @@
+package controllermanager
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/lifeboat-dev/lifeboat/internal/binding"
+	"github.com/lifeboat-dev/lifeboat/internal/cluster"
+	"github.com/lifeboat-dev/lifeboat/internal/dependencies"
+	"github.com/lifeboat-dev/lifeboat/internal/detector"
+	"github.com/lifeboat-dev/lifeboat/internal/failover"
+	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
+	"github.com/lifeboat-dev/lifeboat/internal/scheduler"
+)
+
+// deps are what the controllers share: built once per process and handed to
+// each controller as explicit constructor arguments, never as a bag.
+type deps struct {
+	interpreter interpreter.Interpreter
+	clock       clock.WithTicker
+	opts        *Options
+	hooks       failover.Hooks
+	metrics     *failover.Metrics
+}
+
+// controller is one named controller the manager can run.
+type controller struct {
+	name  string
+	setup func(mgr ctrl.Manager, d deps) error
+}
+
+// allControllers lists every controller in data-flow order.
+func allControllers() []controller {
+	return []controller{
+		{"cluster", func(mgr ctrl.Manager, d deps) error {
+			o := d.opts.Cluster
+			return (&cluster.ClusterReconciler{
+				Client:              mgr.GetClient(),
+				APIReader:           mgr.GetAPIReader(),
+				Recorder:            mgr.GetEventRecorder("cluster-controller"),
+				Clock:               d.clock,
+				DeletionGracePeriod: o.DeletionGracePeriod,
+				ConcurrentSyncs:     o.ConcurrentSyncs,
+			}).SetupWithManager(mgr)
+		}},
+		{"cluster-status", func(mgr ctrl.Manager, d deps) error {
+			o := d.opts.Cluster
+			return (&cluster.StatusReconciler{
+				Client:                 mgr.GetClient(),
+				Members:                cluster.NewMemberFactory(mgr.GetAPIReader(), o.ProbeTimeout),
+				Recorder:               mgr.GetEventRecorder("cluster-status-controller"),
+				Clock:                  d.clock,
+				StatusUpdateFrequency:  o.StatusUpdateFrequency,
+				FailureThreshold:       o.FailureThreshold,
+				SuccessThreshold:       o.SuccessThreshold,
+				ProbeTimeout:           o.ProbeTimeout,
+				CollectInterval:        o.CollectInterval,
+				EnableResourceModeling: o.EnableResourceModeling,
+				ConcurrentSyncs:        o.ConcurrentSyncs,
+			}).SetupWithManager(mgr)
+		}},
+		{"cluster-taint", func(mgr ctrl.Manager, d deps) error {
+			return (&cluster.TaintReconciler{
+				Client:          mgr.GetClient(),
+				Recorder:        mgr.GetEventRecorder("cluster-taint-controller"),
+				Clock:           d.clock,
+				ConcurrentSyncs: d.opts.Cluster.ConcurrentSyncs,
+			}).SetupWithManager(mgr)
+		}},
+		{"detector", func(mgr ctrl.Manager, d deps) error {
+			return (&detector.Detector{
+				Client:          mgr.GetClient(),
+				Recorder:        mgr.GetEventRecorderFor("lifeboat-detector"),
+				Interpreter:     d.interpreter,
+				TemplateWorkers: d.opts.Concurrency,
+			}).SetupWithManager(mgr)
+		}},
+		{"dependencies-distributor", func(mgr ctrl.Manager, d deps) error {
+			return (&dependencies.Distributor{
+				Client:                  mgr.GetClient(),
+				Recorder:                mgr.GetEventRecorderFor("lifeboat-dependencies-distributor"),
+				Interpreter:             d.interpreter,
+				MaxConcurrentReconciles: d.opts.Concurrency,
+			}).SetupWithManager(mgr)
+		}},
+		{"scheduler", func(mgr ctrl.Manager, d deps) error {
+			return (&scheduler.Reconciler{
+				Client:                  mgr.GetClient(),
+				Recorder:                mgr.GetEventRecorderFor("lifeboat-scheduler"),
+				Clock:                   d.clock,
+				MaxConcurrentReconciles: d.opts.Concurrency,
+			}).SetupWithManager(mgr)
+		}},
+		{"binding", func(mgr ctrl.Manager, d deps) error {
+			return (&binding.Reconciler{
+				Client:                  mgr.GetClient(),
+				Recorder:                mgr.GetEventRecorderFor("binding-controller"),
+				Interpreter:             d.interpreter,
+				InjectState:             d.hooks.InjectLabels,
+				Eviction:                d.hooks,
+				MaxConcurrentReconciles: d.opts.Concurrency,
+			}).SetupWithManager(mgr)
+		}},
+		{"binding-status", func(mgr ctrl.Manager, d deps) error {
+			return (&binding.StatusReconciler{
+				Client:                  mgr.GetClient(),
+				Recorder:                mgr.GetEventRecorderFor("binding-status-controller"),
+				Interpreter:             d.interpreter,
+				Eviction:                d.hooks,
+				Clock:                   d.clock,
+				MaxConcurrentReconciles: d.opts.Concurrency,
+			}).SetupWithManager(mgr)
+		}},
+		{"application-failover", func(mgr ctrl.Manager, d deps) error {
+			return (&failover.ApplicationFailoverReconciler{
+				Client:                  mgr.GetClient(),
+				Recorder:                mgr.GetEventRecorderFor("application-failover-controller"),
+				Clock:                   d.clock,
+				Gates:                   d.opts.FeatureGates,
+				MaxConcurrentReconciles: d.opts.Concurrency,
+			}).SetupWithManager(mgr)
+		}},
+		{"graceful-eviction", func(mgr ctrl.Manager, d deps) error {
+			return (&failover.GracefulEvictionReconciler{
+				Client:                  mgr.GetClient(),
+				Recorder:                mgr.GetEventRecorderFor("graceful-eviction-controller"),
+				Clock:                   d.clock,
+				Metrics:                 d.metrics,
+				OldCopyExists:           failover.WorkExists(mgr.GetClient()),
+				MaxConcurrentReconciles: d.opts.Concurrency,
+			}).SetupWithManager(mgr)
+		}},
+	}
+}
+
+// controllerNames returns every controller's name, sorted.
+func controllerNames() []string {
+	var names []string
+	for _, c := range allControllers() {
+		names = append(names, c.name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// enabledControllers resolves the --controllers list the way Karmada and
+// kube-controller-manager do: "*" enables every controller, "foo" enables
+// foo, "-foo" disables foo. An unknown name is an error.
+func enabledControllers(spec []string, known []string) (map[string]bool, error) {
+	enabled := map[string]bool{}
+	star := false
+	for _, s := range spec {
+		s = strings.TrimSpace(s)
+		name := strings.TrimPrefix(s, "-")
+		if s == "*" {
+			star = true
+			continue
+		}
+		if !slices.Contains(known, name) {
+			return nil, fmt.Errorf("--controllers: unknown controller %q (known: %s)", name, strings.Join(known, ", "))
+		}
+	}
+	for _, k := range known {
+		enabled[k] = star
+	}
+	for _, s := range spec {
+		s = strings.TrimSpace(s)
+		switch {
+		case s == "*":
+		case strings.HasPrefix(s, "-"):
+			enabled[strings.TrimPrefix(s, "-")] = false
+		default:
+			enabled[s] = true
+		}
+	}
+	return enabled, nil
+}

@@ -1,0 +1,530 @@
+package detector
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/discovery"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
+)
+
+// Event reasons on templates and policies.
+const (
+	ReasonApplyPolicySucceed = "ApplyPolicySucceed"
+	ReasonApplyPolicyFailed  = "ApplyPolicyFailed"
+)
+
+// Field indexes the detector registers on ResourceBindings and
+// ClusterResourceBindings.
+const (
+	// IndexClaimedBy indexes bindings by their claim: "pp:<permanent-id>" or
+	// "cpp:<permanent-id>".
+	IndexClaimedBy = "detector.lifeboat.dev/claimed-by"
+)
+
+const (
+	defaultDiscoveryInterval = 30 * time.Second
+	// overridesRetry is how long a template waits for a policy's
+	// dependentOverrides to appear before it is looked at again.
+	overridesRetry = 10 * time.Second
+	// staleBindingRetry is how long a template waits for the binding of a
+	// previous template with its name to be deleted.
+	staleBindingRetry = 2 * time.Second
+)
+
+// TemplateKey names one resource template: its kind and version as watched,
+// and its namespace (empty when cluster-scoped) and name. It is the request
+// type of the template controller.
+type TemplateKey struct {
+	GVK       schema.GroupVersionKind
+	Namespace string
+	Name      string
+}
+
+func (k TemplateKey) String() string {
+	return fmt.Sprintf("%s %s/%s", k.GVK.String(), k.Namespace, k.Name)
+}
+
+func (k TemplateKey) nn() types.NamespacedName {
+	return types.NamespacedName{Namespace: k.Namespace, Name: k.Name}
+}
+
+// Detector matches resource templates with PropagationPolicies and
+// ClusterPropagationPolicies, claims them and keeps their bindings. See the
+// package documentation. Fields are its dependencies; SetupWithManager fills
+// the optional ones from the manager.
+type Detector struct {
+	// Client writes templates, bindings and policies. Required.
+	Client client.Client
+	// Reader reads templates (unstructured and metadata-only), policies and
+	// bindings; the manager's cache by default.
+	Reader client.Reader
+	// Cache provides the informers of the templates watched; the manager's
+	// cache by default.
+	Cache cache.Cache
+	// ServerResources lists the served resources; discovery on the
+	// manager's config by default.
+	ServerResources ServerResourcesFunc
+	// Recorder records ApplyPolicySucceed/ApplyPolicyFailed. Required.
+	Recorder record.EventRecorder
+	// Interpreter answers GetReplicas. Required.
+	Interpreter interpreter.Interpreter
+	// Clock drives periodic discovery; the real clock by default.
+	Clock clock.WithTicker
+	// DiscoveryInterval is how often discovery runs; 30s by default.
+	DiscoveryInterval time.Duration
+	// TemplateWorkers is the template controller's concurrency; 5 by default.
+	TemplateWorkers int
+	// PolicyWorkers is the concurrency of each policy controller; 1 by
+	// default.
+	PolicyWorkers int
+
+	// NewID returns a new permanent ID (UUID by default). Tests set it.
+	NewID func() string
+
+	served servedKinds
+
+	mu sync.Mutex
+	// watching holds the template kinds with an event source installed.
+	watching map[schema.GroupVersionKind]bool
+	// wanted maps each policy ("pp/<ns>/<name>", "cpp/<name>") to the kinds it
+	// selects; wantedCount counts policies per kind.
+	wanted      map[string][]schema.GroupVersionKind
+	wantedCount map[schema.GroupVersionKind]int
+	primed      bool
+
+	discoveryMu sync.Mutex
+
+	templateCtrl   controller.TypedController[TemplateKey]
+	templateEvents chan event.TypedGenericEvent[TemplateKey]
+	ppEvents       chan event.GenericEvent
+	cppEvents      chan event.GenericEvent
+}
+
+func (d *Detector) setDefaults() {
+	if d.Clock == nil {
+		d.Clock = clock.RealClock{}
+	}
+	if d.DiscoveryInterval <= 0 {
+		d.DiscoveryInterval = defaultDiscoveryInterval
+	}
+	if d.TemplateWorkers <= 0 {
+		d.TemplateWorkers = 5
+	}
+	if d.PolicyWorkers <= 0 {
+		d.PolicyWorkers = 1
+	}
+	if d.NewID == nil {
+		d.NewID = func() string { return string(uuid.NewUUID()) }
+	}
+	if d.Reader == nil && d.Cache != nil {
+		d.Reader = d.Cache
+	}
+	d.watching = map[schema.GroupVersionKind]bool{}
+	d.wanted = map[string][]schema.GroupVersionKind{}
+	d.wantedCount = map[schema.GroupVersionKind]int{}
+	d.templateEvents = make(chan event.TypedGenericEvent[TemplateKey], 1024)
+	d.ppEvents = make(chan event.GenericEvent, 256)
+	d.cppEvents = make(chan event.GenericEvent, 256)
+}
+
+// SetupWithManager registers the detector's field indexes, its template
+// controller ("detector-template"), its policy controllers
+// ("detector-propagationpolicy", "detector-clusterpropagationpolicy") and
+// the discovery loop with mgr. All run only on the elected leader.
+func (d *Detector) SetupWithManager(mgr ctrl.Manager) error {
+	if d.Cache == nil {
+		d.Cache = mgr.GetCache()
+	}
+	if d.ServerResources == nil {
+		dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+		if err != nil {
+			return fmt.Errorf("creating discovery client: %w", err)
+		}
+		d.ServerResources = DiscoveryServerResources(dc)
+	}
+	d.setDefaults()
+	if d.Client == nil || d.Recorder == nil || d.Interpreter == nil {
+		return fmt.Errorf("detector: Client, Recorder and Interpreter are required")
+	}
+	ctx := context.Background()
+	for _, obj := range []client.Object{&workv1alpha2.ResourceBinding{}, &workv1alpha2.ClusterResourceBinding{}} {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, obj, IndexClaimedBy, claimedByIndex); err != nil {
+			return fmt.Errorf("indexing %T by claim: %w", obj, err)
+		}
+	}
+
+	tc, err := controller.NewTyped[TemplateKey]("detector-template", mgr, controller.TypedOptions[TemplateKey]{
+		Reconciler:              reconcile.TypedFunc[TemplateKey](d.reconcileTemplate),
+		MaxConcurrentReconciles: d.TemplateWorkers,
+		LogConstructor: func(k *TemplateKey) logr.Logger {
+			log := mgr.GetLogger().WithValues("controller", "detector-template")
+			if k != nil {
+				log = log.WithValues("gvk", k.GVK.String(), "namespace", k.Namespace, "name", k.Name)
+			}
+			return log
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("creating template controller: %w", err)
+	}
+	d.templateCtrl = tc
+	if err := tc.Watch(source.TypedChannel[TemplateKey, TemplateKey](d.templateEvents, handler.TypedFuncs[TemplateKey, TemplateKey]{
+		GenericFunc: func(_ context.Context, e event.TypedGenericEvent[TemplateKey], q workqueue.TypedRateLimitingInterface[TemplateKey]) {
+			q.Add(e.Object)
+		},
+	})); err != nil {
+		return fmt.Errorf("watching template events: %w", err)
+	}
+	if err := tc.Watch(source.TypedKind[*workv1alpha2.ResourceBinding, TemplateKey](d.Cache, &workv1alpha2.ResourceBinding{}, bindingHandler[*workv1alpha2.ResourceBinding]())); err != nil {
+		return fmt.Errorf("watching ResourceBindings: %w", err)
+	}
+	if err := tc.Watch(source.TypedKind[*workv1alpha2.ClusterResourceBinding, TemplateKey](d.Cache, &workv1alpha2.ClusterResourceBinding{}, bindingHandler[*workv1alpha2.ClusterResourceBinding]())); err != nil {
+		return fmt.Errorf("watching ClusterResourceBindings: %w", err)
+	}
+
+	if err := ctrl.NewControllerManagedBy(mgr).
+		Named("detector-propagationpolicy").
+		For(&policyv1alpha1.PropagationPolicy{}).
+		WatchesRawSource(source.Channel(d.ppEvents, &handler.EnqueueRequestForObject{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: d.PolicyWorkers}).
+		Complete(reconcile.Func(d.reconcilePropagationPolicy)); err != nil {
+		return fmt.Errorf("creating PropagationPolicy controller: %w", err)
+	}
+	if err := ctrl.NewControllerManagedBy(mgr).
+		Named("detector-clusterpropagationpolicy").
+		For(&policyv1alpha1.ClusterPropagationPolicy{}).
+		WatchesRawSource(source.Channel(d.cppEvents, &handler.EnqueueRequestForObject{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: d.PolicyWorkers}).
+		Complete(reconcile.Func(d.reconcileClusterPropagationPolicy)); err != nil {
+		return fmt.Errorf("creating ClusterPropagationPolicy controller: %w", err)
+	}
+	if err := mgr.Add(manager.RunnableFunc(d.runDiscovery)); err != nil {
+		return fmt.Errorf("adding discovery loop: %w", err)
+	}
+	return nil
+}
+
+func claimedByIndex(obj client.Object) []string {
+	l := obj.GetLabels()
+	var out []string
+	if id := l[policyv1alpha1.PropagationPolicyPermanentIDLabel]; id != "" {
+		out = append(out, "pp:"+id)
+	}
+	if id := l[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel]; id != "" {
+		out = append(out, "cpp:"+id)
+	}
+	return out
+}
+
+func claimIndexValue(cluster bool, id string) string {
+	if cluster {
+		return "cpp:" + id
+	}
+	return "pp:" + id
+}
+
+// bindingHandler maps binding creation and deletion to the binding's
+// template, so that a deleted binding is rebuilt and a binding whose
+// template is gone (deleted while the detector was down) is removed.
+func bindingHandler[T client.Object]() handler.TypedEventHandler[T, TemplateKey] {
+	add := func(obj client.Object, q workqueue.TypedRateLimitingInterface[TemplateKey]) {
+		spec := bindingSpec(obj)
+		if spec == nil || spec.Resource.Kind == "" || spec.Resource.Name == "" {
+			return
+		}
+		q.Add(TemplateKey{
+			GVK:       schema.FromAPIVersionAndKind(spec.Resource.APIVersion, spec.Resource.Kind),
+			Namespace: spec.Resource.Namespace,
+			Name:      spec.Resource.Name,
+		})
+	}
+	return handler.TypedFuncs[T, TemplateKey]{
+		CreateFunc: func(_ context.Context, e event.TypedCreateEvent[T], q workqueue.TypedRateLimitingInterface[TemplateKey]) {
+			add(e.Object, q)
+		},
+		DeleteFunc: func(_ context.Context, e event.TypedDeleteEvent[T], q workqueue.TypedRateLimitingInterface[TemplateKey]) {
+			add(e.Object, q)
+		},
+	}
+}
+
+// templateHandler enqueues template events of one kind. Updates that only
+// touch status, managedFields or resourceVersion are dropped (as Karmada's
+// SpecificationChanged does), so status aggregation into the template does
+// not churn the binding.
+func templateHandler(gvk schema.GroupVersionKind) handler.TypedEventHandler[*unstructured.Unstructured, TemplateKey] {
+	add := func(obj *unstructured.Unstructured, q workqueue.TypedRateLimitingInterface[TemplateKey]) {
+		if IsSkippedNamespace(obj.GetNamespace()) {
+			return
+		}
+		q.Add(TemplateKey{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()})
+	}
+	return handler.TypedFuncs[*unstructured.Unstructured, TemplateKey]{
+		CreateFunc: func(_ context.Context, e event.TypedCreateEvent[*unstructured.Unstructured], q workqueue.TypedRateLimitingInterface[TemplateKey]) {
+			add(e.Object, q)
+		},
+		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[*unstructured.Unstructured], q workqueue.TypedRateLimitingInterface[TemplateKey]) {
+			if specificationChanged(e.ObjectOld, e.ObjectNew) {
+				add(e.ObjectNew, q)
+			}
+		},
+		DeleteFunc: func(_ context.Context, e event.TypedDeleteEvent[*unstructured.Unstructured], q workqueue.TypedRateLimitingInterface[TemplateKey]) {
+			add(e.Object, q)
+		},
+		GenericFunc: func(_ context.Context, e event.TypedGenericEvent[*unstructured.Unstructured], q workqueue.TypedRateLimitingInterface[TemplateKey]) {
+			add(e.Object, q)
+		},
+	}
+}
+
+// specificationChanged reports whether anything but status,
+// metadata.managedFields and metadata.resourceVersion differs.
+func specificationChanged(old, cur *unstructured.Unstructured) bool {
+	if old == nil || cur == nil {
+		return true
+	}
+	strip := func(u *unstructured.Unstructured) map[string]interface{} {
+		out := make(map[string]interface{}, len(u.Object))
+		for k, v := range u.Object {
+			if k == "status" {
+				continue
+			}
+			if k == "metadata" {
+				if m, ok := v.(map[string]interface{}); ok {
+					mm := make(map[string]interface{}, len(m))
+					for mk, mv := range m {
+						if mk != "managedFields" && mk != "resourceVersion" {
+							mm[mk] = mv
+						}
+					}
+					v = mm
+				}
+			}
+			out[k] = v
+		}
+		return out
+	}
+	return !equality.Semantic.DeepEqual(strip(old), strip(cur))
+}
+
+// enqueueTemplate asks the template controller to look at a template.
+func (d *Detector) enqueueTemplate(ctx context.Context, key TemplateKey) {
+	select {
+	case d.templateEvents <- event.TypedGenericEvent[TemplateKey]{Object: key}:
+	case <-ctx.Done():
+	}
+}
+
+// ensureWatch installs the event source of a template kind once.
+func (d *Detector) ensureWatch(gvk schema.GroupVersionKind) error {
+	if d.templateCtrl == nil || d.Cache == nil {
+		return nil // unit tests: no informers
+	}
+	d.mu.Lock()
+	if d.watching[gvk] {
+		d.mu.Unlock()
+		return nil
+	}
+	d.watching[gvk] = true
+	d.mu.Unlock()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	if err := d.templateCtrl.Watch(source.TypedKind[*unstructured.Unstructured, TemplateKey](d.Cache, u, templateHandler(gvk))); err != nil {
+		d.mu.Lock()
+		delete(d.watching, gvk)
+		d.mu.Unlock()
+		return fmt.Errorf("watching %s: %w", gvk, err)
+	}
+	return nil
+}
+
+func (d *Detector) isWatching(gvk schema.GroupVersionKind) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.watching[gvk]
+}
+
+func ppKey(ns, name string) string { return "pp/" + ns + "/" + name }
+func cppKey(name string) string    { return "cpp/" + name }
+
+// setWanted records the kinds a policy selects.
+func (d *Detector) setWanted(key string, kinds []schema.GroupVersionKind) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.setWantedLocked(key, kinds)
+}
+
+func (d *Detector) setWantedLocked(key string, kinds []schema.GroupVersionKind) {
+	for _, gvk := range d.wanted[key] {
+		if d.wantedCount[gvk]--; d.wantedCount[gvk] <= 0 {
+			delete(d.wantedCount, gvk)
+		}
+	}
+	if kinds == nil {
+		delete(d.wanted, key)
+		return
+	}
+	d.wanted[key] = kinds
+	for _, gvk := range kinds {
+		d.wantedCount[gvk]++
+	}
+}
+
+// isWanted reports whether some policy selects the kind. The first call
+// fills the table from every policy in the cache, so that templates looked
+// at before their policy's first reconcile are not mistaken for orphans.
+func (d *Detector) isWanted(ctx context.Context, gvk schema.GroupVersionKind) (bool, error) {
+	d.mu.Lock()
+	primed := d.primed
+	d.mu.Unlock()
+	if !primed {
+		var pps policyv1alpha1.PropagationPolicyList
+		if err := d.Reader.List(ctx, &pps); err != nil {
+			return false, fmt.Errorf("listing PropagationPolicies: %w", err)
+		}
+		var cpps policyv1alpha1.ClusterPropagationPolicyList
+		if err := d.Reader.List(ctx, &cpps); err != nil {
+			return false, fmt.Errorf("listing ClusterPropagationPolicies: %w", err)
+		}
+		d.mu.Lock()
+		if !d.primed {
+			for i := range pps.Items {
+				if k := ppKey(pps.Items[i].Namespace, pps.Items[i].Name); d.wanted[k] == nil {
+					d.setWantedLocked(k, selectedKinds(&pps.Items[i].Spec))
+				}
+			}
+			for i := range cpps.Items {
+				if k := cppKey(cpps.Items[i].Name); d.wanted[k] == nil {
+					d.setWantedLocked(k, selectedKinds(&cpps.Items[i].Spec))
+				}
+			}
+			d.primed = true
+		}
+		d.mu.Unlock()
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.wantedCount[gvk] > 0, nil
+}
+
+// runDiscovery refreshes the served kinds every DiscoveryInterval and when
+// a CustomResourceDefinition changes; when the set changes every policy is
+// looked at again (a kind that was not served may be now).
+func (d *Detector) runDiscovery(ctx context.Context) error {
+	log := ctrl.LoggerFrom(ctx).WithName("detector-discovery")
+	ctx = ctrl.LoggerInto(ctx, log)
+	poke := make(chan struct{}, 1)
+	notify := func() {
+		select {
+		case poke <- struct{}{}:
+		default:
+		}
+	}
+	crd := &metav1.PartialObjectMetadata{}
+	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+	if inf, err := d.Cache.GetInformer(ctx, crd); err != nil {
+		log.Error(err, "watching CustomResourceDefinitions; new kinds are found by periodic discovery only")
+	} else if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(interface{}) { notify() },
+		UpdateFunc: func(interface{}, interface{}) { notify() },
+		DeleteFunc: func(interface{}) { notify() },
+	}); err != nil {
+		log.Error(err, "watching CustomResourceDefinitions; new kinds are found by periodic discovery only")
+	}
+	ticker := d.Clock.NewTicker(d.DiscoveryInterval)
+	defer ticker.Stop()
+	d.refreshDiscovery(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C():
+		case <-poke:
+		}
+		d.refreshDiscovery(ctx)
+	}
+}
+
+// refreshDiscovery runs discovery once; on a change it re-enqueues every
+// policy. Errors are logged: the next round retries.
+func (d *Detector) refreshDiscovery(ctx context.Context) {
+	d.discoveryMu.Lock()
+	defer d.discoveryMu.Unlock()
+	log := ctrl.LoggerFrom(ctx)
+	kinds, err := parseServedKinds(d.ServerResources())
+	if err != nil {
+		log.Error(err, "discovery failed; keeping the previous view")
+		return
+	}
+	if !d.served.replace(kinds) {
+		return
+	}
+	log.V(1).Info("served kinds changed", "kinds", len(kinds))
+	var pps policyv1alpha1.PropagationPolicyList
+	if err := d.Reader.List(ctx, &pps); err != nil {
+		log.Error(err, "listing PropagationPolicies after discovery")
+	}
+	for i := range pps.Items {
+		select {
+		case d.ppEvents <- event.GenericEvent{Object: &pps.Items[i]}:
+		case <-ctx.Done():
+			return
+		}
+	}
+	var cpps policyv1alpha1.ClusterPropagationPolicyList
+	if err := d.Reader.List(ctx, &cpps); err != nil {
+		log.Error(err, "listing ClusterPropagationPolicies after discovery")
+	}
+	for i := range cpps.Items {
+		select {
+		case d.cppEvents <- event.GenericEvent{Object: &cpps.Items[i]}:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// ensureDiscovered runs discovery once if it never ran (a policy reconciled
+// before the discovery loop's first round).
+func (d *Detector) ensureDiscovered(ctx context.Context) {
+	if _, _, ready := d.served.lookup(schema.GroupVersionKind{}); ready {
+		return
+	}
+	kinds, err := parseServedKinds(d.ServerResources())
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "discovery failed")
+		return
+	}
+	d.discoveryMu.Lock()
+	defer d.discoveryMu.Unlock()
+	if _, _, ready := d.served.lookup(schema.GroupVersionKind{}); !ready {
+		d.served.replace(kinds)
+	}
+}

@@ -1,0 +1,501 @@
+package detector
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
+)
+
+var deploymentGVK = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
+
+type testEnv struct {
+	d      *Detector
+	c      client.Client
+	rec    *record.FakeRecorder
+	writes atomic.Int32
+}
+
+func fakeServerResources() ([]*metav1.APIResourceList, error) {
+	lw := metav1.Verbs{"get", "list", "watch", "create", "update", "delete"}
+	return []*metav1.APIResourceList{
+		{GroupVersion: "apps/v1", APIResources: []metav1.APIResource{
+			{Name: "deployments", Kind: "Deployment", Namespaced: true, Verbs: lw},
+			{Name: "deployments/status", Kind: "Deployment", Namespaced: true, Verbs: lw},
+		}},
+		{GroupVersion: "v1", APIResources: []metav1.APIResource{
+			{Name: "namespaces", Kind: "Namespace", Verbs: lw},
+			{Name: "configmaps", Kind: "ConfigMap", Namespaced: true, Verbs: lw},
+		}},
+	}, nil
+}
+
+func newTestEnv(t *testing.T, objs ...client.Object) *testEnv {
+	t.Helper()
+	s, err := lbscheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &testEnv{rec: record.NewFakeRecorder(100)}
+	count := func() { e.writes.Add(1) }
+	e.c = fake.NewClientBuilder().WithScheme(s).
+		WithObjects(objs...).
+		WithIndex(&workv1alpha2.ResourceBinding{}, IndexClaimedBy, claimedByIndex).
+		WithIndex(&workv1alpha2.ClusterResourceBinding{}, IndexClaimedBy, claimedByIndex).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				count()
+				return c.Create(ctx, obj, opts...)
+			},
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+				count()
+				return c.Update(ctx, obj, opts...)
+			},
+			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+				count()
+				return c.Patch(ctx, obj, p, opts...)
+			},
+			Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+				count()
+				return c.Delete(ctx, obj, opts...)
+			},
+		}).Build()
+	e.d = &Detector{
+		Client:          e.c,
+		Reader:          e.c,
+		Recorder:        e.rec,
+		Interpreter:     fakeInterpreter{},
+		ServerResources: fakeServerResources,
+		NewID:           sequentialIDs(),
+	}
+	e.d.setDefaults()
+	return e
+}
+
+func (e *testEnv) reconcile(t *testing.T, key TemplateKey) reconcile.Result {
+	t.Helper()
+	res, err := e.d.reconcileTemplate(context.Background(), key)
+	if err != nil {
+		t.Fatalf("reconcile %s: %v", key, err)
+	}
+	return res
+}
+
+func (e *testEnv) binding(t *testing.T, ns, name string) *workv1alpha2.ResourceBinding {
+	t.Helper()
+	var rb workv1alpha2.ResourceBinding
+	if err := e.c.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, &rb); err != nil {
+		t.Fatalf("getting binding %s/%s: %v", ns, name, err)
+	}
+	return &rb
+}
+
+func (e *testEnv) template(t *testing.T, ns, name string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(deploymentGVK)
+	if err := e.c.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, u); err != nil {
+		t.Fatalf("getting template: %v", err)
+	}
+	return u
+}
+
+func (e *testEnv) events() []string {
+	var out []string
+	for {
+		select {
+		case ev := <-e.rec.Events:
+			out = append(out, ev)
+		default:
+			return out
+		}
+	}
+}
+
+func ppObj(ns, name, id string, mutate ...func(*policyv1alpha1.PropagationPolicy)) *policyv1alpha1.PropagationPolicy {
+	p := &policyv1alpha1.PropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment"}},
+			SchedulerName:     "default-scheduler",
+		},
+	}
+	if id != "" {
+		p.Labels = map[string]string{policyv1alpha1.PropagationPolicyPermanentIDLabel: id}
+		p.Finalizers = []string{policyv1alpha1.PropagationPolicyControllerFinalizer}
+	}
+	for _, m := range mutate {
+		m(p)
+	}
+	return p
+}
+
+func cppObj(name, id string) *policyv1alpha1.ClusterPropagationPolicy {
+	return &policyv1alpha1.ClusterPropagationPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name,
+			Labels:     map[string]string{policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel: id},
+			Finalizers: []string{policyv1alpha1.ClusterPropagationPolicyControllerFinalizer}},
+		Spec: policyv1alpha1.PropagationSpec{
+			ResourceSelectors: []policyv1alpha1.ResourceSelector{{APIVersion: "apps/v1", Kind: "Deployment"}},
+		},
+	}
+}
+
+var nginxKey = TemplateKey{GVK: deploymentGVK, Namespace: "default", Name: "nginx"}
+
+func TestReconcileTemplateCreatesBindingThenWritesNothing(t *testing.T) {
+	e := newTestEnv(t, deployment("default", "nginx").obj(), ppObj("default", "pol", "pp-1"))
+	e.reconcile(t, nginxKey)
+
+	tmpl := e.template(t, "default", "nginx")
+	if c, ok := readClaim(tmpl); !ok || c.ID != "pp-1" || c.Name != "pol" {
+		t.Fatalf("template claim = %+v, %v", c, ok)
+	}
+	rb := e.binding(t, "default", "nginx-deployment")
+	if rb.Spec.Resource.ResourceVersion != tmpl.GetResourceVersion() || rb.Spec.Resource.UID != "uid-nginx" {
+		t.Errorf("binding resource = %+v, template rv %s", rb.Spec.Resource, tmpl.GetResourceVersion())
+	}
+	if rb.Spec.Replicas != 2 || rb.Spec.ReplicaRequirements == nil {
+		t.Errorf("replicas = %d, requirements %v", rb.Spec.Replicas, rb.Spec.ReplicaRequirements)
+	}
+	if rb.Labels[workv1alpha2.ResourceBindingPermanentIDLabel] == "" || rb.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] != "pp-1" {
+		t.Errorf("binding labels = %v", rb.Labels)
+	}
+	if evs := e.events(); len(evs) != 1 || !strings.Contains(evs[0], ReasonApplyPolicySucceed) {
+		t.Errorf("events = %v", evs)
+	}
+
+	e.writes.Store(0)
+	e.reconcile(t, nginxKey)
+	if n := e.writes.Load(); n != 0 {
+		t.Errorf("second reconcile wrote %d times, want 0", n)
+	}
+	if evs := e.events(); len(evs) != 0 {
+		t.Errorf("second reconcile recorded %v", evs)
+	}
+}
+
+func TestReconcileTemplateFollowsTemplateChanges(t *testing.T) {
+	e := newTestEnv(t, deployment("default", "nginx").obj(), ppObj("default", "pol", "pp-1"))
+	e.reconcile(t, nginxKey)
+	tmpl := e.template(t, "default", "nginx")
+	_ = unstructured.SetNestedField(tmpl.Object, int64(5), "spec", "replicas")
+	if err := e.c.Update(context.Background(), tmpl); err != nil {
+		t.Fatal(err)
+	}
+	e.reconcile(t, nginxKey)
+	rb := e.binding(t, "default", "nginx-deployment")
+	if rb.Spec.Replicas != 5 || rb.Spec.Resource.ResourceVersion != tmpl.GetResourceVersion() {
+		t.Errorf("binding replicas %d rv %s, want 5 and %s", rb.Spec.Replicas, rb.Spec.Resource.ResourceVersion, tmpl.GetResourceVersion())
+	}
+}
+
+func TestReconcileTemplatePolicyChoice(t *testing.T) {
+	cases := map[string]struct {
+		objs     []client.Object
+		wantPP   string // claim label value expected (PP)
+		wantCPP  string
+		wantNone bool
+	}{
+		"PP beats CPP of higher priority": {
+			objs: []client.Object{ppObj("default", "pol", "pp-1"), func() client.Object {
+				c := cppObj("cpol", "cpp-1")
+				c.Spec.Priority = ptrInt32(100)
+				return c
+			}()},
+			wantPP: "pp-1",
+		},
+		"CPP when no PP matches": {
+			objs:    []client.Object{ppObj("other", "pol", "pp-1"), cppObj("cpol", "cpp-1")},
+			wantCPP: "cpp-1",
+		},
+		"nothing matches": {
+			objs:     []client.Object{ppObj("default", "pol", "pp-1", func(p *policyv1alpha1.PropagationPolicy) { p.Spec.ResourceSelectors[0].Name = "web" })},
+			wantNone: true,
+		},
+		"policy without permanent id waits": {
+			objs:     []client.Object{ppObj("default", "pol", "")},
+			wantNone: true,
+		},
+		"stale claim of a deleted PP moves to the CPP": {
+			objs: []client.Object{cppObj("cpol", "cpp-1"), deployment("default", "nginx").labels(map[string]string{
+				policyv1alpha1.PropagationPolicyPermanentIDLabel: "gone",
+			}).obj()},
+			wantCPP: "cpp-1",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			objs := tc.objs
+			if !hasTemplate(objs) {
+				objs = append(objs, deployment("default", "nginx").obj())
+			}
+			e := newTestEnv(t, objs...)
+			e.reconcile(t, nginxKey)
+			tmpl := e.template(t, "default", "nginx")
+			c, ok := readClaim(tmpl)
+			switch {
+			case tc.wantNone:
+				if ok {
+					t.Errorf("claimed by %+v, want none", c)
+				}
+				var rb workv1alpha2.ResourceBinding
+				if err := e.c.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "nginx-deployment"}, &rb); !apierrors.IsNotFound(err) {
+					t.Errorf("binding exists (err %v)", err)
+				}
+			case tc.wantPP != "":
+				if !ok || c.Cluster || c.ID != tc.wantPP {
+					t.Errorf("claim = %+v, want PP %s", c, tc.wantPP)
+				}
+			case tc.wantCPP != "":
+				if !ok || !c.Cluster || c.ID != tc.wantCPP {
+					t.Errorf("claim = %+v, want CPP %s", c, tc.wantCPP)
+				}
+				rb := e.binding(t, "default", "nginx-deployment")
+				if rb.Labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel] != tc.wantCPP {
+					t.Errorf("binding labels = %v", rb.Labels)
+				}
+			}
+		})
+	}
+}
+
+func hasTemplate(objs []client.Object) bool {
+	for _, o := range objs {
+		if _, ok := o.(*unstructured.Unstructured); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func ptrInt32(v int32) *int32 { return &v }
+
+func TestReconcileTemplateDeletedDeletesBinding(t *testing.T) {
+	e := newTestEnv(t, deployment("default", "nginx").obj(), ppObj("default", "pol", "pp-1"))
+	e.reconcile(t, nginxKey)
+	if err := e.c.Delete(context.Background(), e.template(t, "default", "nginx")); err != nil {
+		t.Fatal(err)
+	}
+	e.reconcile(t, nginxKey)
+	var rb workv1alpha2.ResourceBinding
+	err := e.c.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "nginx-deployment"}, &rb)
+	// The binding has the binding-controller finalizer: deletion is marked.
+	if err == nil && rb.DeletionTimestamp.IsZero() {
+		t.Fatalf("binding not deleted")
+	} else if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+}
+
+func TestReconcileTemplateReplacesStaleBinding(t *testing.T) {
+	e := newTestEnv(t, deployment("default", "nginx").uid("new-uid").obj(), ppObj("default", "pol", "pp-1"))
+	old := buildBinding(deployment("default", "nginx").uid("old-uid").obj(), ppRef(ppObj("default", "pol", "pp-1")), replicaInfo{}, "x")
+	old.SetFinalizers(nil)
+	if err := e.c.Create(context.Background(), old); err != nil {
+		t.Fatal(err)
+	}
+	res := e.reconcile(t, nginxKey)
+	if res.RequeueAfter == 0 {
+		t.Errorf("want a requeue after deleting the stale binding")
+	}
+	e.reconcile(t, nginxKey)
+	if uid := e.binding(t, "default", "nginx-deployment").Spec.Resource.UID; uid != "new-uid" {
+		t.Errorf("binding uid = %s, want new-uid", uid)
+	}
+}
+
+func TestReconcileTemplateApplicationFailoverImpliesDeps(t *testing.T) {
+	pol := ppObj("default", "pol", "pp-1", func(p *policyv1alpha1.PropagationPolicy) {
+		p.Spec.Failover = &policyv1alpha1.FailoverBehavior{Application: &policyv1alpha1.ApplicationFailoverBehavior{}}
+	})
+	e := newTestEnv(t, deployment("default", "nginx").obj(), pol)
+	e.reconcile(t, nginxKey)
+	if rb := e.binding(t, "default", "nginx-deployment"); !rb.Spec.PropagateDeps || rb.Spec.Failover == nil {
+		t.Errorf("propagateDeps = %v failover = %v, want true and set", rb.Spec.PropagateDeps, rb.Spec.Failover)
+	}
+}
+
+func TestReconcileTemplateLazyActivation(t *testing.T) {
+	pol := ppObj("default", "pol", "pp-1", func(p *policyv1alpha1.PropagationPolicy) {
+		p.Spec.ActivationPreference = policyv1alpha1.LazyActivation
+	})
+	e := newTestEnv(t, deployment("default", "nginx").obj(), pol)
+	e.reconcile(t, nginxKey)
+
+	// A policy change alone is not applied...
+	var cur policyv1alpha1.PropagationPolicy
+	_ = e.c.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "pol"}, &cur)
+	cur.Spec.SchedulerName = "other-scheduler"
+	if err := e.c.Update(context.Background(), &cur); err != nil {
+		t.Fatal(err)
+	}
+	e.writes.Store(0)
+	e.reconcile(t, nginxKey)
+	if n := e.writes.Load(); n != 0 {
+		t.Fatalf("lazy policy change wrote %d times", n)
+	}
+	// ...until the template changes.
+	tmpl := e.template(t, "default", "nginx")
+	tmpl.SetLabels(mergeMaps(tmpl.GetLabels(), map[string]string{"touch": "1"}))
+	if err := e.c.Update(context.Background(), tmpl); err != nil {
+		t.Fatal(err)
+	}
+	e.reconcile(t, nginxKey)
+	if s := e.binding(t, "default", "nginx-deployment").Spec.SchedulerName; s != "other-scheduler" {
+		t.Errorf("schedulerName = %q after template change", s)
+	}
+}
+
+func mergeMaps(a, b map[string]string) map[string]string {
+	out := copyMap(a)
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+func TestReconcileTemplateInterpreterErrorIsReported(t *testing.T) {
+	e := newTestEnv(t, deployment("default", "nginx").obj(), ppObj("default", "pol", "pp-1"))
+	e.d.Interpreter = fakeInterpreter{err: errors.New("boom")}
+	if _, err := e.d.reconcileTemplate(context.Background(), nginxKey); err == nil {
+		t.Fatal("want an error")
+	}
+	evs := e.events()
+	if len(evs) != 1 || !strings.Contains(evs[0], ReasonApplyPolicyFailed) || !strings.Contains(evs[0], "boom") {
+		t.Errorf("events = %v", evs)
+	}
+}
+
+func TestReconcileTemplateWaitsForDependentOverrides(t *testing.T) {
+	pol := ppObj("default", "pol", "pp-1", func(p *policyv1alpha1.PropagationPolicy) { p.Spec.DependentOverrides = []string{"op"} })
+	e := newTestEnv(t, deployment("default", "nginx").obj(), pol)
+	if res := e.reconcile(t, nginxKey); res.RequeueAfter != overridesRetry {
+		t.Errorf("RequeueAfter = %v", res.RequeueAfter)
+	}
+	if n := e.writes.Load(); n != 0 {
+		t.Errorf("wrote %d times while waiting", n)
+	}
+	if evs := e.events(); len(evs) != 1 || !strings.Contains(evs[0], "dependent overrides op") {
+		t.Errorf("events = %v", evs)
+	}
+}
+
+func TestSyncPolicy(t *testing.T) {
+	e := newTestEnv(t,
+		deployment("default", "nginx").obj(),
+		deployment("default", "web").obj(),
+		deployment("prod", "nginx").obj(),
+		ppObj("default", "pol", "", func(p *policyv1alpha1.PropagationPolicy) {
+			p.Spec.ResourceSelectors = append(p.Spec.ResourceSelectors,
+				policyv1alpha1.ResourceSelector{APIVersion: "example.io/v1", Kind: "Foo"},
+				policyv1alpha1.ResourceSelector{APIVersion: "v1", Kind: "Namespace"})
+		}))
+	if _, err := e.d.reconcilePropagationPolicy(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "pol"}}); err != nil {
+		t.Fatal(err)
+	}
+	var got policyv1alpha1.PropagationPolicy
+	_ = e.c.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "pol"}, &got)
+	if got.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] == "" || len(got.Finalizers) != 1 {
+		t.Errorf("policy labels %v finalizers %v", got.Labels, got.Finalizers)
+	}
+	evs := e.events()
+	if len(evs) != 1 || !strings.Contains(evs[0], "no kind Foo is served for apiVersion example.io/v1") || !strings.Contains(evs[0], "cluster-scoped") {
+		t.Errorf("events = %v", evs)
+	}
+	var keys []string
+	for len(e.d.templateEvents) > 0 {
+		keys = append(keys, (<-e.d.templateEvents).Object.String())
+	}
+	if len(keys) != 2 || !strings.Contains(strings.Join(keys, ","), "default/nginx") || !strings.Contains(strings.Join(keys, ","), "default/web") {
+		t.Errorf("enqueued %v, want default/nginx and default/web", keys)
+	}
+	if w, _ := e.d.isWanted(context.Background(), deploymentGVK); !w {
+		t.Errorf("Deployment not wanted after the policy's reconcile")
+	}
+}
+
+func TestPolicyDeletionReleasesClaims(t *testing.T) {
+	e := newTestEnv(t, deployment("default", "nginx").obj(), ppObj("default", "pol", "pp-1"))
+	e.reconcile(t, nginxKey)
+
+	var pol policyv1alpha1.PropagationPolicy
+	_ = e.c.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "pol"}, &pol)
+	if err := e.c.Delete(context.Background(), &pol); err != nil { // finalizer keeps it
+		t.Fatal(err)
+	}
+	if _, err := e.d.reconcilePropagationPolicy(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "pol"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := readClaim(e.template(t, "default", "nginx")); ok {
+		t.Errorf("template still claimed")
+	}
+	rb := e.binding(t, "default", "nginx-deployment") // the binding stays
+	if _, ok := readClaim(rb); ok {
+		t.Errorf("binding still claimed: %v %v", rb.Labels, rb.Annotations)
+	}
+	if rb.Spec.Placement == nil {
+		t.Errorf("binding spec was touched")
+	}
+	err := e.c.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "pol"}, &pol)
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("policy still there (finalizer not removed): %v", err)
+	}
+}
+
+func TestSpecificationChanged(t *testing.T) {
+	base := deployment("default", "nginx").rv("1").obj()
+	cases := map[string]struct {
+		mutate func(u *unstructured.Unstructured)
+		want   bool
+	}{
+		"same":            {func(*unstructured.Unstructured) {}, false},
+		"status only":     {func(u *unstructured.Unstructured) { u.Object["status"] = map[string]interface{}{"replicas": int64(2)} }, false},
+		"resourceVersion": {func(u *unstructured.Unstructured) { u.SetResourceVersion("2") }, false},
+		"managedFields":   {func(u *unstructured.Unstructured) { u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "x"}}) }, false},
+		"spec":            {func(u *unstructured.Unstructured) { u.Object["spec"] = map[string]interface{}{"replicas": int64(3)} }, true},
+		"labels":          {func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"a": "b"}) }, true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cur := base.DeepCopy()
+			tc.mutate(cur)
+			if got := specificationChanged(base, cur); got != tc.want {
+				t.Errorf("specificationChanged = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseServedKinds(t *testing.T) {
+	kinds, err := parseServedKinds(fakeServerResources())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, ok := kinds[deploymentGVK]; !ok || info.Resource.Resource != "deployments" || !info.Namespaced {
+		t.Errorf("Deployment = %+v, %v", info, ok)
+	}
+	if len(kinds) != 3 {
+		t.Errorf("kinds = %v (subresources must be skipped)", kinds)
+	}
+	var s servedKinds
+	if !s.replace(kinds) || s.replace(kinds) {
+		t.Errorf("replace: first call must report a change, the second none")
+	}
+}

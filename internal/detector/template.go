@@ -1,0 +1,356 @@
+package detector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+)
+
+// reconcileTemplate is the template controller: observe the template, its
+// binding and the policies, decide which policy claims it, write the claim
+// and the binding.
+func (d *Detector) reconcileTemplate(ctx context.Context, key TemplateKey) (reconcile.Result, error) {
+	if IsSkippedKind(key.GVK) || IsSkippedNamespace(key.Namespace) {
+		return reconcile.Result{}, nil
+	}
+	wanted, err := d.isWanted(ctx, key.GVK)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if !wanted && !d.isWatching(key.GVK) {
+		// No policy selects the kind: only make sure a binding does not
+		// outlive its template (no garbage collector runs here).
+		return reconcile.Result{}, d.collectOrphanBinding(ctx, key)
+	}
+	if wanted {
+		if err := d.ensureWatch(key.GVK); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+
+	tmpl := &unstructured.Unstructured{}
+	tmpl.SetGroupVersionKind(key.GVK)
+	if err := d.Reader.Get(ctx, key.nn(), tmpl); err != nil {
+		if apierrors.IsNotFound(err) || isNoMatch(err) {
+			return reconcile.Result{}, d.deleteBindingOf(ctx, key)
+		}
+		return reconcile.Result{}, fmt.Errorf("getting template %s: %w", key, err)
+	}
+	if IsSkippedObject(tmpl) || tmpl.GetLabels()[ClaimedByLabel] != "" || !tmpl.GetDeletionTimestamp().IsZero() {
+		return reconcile.Result{}, nil
+	}
+
+	existing, err := d.getBinding(ctx, key)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if existing != nil {
+		if !refersTo(existing, key) {
+			ref := bindingSpec(existing).Resource
+			d.Recorder.Eventf(tmpl, corev1.EventTypeWarning, ReasonApplyPolicyFailed,
+				"binding %s already belongs to %s %s %s/%s", existing.GetName(), ref.APIVersion, ref.Kind, ref.Namespace, ref.Name)
+			return reconcile.Result{}, nil
+		}
+		if uid := bindingSpec(existing).Resource.UID; uid != "" && uid != tmpl.GetUID() {
+			// Left by a deleted template of the same name: remove it, then
+			// build a new one.
+			if err := d.deleteBinding(ctx, existing); err != nil {
+				return reconcile.Result{}, err
+			}
+			return reconcile.Result{RequeueAfter: staleBindingRetry}, nil
+		}
+	}
+
+	p, ok, err := d.choosePolicy(ctx, tmpl, existing)
+	if err != nil || !ok {
+		return reconcile.Result{}, err
+	}
+	return d.applyPolicy(ctx, tmpl, existing, p)
+}
+
+// choosePolicy returns the policy that claims tmpl: the policy of a valid
+// existing claim, else the best PropagationPolicy in its namespace, else the
+// best ClusterPropagationPolicy. A stale claim (policy gone, recreated, or no
+// longer selecting the template) is removed first, from the binding then the
+// template. tmpl and existing are updated in place when written.
+func (d *Detector) choosePolicy(ctx context.Context, tmpl *unstructured.Unstructured, existing client.Object) (policyRef, bool, error) {
+	info := infoOf(tmpl)
+	if c, ok := readClaim(tmpl); ok {
+		p, found, err := d.getPolicy(ctx, c)
+		if err != nil {
+			return policyRef{}, false, err
+		}
+		switch {
+		case found && p.ID == c.ID && p.Deleting:
+			// The policy's deletion handling releases the template; its
+			// update event brings it back here.
+			return policyRef{}, false, nil
+		case found && p.ID == c.ID && matches(p, info):
+			return p, true, nil
+		}
+		if err := d.releaseClaim(ctx, tmpl, existing, c.Cluster, c.ID); err != nil {
+			return policyRef{}, false, err
+		}
+	}
+
+	if tmpl.GetNamespace() != "" {
+		var pps policyv1alpha1.PropagationPolicyList
+		if err := d.Reader.List(ctx, &pps, client.InNamespace(tmpl.GetNamespace())); err != nil {
+			return policyRef{}, false, fmt.Errorf("listing PropagationPolicies: %w", err)
+		}
+		refs := make([]policyRef, 0, len(pps.Items))
+		for i := range pps.Items {
+			refs = append(refs, ppRef(&pps.Items[i]))
+		}
+		if p, ok := bestPolicy(refs, info); ok {
+			return p, true, nil
+		}
+	}
+	var cpps policyv1alpha1.ClusterPropagationPolicyList
+	if err := d.Reader.List(ctx, &cpps); err != nil {
+		return policyRef{}, false, fmt.Errorf("listing ClusterPropagationPolicies: %w", err)
+	}
+	refs := make([]policyRef, 0, len(cpps.Items))
+	for i := range cpps.Items {
+		refs = append(refs, cppRef(&cpps.Items[i]))
+	}
+	p, ok := bestPolicy(refs, info)
+	return p, ok, nil
+}
+
+// applyPolicy claims tmpl for p and creates or updates its binding, writing
+// only what changed.
+func (d *Detector) applyPolicy(ctx context.Context, tmpl *unstructured.Unstructured, existing client.Object, p policyRef) (reconcile.Result, error) {
+	log := ctrl.LoggerFrom(ctx).WithValues("policy", p.String())
+	if missing, err := d.missingOverrides(ctx, p); err != nil {
+		return reconcile.Result{}, err
+	} else if len(missing) > 0 {
+		d.Recorder.Eventf(tmpl, corev1.EventTypeWarning, ReasonApplyPolicyFailed,
+			"%s waits for its dependent overrides %s", p, strings.Join(missing, ", "))
+		return reconcile.Result{RequeueAfter: overridesRetry}, nil
+	}
+
+	claimed := tmpl.DeepCopy()
+	claimChanged := setClaim(claimed, p)
+	if p.Spec.ActivationPreference == policyv1alpha1.LazyActivation && !claimChanged && existing != nil &&
+		bindingSpec(existing).Resource.ResourceVersion == tmpl.GetResourceVersion() {
+		// Lazy: policy changes wait for the next change of the template.
+		return reconcile.Result{}, nil
+	}
+	if claimChanged {
+		if err := d.Client.Update(ctx, claimed); err != nil {
+			return reconcile.Result{}, d.failed(tmpl, p, fmt.Errorf("claiming template: %w", err))
+		}
+		tmpl = claimed
+	}
+
+	r, err := d.replicasOf(tmpl)
+	if err != nil {
+		return reconcile.Result{}, d.failed(tmpl, p, err)
+	}
+	if existing == nil {
+		b := buildBinding(tmpl, p, r, d.NewID())
+		if err := d.Client.Create(ctx, b); err != nil {
+			return reconcile.Result{}, d.failed(tmpl, p, fmt.Errorf("creating binding %s: %w", b.GetName(), err))
+		}
+		log.V(1).Info("created binding", "binding", b.GetName())
+		d.Recorder.Eventf(tmpl, corev1.EventTypeNormal, ReasonApplyPolicySucceed, "Applied %s; created binding %s", p, b.GetName())
+		return reconcile.Result{}, nil
+	}
+	b := existing.DeepCopyObject().(client.Object)
+	if !mergeBinding(b, tmpl, p, r, d.NewID()) {
+		if claimChanged {
+			d.Recorder.Eventf(tmpl, corev1.EventTypeNormal, ReasonApplyPolicySucceed, "Applied %s", p)
+		}
+		return reconcile.Result{}, nil
+	}
+	if err := d.Client.Update(ctx, b); err != nil {
+		return reconcile.Result{}, d.failed(tmpl, p, fmt.Errorf("updating binding %s: %w", b.GetName(), err))
+	}
+	log.V(1).Info("updated binding", "binding", b.GetName())
+	if claimChanged {
+		d.Recorder.Eventf(tmpl, corev1.EventTypeNormal, ReasonApplyPolicySucceed, "Applied %s; updated binding %s", p, b.GetName())
+	}
+	return reconcile.Result{}, nil
+}
+
+// failed records ApplyPolicyFailed on the template and returns err for a
+// retry. Conflicts are retried without an Event: they are expected when
+// several controllers write the same object.
+func (d *Detector) failed(tmpl *unstructured.Unstructured, p policyRef, err error) error {
+	if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
+		d.Recorder.Eventf(tmpl, corev1.EventTypeWarning, ReasonApplyPolicyFailed, "Applying %s failed: %v", p, err)
+	}
+	return err
+}
+
+func (d *Detector) replicasOf(tmpl *unstructured.Unstructured) (replicaInfo, error) {
+	replicas, reqs, ok, err := d.Interpreter.GetReplicas(tmpl)
+	if err != nil {
+		return replicaInfo{}, fmt.Errorf("interpreting replicas: %w", err)
+	}
+	if !ok {
+		return replicaInfo{}, nil
+	}
+	return replicaInfo{Replicas: replicas, Requirements: reqs}, nil
+}
+
+// missingOverrides lists the policy's dependentOverrides that do not exist.
+func (d *Detector) missingOverrides(ctx context.Context, p policyRef) ([]string, error) {
+	var missing []string
+	for _, name := range p.Spec.DependentOverrides {
+		var obj client.Object = &policyv1alpha1.OverridePolicy{}
+		key := types.NamespacedName{Namespace: p.Namespace, Name: name}
+		if p.Cluster {
+			obj, key = &policyv1alpha1.ClusterOverridePolicy{}, types.NamespacedName{Name: name}
+		}
+		if err := d.Reader.Get(ctx, key, obj); err != nil {
+			if apierrors.IsNotFound(err) {
+				missing = append(missing, name)
+				continue
+			}
+			return nil, fmt.Errorf("getting dependent override %s: %w", name, err)
+		}
+	}
+	return missing, nil
+}
+
+// getPolicy fetches the policy a claim names.
+func (d *Detector) getPolicy(ctx context.Context, c claim) (policyRef, bool, error) {
+	if c.Cluster {
+		var cpp policyv1alpha1.ClusterPropagationPolicy
+		if err := d.Reader.Get(ctx, types.NamespacedName{Name: c.Name}, &cpp); err != nil {
+			if apierrors.IsNotFound(err) {
+				return policyRef{}, false, nil
+			}
+			return policyRef{}, false, fmt.Errorf("getting ClusterPropagationPolicy %s: %w", c.Name, err)
+		}
+		return cppRef(&cpp), true, nil
+	}
+	var pp policyv1alpha1.PropagationPolicy
+	if err := d.Reader.Get(ctx, types.NamespacedName{Namespace: c.Namespace, Name: c.Name}, &pp); err != nil {
+		if apierrors.IsNotFound(err) {
+			return policyRef{}, false, nil
+		}
+		return policyRef{}, false, fmt.Errorf("getting PropagationPolicy %s/%s: %w", c.Namespace, c.Name, err)
+	}
+	return ppRef(&pp), true, nil
+}
+
+// releaseClaim removes the claim of policy id from the binding first and
+// then from the template (so that the binding never looks claimed by a
+// policy the template left). Both are updated in place.
+func (d *Detector) releaseClaim(ctx context.Context, tmpl *unstructured.Unstructured, binding client.Object, cluster bool, id string) error {
+	if binding != nil && removeClaim(binding, cluster, id) {
+		if err := d.Client.Update(ctx, binding); err != nil {
+			return fmt.Errorf("removing claim from binding %s: %w", binding.GetName(), err)
+		}
+	}
+	if removeClaim(tmpl, cluster, id) {
+		if err := d.Client.Update(ctx, tmpl); err != nil {
+			return fmt.Errorf("removing claim from template: %w", err)
+		}
+	}
+	return nil
+}
+
+// getBinding returns the binding named after the template, or nil.
+func (d *Detector) getBinding(ctx context.Context, key TemplateKey) (client.Object, error) {
+	b := newBindingObject(key.Namespace != "")
+	if err := d.Reader.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: BindingName(key.GVK.Kind, key.Name)}, b); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("getting binding of %s: %w", key, err)
+	}
+	return b, nil
+}
+
+// refersTo reports whether binding b is the binding of the template key
+// (same group, kind, namespace and name; the version may differ).
+func refersTo(b client.Object, key TemplateKey) bool {
+	ref := bindingSpec(b).Resource
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && gv.Group == key.GVK.Group && ref.Kind == key.GVK.Kind &&
+		ref.Namespace == key.Namespace && ref.Name == key.Name
+}
+
+// collectOrphanBinding deletes the binding of a template of a kind no policy
+// selects when the template is gone. It reads metadata only, sharing the
+// metadata informers of the dependencies distributor.
+func (d *Detector) collectOrphanBinding(ctx context.Context, key TemplateKey) error {
+	b, err := d.getBinding(ctx, key)
+	if err != nil || b == nil || !refersTo(b, key) {
+		return err
+	}
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(key.GVK)
+	switch err := d.Reader.Get(ctx, key.nn(), m); {
+	case err == nil:
+		if uid := bindingSpec(b).Resource.UID; uid == "" || uid == m.GetUID() {
+			return nil
+		}
+	case apierrors.IsNotFound(err) || isNoMatch(err):
+	default:
+		return fmt.Errorf("getting template %s: %w", key, err)
+	}
+	return d.deleteBinding(ctx, b)
+}
+
+// deleteBindingOf deletes the binding of a template that no longer exists.
+func (d *Detector) deleteBindingOf(ctx context.Context, key TemplateKey) error {
+	b, err := d.getBinding(ctx, key)
+	if err != nil || b == nil || !refersTo(b, key) {
+		return err
+	}
+	return d.deleteBinding(ctx, b)
+}
+
+// deleteBinding deletes b, guarded by its UID so that a binding recreated
+// meanwhile is kept. Karmada relies on the garbage collector through the
+// owner reference; this control plane runs none.
+func (d *Detector) deleteBinding(ctx context.Context, b client.Object) error {
+	if !b.GetDeletionTimestamp().IsZero() {
+		return nil
+	}
+	uid := b.GetUID()
+	err := d.Client.Delete(ctx, b, client.Preconditions{UID: &uid})
+	switch {
+	case err == nil:
+		ctrl.LoggerFrom(ctx).Info("deleted binding of a deleted template", "binding", b.GetName())
+		return nil
+	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		return nil
+	default:
+		return fmt.Errorf("deleting binding %s: %w", b.GetName(), err)
+	}
+}
+
+func infoOf(u *unstructured.Unstructured) templateInfo {
+	return templateInfo{
+		APIVersion: u.GetAPIVersion(),
+		Kind:       u.GetKind(),
+		Namespace:  u.GetNamespace(),
+		Name:       u.GetName(),
+		Labels:     u.GetLabels(),
+	}
+}
+
+func isNoMatch(err error) bool {
+	var noKind *meta.NoKindMatchError
+	return meta.IsNoMatchError(err) || errors.As(err, &noKind)
+}

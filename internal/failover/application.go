@@ -1,0 +1,281 @@
+package failover
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/features"
+)
+
+// decide is application failover's decision for one binding at now:
+//
+//  1. a scheduled cluster whose application reports Unhealthy starts a
+//     timer (unhealthySince = now) unless one runs already;
+//  2. only a Healthy report stops a timer: Unknown, or no report, keeps it,
+//     so flapping between Unhealthy and Unknown still fails over;
+//  3. a cluster that is no longer scheduled drops its timer;
+//  4. a cluster whose timer reached unhealthySince + toleration is evicted.
+//
+// The timers are kept in status.unhealthyClusters, so the deadline is the
+// same after a controller restart. requeueAfter is the time to the next
+// deadline (0 for none). newUnhealthy is sorted by cluster and still lists
+// the clusters to evict (the caller drops them after evicting).
+func decide(now time.Time, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, toleration time.Duration) (toEvict []string, newUnhealthy []workv1alpha2.UnhealthyCluster, requeueAfter time.Duration) {
+	since := map[string]metav1.Time{}
+	for _, u := range status.UnhealthyClusters {
+		since[u.ClusterName] = u.UnhealthySince
+	}
+	stamp := metav1.NewTime(now).Rfc3339Copy()
+	for _, c := range spec.Clusters {
+		var health workv1alpha2.ResourceHealth
+		if item := aggregatedItem(status, c.Name); item != nil {
+			health = item.Health
+		}
+		t, running := since[c.Name]
+		switch {
+		case health == workv1alpha2.ResourceHealthy:
+			continue
+		case health == workv1alpha2.ResourceUnhealthy && !running:
+			t, running = stamp, true
+		}
+		if !running {
+			continue
+		}
+		newUnhealthy = append(newUnhealthy, workv1alpha2.UnhealthyCluster{ClusterName: c.Name, UnhealthySince: t})
+		deadline := t.Add(toleration)
+		if !now.Before(deadline) {
+			toEvict = append(toEvict, c.Name)
+		} else if d := deadline.Sub(now); requeueAfter == 0 || d < requeueAfter {
+			requeueAfter = d
+		}
+	}
+	sort.Slice(newUnhealthy, func(i, j int) bool { return newUnhealthy[i].ClusterName < newUnhealthy[j].ClusterName })
+	sort.Strings(toEvict)
+	return toEvict, newUnhealthy, requeueAfter
+}
+
+// ApplicationFailoverReconciler moves a workload away from a cluster where
+// it stays Unhealthy for longer than the policy's tolerationSeconds, for
+// ResourceBindings and ClusterResourceBindings with
+// spec.failover.application set.
+type ApplicationFailoverReconciler struct {
+	// Client reads bindings (from the cache) and writes them.
+	Client client.Client
+	// Recorder records Events on bindings and resource templates.
+	Recorder record.EventRecorder
+	// Clock tells the time; clock.RealClock{} in production.
+	Clock clock.PassiveClock
+	// Gates: Failover enables the controller; GracefulEviction and
+	// StatefulFailoverInjection change what an eviction does.
+	Gates *features.Gates
+	// MaxConcurrentReconciles per binding kind; 0 means 1.
+	MaxConcurrentReconciles int
+}
+
+// SetupWithManager registers one controller for ResourceBindings and one
+// for ClusterResourceBindings. With the Failover gate off it registers
+// nothing.
+func (r *ApplicationFailoverReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if !r.Gates.Enabled(features.Failover) {
+		return nil
+	}
+	for _, k := range bindingKinds {
+		k := k
+		err := ctrl.NewControllerManagedBy(mgr).
+			Named(k.short+"-application-failover").
+			For(k.newObject(), builder.WithPredicates(relevantPredicate(applicationFailoverRelevant))).
+			WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+			Complete(reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+				return r.reconcile(ctx, k, req)
+			}))
+		if err != nil {
+			return fmt.Errorf("setting up the %s application-failover controller: %w", k.name, err)
+		}
+	}
+	return nil
+}
+
+// applicationFailoverRelevant: application failover is configured, or
+// timers are left to clear.
+func applicationFailoverRelevant(obj client.Object) bool {
+	spec, status, err := parts(obj)
+	if err != nil {
+		return false
+	}
+	return (spec.Failover != nil && spec.Failover.Application != nil) || len(status.UnhealthyClusters) > 0
+}
+
+func (r *ApplicationFailoverReconciler) reconcile(ctx context.Context, k bindingKind, req ctrl.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx).WithValues(k.name, req.NamespacedName)
+	ctx = ctrl.LoggerInto(ctx, log)
+	if !r.Gates.Enabled(features.Failover) {
+		return ctrl.Result{}, nil
+	}
+	obj := k.newObject()
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("reading %s %s: %w", k.name, req.NamespacedName, err)
+	}
+	if obj.GetDeletionTimestamp() != nil {
+		return ctrl.Result{}, nil
+	}
+	spec, status := mustParts(obj)
+	var app *policyv1alpha1.ApplicationFailoverBehavior
+	if spec.Failover != nil {
+		app = spec.Failover.Application
+	}
+	if app == nil {
+		return r.writeTimers(ctx, obj, status, nil, 0)
+	}
+
+	now := r.Clock.Now()
+	toleration := time.Duration(app.EffectiveTolerationSeconds()) * time.Second
+	toEvict, timers, requeueAfter := decide(now, spec, status, toleration)
+
+	if len(toEvict) > 0 {
+		if res, done, err := r.evict(ctx, k, obj, app, toEvict, timers, now); done {
+			return res, err
+		}
+	}
+	// Timers of clusters no longer scheduled (just evicted) go.
+	kept := timers[:0:0]
+	for _, t := range timers {
+		for _, c := range spec.Clusters {
+			if c.Name == t.ClusterName {
+				kept = append(kept, t)
+				break
+			}
+		}
+	}
+	return r.writeTimers(ctx, obj, status, kept, requeueAfter)
+}
+
+// evict writes the eviction of clusters in one spec Update. done is true
+// when the reconcile must return at once with the result and error.
+func (r *ApplicationFailoverReconciler) evict(ctx context.Context, k bindingKind, obj client.Object, app *policyv1alpha1.ApplicationFailoverBehavior, clusters []string, timers []workv1alpha2.UnhealthyCluster, now time.Time) (ctrl.Result, bool, error) {
+	log := ctrl.LoggerFrom(ctx)
+	spec, status := mustParts(obj)
+	before := clusterNames(spec.Clusters)
+
+	mode := app.EffectivePurgeMode()
+	grace, hasGrace := app.EffectiveGracePeriodSeconds()
+	var modeNote string
+	if mode == policyv1alpha1.PurgeModeGracefully && !r.Gates.Enabled(features.GracefulEviction) {
+		mode, hasGrace = policyv1alpha1.PurgeModeDirectly, false
+		modeNote = "feature gate GracefulEviction is off, so the old copy is purged directly"
+	}
+	var rules []policyv1alpha1.StatePreservationRule
+	if app.StatePreservation != nil && r.Gates.Enabled(features.StatefulFailoverInjection) {
+		rules = app.StatePreservation.Rules
+	}
+
+	since := map[string]metav1.Time{}
+	for _, t := range timers {
+		since[t.ClusterName] = t.UnhealthySince
+	}
+	type report struct {
+		cluster  string
+		problems []StateProblem
+		note     string
+	}
+	var reports []report
+	newSpec := spec.DeepCopy()
+	for _, cluster := range clusters {
+		state, problems, carried := captureForEviction(spec, status, rules, cluster)
+		notes := []string{fmt.Sprintf("the application was unhealthy in %s since %s, longer than the toleration of %s",
+			cluster, since[cluster].UTC().Format(time.RFC3339), time.Duration(app.EffectiveTolerationSeconds())*time.Second)}
+		if modeNote != "" {
+			notes = append(notes, modeNote)
+		}
+		if carried != "" {
+			notes = append(notes, carried)
+		}
+		for _, p := range problems {
+			notes = append(notes, "state not preserved for "+p.String())
+		}
+		o := EvictOptions{
+			Reason:              workv1alpha2.EvictionReasonApplicationFailure,
+			Producer:            k.appFailoverProducer,
+			PurgeMode:           mode,
+			PreservedLabelState: state,
+			Message:             strings.Join(notes, "; "),
+			ClustersBefore:      before,
+			Now:                 now,
+		}
+		if hasGrace {
+			o.GracePeriodSeconds = &grace
+		}
+		Evict(newSpec, cluster, o)
+		reports = append(reports, report{cluster: cluster, problems: problems, note: carried})
+	}
+	if equality.Semantic.DeepEqual(spec, newSpec) {
+		return ctrl.Result{}, false, nil
+	}
+	old := *spec
+	*spec = *newSpec
+	if err := r.Client.Update(ctx, obj); err != nil {
+		*spec = old
+		if apierrors.IsConflict(err) {
+			log.V(1).Info("write conflict while evicting; re-reading")
+			return ctrl.Result{RequeueAfter: conflictRetry}, true, nil
+		}
+		eventBoth(r.Recorder, obj, spec, "Warning", EventReasonEvictionFailed,
+			"Failed to evict from cluster(s) %s: %v", strings.Join(clusters, ", "), err)
+		return ctrl.Result{}, true, fmt.Errorf("evicting %v: %w", clusters, err)
+	}
+	for _, rep := range reports {
+		log.Info("evicted an unhealthy application", "cluster", rep.cluster, "purgeMode", mode)
+		for _, p := range rep.problems {
+			eventBoth(r.Recorder, obj, spec, "Warning", EventReasonStatePreservationFailed,
+				"Failing over from %s without state for %s; the failover goes on.", rep.cluster, p)
+		}
+		if rep.note != "" {
+			eventBoth(r.Recorder, obj, spec, "Normal", EventReasonStateCarriedForward, "%s", capitalise(rep.note)+".")
+		}
+	}
+	return ctrl.Result{}, false, nil
+}
+
+// writeTimers writes status.unhealthyClusters when it changed.
+func (r *ApplicationFailoverReconciler) writeTimers(ctx context.Context, obj client.Object, status *workv1alpha2.ResourceBindingStatus, timers []workv1alpha2.UnhealthyCluster, requeueAfter time.Duration) (ctrl.Result, error) {
+	if len(timers) == 0 {
+		timers = nil
+	}
+	if equality.Semantic.DeepEqual(status.UnhealthyClusters, timers) {
+		return ctrl.Result{RequeueAfter: requeueAfter}, nil
+	}
+	status.UnhealthyClusters = timers
+	if err := r.Client.Status().Update(ctx, obj); err != nil {
+		if apierrors.IsConflict(err) {
+			ctrl.LoggerFrom(ctx).V(1).Info("write conflict on unhealthy timers; re-reading")
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("writing unhealthy timers: %w", err)
+	}
+	return ctrl.Result{RequeueAfter: requeueAfter}, nil
+}
+
+func capitalise(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,142 @@
+package failover
+
+import (
+	"encoding/json"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+)
+
+// t0 is the tests' epoch.
+var t0 = time.Date(2024, 5, 8, 9, 0, 0, 0, time.UTC)
+
+func at(seconds int) time.Time { return t0.Add(time.Duration(seconds) * time.Second) }
+
+func mt(seconds int) *metav1.Time { return ptr.To(metav1.NewTime(at(seconds))) }
+
+// bindingWrapper builds ResourceBindings for tests.
+type bindingWrapper struct{ workv1alpha2.ResourceBinding }
+
+func makeBinding(name string) *bindingWrapper {
+	b := &bindingWrapper{}
+	b.Name = name + "-deployment"
+	b.Namespace = "default"
+	b.Generation = 2
+	b.Status.SchedulerObservedGeneration = 2
+	b.Spec.Resource = workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: name, UID: types.UID("uid-" + name)}
+	return b
+}
+
+func (b *bindingWrapper) clusters(names ...string) *bindingWrapper {
+	b.Spec.Clusters = nil
+	for _, n := range names {
+		b.Spec.Clusters = append(b.Spec.Clusters, workv1alpha2.TargetCluster{Name: n, Replicas: 2})
+	}
+	return b
+}
+
+func (b *bindingWrapper) health(cluster string, h workv1alpha2.ResourceHealth) *bindingWrapper {
+	b.Status.AggregatedStatus = append(b.Status.AggregatedStatus, workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Applied: true, Health: h})
+	return b
+}
+
+func (b *bindingWrapper) reflected(cluster string, status map[string]interface{}) *bindingWrapper {
+	raw, err := json.Marshal(status)
+	if err != nil {
+		panic(err)
+	}
+	for i := range b.Status.AggregatedStatus {
+		if b.Status.AggregatedStatus[i].ClusterName == cluster {
+			b.Status.AggregatedStatus[i].Status = &runtime.RawExtension{Raw: raw}
+			return b
+		}
+	}
+	b.Status.AggregatedStatus = append(b.Status.AggregatedStatus, workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Applied: true, Health: workv1alpha2.ResourceUnhealthy, Status: &runtime.RawExtension{Raw: raw}})
+	return b
+}
+
+func (b *bindingWrapper) unhealthySince(cluster string, seconds int) *bindingWrapper {
+	b.Status.UnhealthyClusters = append(b.Status.UnhealthyClusters, workv1alpha2.UnhealthyCluster{ClusterName: cluster, UnhealthySince: *mt(seconds)})
+	return b
+}
+
+func (b *bindingWrapper) appFailover(toleration int32, mode policyv1alpha1.PurgeMode, rules ...policyv1alpha1.StatePreservationRule) *bindingWrapper {
+	app := &policyv1alpha1.ApplicationFailoverBehavior{
+		DecisionConditions: policyv1alpha1.DecisionConditions{TolerationSeconds: ptr.To(toleration)},
+		PurgeMode:          mode,
+	}
+	if len(rules) > 0 {
+		app.StatePreservation = &policyv1alpha1.StatePreservation{Rules: rules}
+	}
+	b.Spec.Failover = &policyv1alpha1.FailoverBehavior{Application: app}
+	return b
+}
+
+func (b *bindingWrapper) task(t workv1alpha2.GracefulEvictionTask) *bindingWrapper {
+	b.Spec.GracefulEvictionTasks = append(b.Spec.GracefulEvictionTasks, t)
+	return b
+}
+
+func (b *bindingWrapper) history(h workv1alpha2.FailoverHistoryItem) *bindingWrapper {
+	b.Status.FailoverHistory = append(b.Status.FailoverHistory, h)
+	return b
+}
+
+func (b *bindingWrapper) unscheduled() *bindingWrapper {
+	b.Status.SchedulerObservedGeneration = b.Generation - 1
+	return b
+}
+
+func (b *bindingWrapper) noClusterFit(msg string) *bindingWrapper {
+	b.Status.Conditions = append(b.Status.Conditions, metav1.Condition{
+		Type: workv1alpha2.Scheduled, Status: metav1.ConditionFalse, Reason: workv1alpha2.BindingReasonNoClusterFit,
+		Message: msg, LastTransitionTime: *mt(0),
+	})
+	return b
+}
+
+func (b *bindingWrapper) obj() *workv1alpha2.ResourceBinding { return b.ResourceBinding.DeepCopy() }
+
+// makeTask builds an eviction task created at the given second.
+func makeTask(from string, mode policyv1alpha1.PurgeMode, created int, before ...string) workv1alpha2.GracefulEvictionTask {
+	t := workv1alpha2.GracefulEvictionTask{
+		FromCluster:            from,
+		PurgeMode:              mode,
+		Reason:                 workv1alpha2.EvictionReasonApplicationFailure,
+		Producer:               workv1alpha2.EvictionProducerRBApplicationFailover,
+		ClustersBeforeFailover: before,
+		CreationTimestamp:      mt(created),
+	}
+	if mode == policyv1alpha1.PurgeModeNever {
+		t.SuppressDeletion = ptr.To(true)
+	}
+	return t
+}
+
+func withGrace(t workv1alpha2.GracefulEvictionTask, s int32) workv1alpha2.GracefulEvictionTask {
+	t.GracePeriodSeconds = ptr.To(s)
+	return t
+}
+
+func withState(t workv1alpha2.GracefulEvictionTask, kv ...string) workv1alpha2.GracefulEvictionTask {
+	t.PreservedLabelState = map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		t.PreservedLabelState[kv[i]] = kv[i+1]
+	}
+	return t
+}
+
+func withSuppress(t workv1alpha2.GracefulEvictionTask, v *bool) workv1alpha2.GracefulEvictionTask {
+	t.SuppressDeletion = v
+	return t
+}
+
+func rule(alias, path string) policyv1alpha1.StatePreservationRule {
+	return policyv1alpha1.StatePreservationRule{AliasLabelName: alias, JSONPath: path}
+}

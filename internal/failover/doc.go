@@ -1,0 +1,37 @@
+// Package failover is Lifeboat's failover engine: it decides when a
+// workload leaves a cluster, what it carries along, and when the copy left
+// behind may go. It works on ResourceBindings and ClusterResourceBindings
+// alike (their shared ResourceBindingSpec and ResourceBindingStatus).
+//
+// One mechanism, several triggers: Evict moves a cluster from
+// spec.clusters into spec.gracefulEvictionTasks, in one
+// optimistic-concurrency write by the caller. The scheduler skips clusters
+// with a task, the binding controller renders Works by asking the Hooks
+// (KeepWorkFor, HoldNewWorks/BlockedClusters, LabelsToInject), and the
+// graceful-eviction controller closes the task.
+//
+// Controllers and the fields they write:
+//
+//   - ApplicationFailoverReconciler (gate Failover; bindings with
+//     spec.failover.application): status.unhealthyClusters (the persisted
+//     unhealthy timers) and, at a deadline, spec.clusters and
+//     spec.gracefulEvictionTasks (through Evict; the state captured by the
+//     policy's statePreservation rules goes into the task).
+//   - GracefulEvictionReconciler (bindings with tasks or open history):
+//     spec.gracefulEvictionTasks (stamps creationTimestamp, removes done
+//     tasks), status.failoverHistory (one entry per task, then
+//     clustersAfter and replacementHealthyTime), and the status condition
+//     FailoverTargetAvailable.
+//
+// Both record Events on the binding and on its resource template. Nothing
+// here keeps failover state in memory: timers, tasks and history are in
+// the binding, so a restart or a leader change neither resets nor repeats
+// anything.
+//
+// Where Lifeboat differs from Karmada: the last copy is never deleted when
+// nothing can take the workload (the task waits, the condition says why);
+// only a Healthy observation resets an unhealthy timer; state capture
+// never blocks a failover and survives chained failovers; injected labels
+// outlive the task; a Directly eviction does not wait forever for an
+// unreachable cluster.
+package failover

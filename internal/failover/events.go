@@ -1,0 +1,74 @@
+package failover
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+)
+
+// Event reasons. Karmada's names where Karmada has the event.
+const (
+	// EventReasonEvicted (Warning): a cluster was evicted from the
+	// binding; on the binding and the resource template.
+	EventReasonEvicted = "EvictWorkloadFromCluster"
+	// EventReasonEvictionSucceed (Normal): an eviction task finished;
+	// Karmada's name.
+	EventReasonEvictionSucceed = "EvictWorkloadFromClusterSucceed"
+	// EventReasonEvictionFailed (Warning): the eviction could not be
+	// written; Karmada's name.
+	EventReasonEvictionFailed = "EvictWorkloadFromClusterFailed"
+	// EventReasonStatePreservationFailed (Warning): a statePreservation
+	// rule produced no value; the failover went on without it.
+	EventReasonStatePreservationFailed = "StatePreservationFailed"
+	// EventReasonStateCarriedForward (Normal): a chained failover reused
+	// the state of an earlier one.
+	EventReasonStateCarriedForward = "StateCarriedForward"
+	// EventReasonNoFailoverTarget (Warning): nothing can take an evicted
+	// workload; the old copy is kept.
+	EventReasonNoFailoverTarget = "NoFailoverTarget"
+	// EventReasonReplacementHealthy (Normal): the replacement of an evicted
+	// copy is healthy.
+	EventReasonReplacementHealthy = "FailoverReplacementHealthy"
+)
+
+// Condition of a binding written by the graceful-eviction controller while
+// an eviction task is open.
+const (
+	// ConditionFailoverTargetAvailable is True when an evicted workload has
+	// a cluster to go to, False (reason NoFailoverTarget) when nothing fits
+	// and the old copy is kept. Removed when no task is open.
+	ConditionFailoverTargetAvailable = "FailoverTargetAvailable"
+	// ReasonNoFailoverTarget: the scheduler found no cluster.
+	ReasonNoFailoverTarget = "NoFailoverTarget"
+	// ReasonFailoverTargetPlaced: the workload has a new placement.
+	ReasonFailoverTargetPlaced = "FailoverTargetPlaced"
+)
+
+// templateObject is an object reference to the resource template for
+// event recorders.
+func templateObject(spec *workv1alpha2.ResourceBindingSpec) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(spec.Resource.APIVersion)
+	u.SetKind(spec.Resource.Kind)
+	u.SetNamespace(spec.Resource.Namespace)
+	u.SetName(spec.Resource.Name)
+	u.SetUID(spec.Resource.UID)
+	u.SetResourceVersion(spec.Resource.ResourceVersion)
+	return u
+}
+
+// eventBoth records an event on the binding and on its resource template.
+func eventBoth(rec record.EventRecorder, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, eventType, reason, format string, args ...interface{}) {
+	if rec == nil {
+		return
+	}
+	msg := fmt.Sprintf(format, args...)
+	rec.Event(obj, eventType, reason, msg)
+	if spec.Resource.Kind != "" && spec.Resource.Name != "" {
+		rec.Event(templateObject(spec), eventType, reason, msg)
+	}
+}

@@ -1,0 +1,311 @@
+package failover
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+)
+
+// OldCopyExistsFunc reports whether the copy of binding obj in cluster
+// still exists (e.g. its Work is still there, maybe deleting).
+type OldCopyExistsFunc func(ctx context.Context, obj client.Object, cluster string) (bool, error)
+
+// GracefulEvictionReconciler finishes evictions: it removes eviction tasks
+// that are done (taskDone), keeps status.failoverHistory in step with the
+// tasks and the replacement, and says in the FailoverTargetAvailable
+// condition whether the evicted workload has somewhere to go. It handles
+// ResourceBindings and ClusterResourceBindings.
+type GracefulEvictionReconciler struct {
+	// Client reads bindings (from the cache) and writes them.
+	Client client.Client
+	// Recorder records Events on bindings and resource templates.
+	Recorder record.EventRecorder
+	// Clock tells the time; clock.RealClock{} in production.
+	Clock clock.PassiveClock
+	// Metrics may be nil.
+	Metrics *Metrics
+	// DefaultGracePeriod applies to tasks without gracePeriodSeconds; 0
+	// means DefaultGracePeriod (10m).
+	DefaultGracePeriod time.Duration
+	// OldCopyExists, if set, is asked too before a Directly task is closed
+	// (see WorkExists). Without it the old copy counts as gone when
+	// status.aggregatedStatus has no item for its cluster.
+	OldCopyExists OldCopyExistsFunc
+	// MaxConcurrentReconciles per binding kind; 0 means 1.
+	MaxConcurrentReconciles int
+}
+
+// SetupWithManager registers one controller for ResourceBindings and one
+// for ClusterResourceBindings.
+func (r *GracefulEvictionReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	for _, k := range bindingKinds {
+		k := k
+		err := ctrl.NewControllerManagedBy(mgr).
+			Named(k.short+"-graceful-eviction").
+			For(k.newObject(), builder.WithPredicates(relevantPredicate(gracefulEvictionRelevant))).
+			WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+			Complete(reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+				return r.reconcile(ctx, k, req)
+			}))
+		if err != nil {
+			return fmt.Errorf("setting up the %s graceful-eviction controller: %w", k.name, err)
+		}
+	}
+	return nil
+}
+
+// gracefulEvictionRelevant: the binding has tasks, history entries to
+// complete, or a condition to clean up.
+func gracefulEvictionRelevant(obj client.Object) bool {
+	spec, status, err := parts(obj)
+	if err != nil {
+		return false
+	}
+	return len(spec.GracefulEvictionTasks) > 0 || historyOpen(status) ||
+		meta.FindStatusCondition(status.Conditions, ConditionFailoverTargetAvailable) != nil
+}
+
+func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKind, req ctrl.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx).WithValues(k.name, req.NamespacedName)
+	ctx = ctrl.LoggerInto(ctx, log)
+	obj := k.newObject()
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Metrics.setOpenTasks(k.short+"/"+req.String(), 0)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("reading %s %s: %w", k.name, req.NamespacedName, err)
+	}
+	if obj.GetDeletionTimestamp() != nil {
+		r.Metrics.setOpenTasks(k.short+"/"+req.String(), 0)
+		return ctrl.Result{}, nil
+	}
+	spec, status := mustParts(obj)
+	now := r.Clock.Now()
+
+	// 1. Status first, so the history has an entry for every task before
+	// a task is removed.
+	history, change := syncHistory(obj.GetGeneration(), spec, status, now)
+	newStatus := status.DeepCopy()
+	newStatus.FailoverHistory = history
+	cond, keepCond := targetCondition(obj.GetGeneration(), spec, status)
+	wasNoTarget := meta.IsStatusConditionFalse(status.Conditions, ConditionFailoverTargetAvailable)
+	switch {
+	case keepCond:
+	case cond == nil:
+		meta.RemoveStatusCondition(&newStatus.Conditions, ConditionFailoverTargetAvailable)
+	default:
+		cond.ObservedGeneration = obj.GetGeneration()
+		cond.LastTransitionTime = metav1.NewTime(now).Rfc3339Copy()
+		meta.SetStatusCondition(&newStatus.Conditions, *cond)
+	}
+	if !change.empty() || !conditionsEqual(status.Conditions, newStatus.Conditions) {
+		*status = *newStatus
+		if err := r.Client.Status().Update(ctx, obj); err != nil {
+			return r.writeFailed(ctx, err, "status")
+		}
+		r.reportHistory(obj, spec, change)
+		if cond != nil && cond.Status == metav1.ConditionFalse && !wasNoTarget {
+			eventBoth(r.Recorder, obj, spec, "Warning", EventReasonNoFailoverTarget, "%s", cond.Message)
+		}
+	}
+
+	// 2. Tasks.
+	plan := planTasks(r.observe(ctx, obj, spec, status), now)
+	if plan.changed {
+		spec.GracefulEvictionTasks = plan.kept
+		if err := r.Client.Update(ctx, obj); err != nil {
+			return r.writeFailed(ctx, err, "eviction tasks")
+		}
+		for _, rm := range plan.removed {
+			log.Info("eviction task done", "cluster", rm.task.FromCluster, "reason", rm.reason)
+			eventBoth(r.Recorder, obj, spec, "Normal", EventReasonEvictionSucceed,
+				"Evict from cluster %s succeed: %s.", rm.task.FromCluster, rm.reason)
+		}
+	}
+	r.Metrics.setOpenTasks(k.short+"/"+req.String(), len(spec.GracefulEvictionTasks))
+	return ctrl.Result{RequeueAfter: plan.requeueAfter}, nil
+}
+
+// writeFailed turns a conflict into a quiet requeue (the next pass
+// re-reads and decides again) and wraps other errors.
+func (r *GracefulEvictionReconciler) writeFailed(ctx context.Context, err error, what string) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		ctrl.LoggerFrom(ctx).V(1).Info("write conflict; re-reading", "field", what)
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	return ctrl.Result{}, fmt.Errorf("writing %s: %w", what, err)
+}
+
+func (r *GracefulEvictionReconciler) observe(ctx context.Context, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) observed {
+	grace := r.DefaultGracePeriod
+	if grace <= 0 {
+		grace = DefaultGracePeriod
+	}
+	o := observed{generation: obj.GetGeneration(), spec: spec, status: status, defaultGrace: grace}
+	if r.OldCopyExists != nil {
+		o.oldCopyGone = func(cluster string) bool {
+			if aggregatedItem(status, cluster) != nil {
+				return false
+			}
+			exists, err := r.OldCopyExists(ctx, obj, cluster)
+			if err != nil {
+				ctrl.LoggerFrom(ctx).Error(err, "checking the old copy; assuming it still exists", "cluster", cluster)
+				return false
+			}
+			return !exists
+		}
+	}
+	return o
+}
+
+// reportHistory emits Events and metrics for what syncHistory changed.
+func (r *GracefulEvictionReconciler) reportHistory(obj client.Object, spec *workv1alpha2.ResourceBindingSpec, change historyChange) {
+	for _, h := range change.appended {
+		r.Metrics.evicted(h.Reason, h.Producer)
+		msg := fmt.Sprintf("Evicted from cluster %s (%s, by %s); purge mode %s", h.FromCluster, h.Reason, h.Producer, h.PurgeMode)
+		if len(h.PreservedLabelState) > 0 {
+			msg += fmt.Sprintf("; preserved state %s", formatState(h.PreservedLabelState))
+		}
+		if h.Message != "" {
+			msg += ": " + h.Message
+		}
+		eventBoth(r.Recorder, obj, spec, "Warning", EventReasonEvicted, "%s", msg)
+	}
+	for _, h := range change.healed {
+		r.Metrics.failoverTook(h.ReplacementHealthyTime.Sub(detectionTime(spec, h)))
+		eventBoth(r.Recorder, obj, spec, "Normal", EventReasonReplacementHealthy,
+			"The replacement of the copy evicted from %s is healthy on %s, %s after the eviction.",
+			h.FromCluster, strings.Join(h.ClustersAfter, ","), h.ReplacementHealthyTime.Sub(h.Time.Time))
+	}
+}
+
+// detectionTime is when the failure behind h was first observed: for an
+// application failure, the eviction time minus the toleration (the
+// unhealthy timer started then); otherwise the eviction time.
+func detectionTime(spec *workv1alpha2.ResourceBindingSpec, h workv1alpha2.FailoverHistoryItem) time.Time {
+	if h.Reason == workv1alpha2.EvictionReasonApplicationFailure && spec.Failover != nil && spec.Failover.Application != nil {
+		return h.Time.Add(-time.Duration(spec.Failover.Application.EffectiveTolerationSeconds()) * time.Second)
+	}
+	return h.Time.Time
+}
+
+// targetCondition returns the FailoverTargetAvailable condition the
+// binding should have: nil to remove it; keep when nothing can be said yet
+// (the scheduler has not looked at the binding since the eviction).
+func targetCondition(generation int64, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) (*metav1.Condition, bool) {
+	if len(spec.GracefulEvictionTasks) == 0 {
+		return nil, false
+	}
+	from := make([]string, 0, len(spec.GracefulEvictionTasks))
+	for _, t := range spec.GracefulEvictionTasks {
+		from = append(from, t.FromCluster)
+	}
+	sort.Strings(from)
+	evicted := strings.Join(from, ", ")
+	if len(spec.Clusters) > 0 {
+		return &metav1.Condition{
+			Type:    ConditionFailoverTargetAvailable,
+			Status:  metav1.ConditionTrue,
+			Reason:  ReasonFailoverTargetPlaced,
+			Message: fmt.Sprintf("The workload evicted from %s is placed on %s.", evicted, strings.Join(clusterNames(spec.Clusters), ", ")),
+		}, false
+	}
+	sched := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled)
+	schedulerSaidNo := sched != nil && sched.Status == metav1.ConditionFalse
+	if !schedulerSaidNo && !scheduled(generation, status) {
+		return nil, true
+	}
+	why := "the scheduler found no cluster"
+	if schedulerSaidNo && sched.Message != "" {
+		why = fmt.Sprintf("the scheduler found no cluster: %s", sched.Message)
+	}
+	return &metav1.Condition{
+		Type:   ConditionFailoverTargetAvailable,
+		Status: metav1.ConditionFalse,
+		Reason: ReasonNoFailoverTarget,
+		Message: truncate(fmt.Sprintf("No cluster can take the workload evicted from %s (%s). The copy in %s is kept until a cluster is available: Lifeboat never deletes the last copy.",
+			evicted, why, evicted), 32768),
+	}, false
+}
+
+// conditionsEqual compares conditions ignoring order.
+func conditionsEqual(a, b []metav1.Condition) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, c := range a {
+		o := meta.FindStatusCondition(b, c.Type)
+		if o == nil || o.Status != c.Status || o.Reason != c.Reason || o.Message != c.Message ||
+			o.ObservedGeneration != c.ObservedGeneration || !o.LastTransitionTime.Equal(&c.LastTransitionTime) {
+			return false
+		}
+	}
+	return true
+}
+
+func formatState(state map[string]string) string {
+	keys := make([]string, 0, len(state))
+	for k := range state {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+"="+state[k])
+	}
+	return strings.Join(parts, ",")
+}
+
+// WorkExists returns an OldCopyExistsFunc that looks for the binding's
+// Work in the cluster's execution namespace (karmada-es-<cluster>), found
+// by the binding's permanent-id label. A deleting Work still exists: the
+// member object is only gone once the Work is.
+func WorkExists(reader client.Reader) OldCopyExistsFunc {
+	return func(ctx context.Context, obj client.Object, cluster string) (bool, error) {
+		key := workv1alpha2.ResourceBindingPermanentIDLabel
+		if _, ok := obj.(*workv1alpha2.ClusterResourceBinding); ok {
+			key = workv1alpha2.ClusterResourceBindingPermanentIDLabel
+		}
+		id := obj.GetLabels()[key]
+		if id == "" {
+			return false, nil // no id, no Works to find: rely on the aggregated status
+		}
+		var works workv1alpha1.WorkList
+		if err := reader.List(ctx, &works, client.InNamespace(clusterv1alpha1.ExecutionSpacePrefix+cluster),
+			client.MatchingLabels{key: id}, client.Limit(1)); err != nil {
+			return false, fmt.Errorf("listing Works of cluster %s: %w", cluster, err)
+		}
+		return len(works.Items) > 0, nil
+	}
+}
+
+// relevantPredicate passes create, update (old or new relevant), delete
+// and generic events of relevant bindings.
+func relevantPredicate(relevant func(client.Object) bool) predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(e event.CreateEvent) bool { return relevant(e.Object) },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return relevant(e.ObjectOld) || relevant(e.ObjectNew) },
+		DeleteFunc:  func(e event.DeleteEvent) bool { return relevant(e.Object) },
+		GenericFunc: func(e event.GenericEvent) bool { return relevant(e.Object) },
+	}
+}

@@ -1,0 +1,144 @@
+package failover
+
+import (
+	"sort"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+)
+
+// historyKey identifies the eviction behind a history entry: the evicted
+// cluster and the task's creation time. The history is derived from the
+// tasks with this key, so an entry is recorded exactly once however many
+// times the derivation runs, and nothing is lost when a status write fails
+// after the eviction's spec write.
+type historyKey struct {
+	cluster string
+	time    int64
+}
+
+// historyChange is what syncHistory did, for Events and metrics.
+type historyChange struct {
+	// appended are the new entries.
+	appended []workv1alpha2.FailoverHistoryItem
+	// healed are the entries whose replacement just became Healthy.
+	healed []workv1alpha2.FailoverHistoryItem
+}
+
+func (c historyChange) empty() bool { return len(c.appended) == 0 && len(c.healed) == 0 }
+
+// scheduled reports whether the scheduler has handled the binding's
+// current generation, i.e. spec.clusters is the placement after the last
+// eviction.
+func scheduled(generation int64, status *workv1alpha2.ResourceBindingStatus) bool {
+	return status.SchedulerObservedGeneration >= generation
+}
+
+// placementHealthy reports whether every scheduled cluster reports
+// Healthy; false for an empty placement.
+func placementHealthy(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) bool {
+	if len(spec.Clusters) == 0 {
+		return false
+	}
+	for _, c := range spec.Clusters {
+		item := aggregatedItem(status, c.Name)
+		if item == nil || item.Health != workv1alpha2.ResourceHealthy {
+			return false
+		}
+	}
+	return true
+}
+
+// syncHistory returns status.failoverHistory brought up to date with the
+// binding, and what changed:
+//  1. every eviction task (with a creation time) has an entry;
+//  2. entries without clustersAfter get the placement once the scheduler
+//     has placed the replacement (and it is not empty);
+//  3. entries without replacementHealthyTime get now once every cluster of
+//     the new placement is Healthy;
+//  4. at most MaxFailoverHistoryItems entries are kept, oldest dropped.
+func syncHistory(generation int64, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, now time.Time) ([]workv1alpha2.FailoverHistoryItem, historyChange) {
+	var change historyChange
+	history := make([]workv1alpha2.FailoverHistoryItem, 0, len(status.FailoverHistory)+len(spec.GracefulEvictionTasks))
+	for i := range status.FailoverHistory {
+		history = append(history, *status.FailoverHistory[i].DeepCopy())
+	}
+	known := map[historyKey]bool{}
+	for _, h := range history {
+		known[historyKey{h.FromCluster, h.Time.Unix()}] = true
+	}
+	full := len(history) >= workv1alpha2.MaxFailoverHistoryItems
+
+	// 1. One entry per task.
+	for _, t := range spec.GracefulEvictionTasks {
+		if t.CreationTimestamp == nil {
+			continue // the graceful-eviction controller stamps it first
+		}
+		key := historyKey{t.FromCluster, t.CreationTimestamp.Unix()}
+		if known[key] {
+			continue
+		}
+		// A full history already dropped entries older than its oldest
+		// one; re-adding them would only drop them again.
+		if full && t.CreationTimestamp.Unix() < history[0].Time.Unix() {
+			continue
+		}
+		known[key] = true
+		item := workv1alpha2.FailoverHistoryItem{
+			Time:           *t.CreationTimestamp.DeepCopy(),
+			Reason:         t.Reason,
+			Producer:       t.Producer,
+			FromCluster:    t.FromCluster,
+			PurgeMode:      policyv1alpha1.NormalizePurgeMode(t.PurgeMode),
+			ClustersBefore: append([]string(nil), t.ClustersBeforeFailover...),
+			Message:        t.Message,
+		}
+		if len(t.PreservedLabelState) > 0 {
+			item.PreservedLabelState = make(map[string]string, len(t.PreservedLabelState))
+			for k, v := range t.PreservedLabelState {
+				item.PreservedLabelState[k] = v
+			}
+		}
+		history = append(history, item)
+		change.appended = append(change.appended, item)
+	}
+	sort.SliceStable(history, func(i, j int) bool { return history[i].Time.Before(&history[j].Time) })
+
+	// 2 and 3. Placement and health of the replacement.
+	placed := scheduled(generation, status) && len(spec.Clusters) > 0
+	healthy := placed && placementHealthy(spec, status)
+	stamp := metav1.NewTime(now).Rfc3339Copy()
+	for i := range history {
+		h := &history[i]
+		if placed && len(h.ClustersAfter) == 0 {
+			h.ClustersAfter = clusterNames(spec.Clusters)
+		}
+		if healthy && h.ReplacementHealthyTime == nil && len(h.ClustersAfter) > 0 && !stamp.Before(&h.Time) {
+			h.ReplacementHealthyTime = stamp.DeepCopy()
+			change.healed = append(change.healed, *h.DeepCopy())
+		}
+	}
+
+	// 4. Bound.
+	if extra := len(history) - workv1alpha2.MaxFailoverHistoryItems; extra > 0 {
+		history = history[extra:]
+	}
+	if len(history) == 0 {
+		history = nil
+	}
+	return history, change
+}
+
+// historyOpen reports whether syncHistory may still change an entry: the
+// replacement was not placed or has not been Healthy yet.
+func historyOpen(status *workv1alpha2.ResourceBindingStatus) bool {
+	for _, h := range status.FailoverHistory {
+		if len(h.ClustersAfter) == 0 || h.ReplacementHealthyTime == nil {
+			return true
+		}
+	}
+	return false
+}

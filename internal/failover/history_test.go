@@ -1,0 +1,91 @@
+package failover
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+)
+
+func TestSyncHistory(t *testing.T) {
+	task := withState(makeTask("member2", policyv1alpha1.PurgeModeDirectly, 100, "member2"), "jobid", "aaaa")
+	task.Message = "state not preserved for rule x"
+	entry := workv1alpha2.FailoverHistoryItem{
+		Time: *mt(100), Reason: workv1alpha2.EvictionReasonApplicationFailure, Producer: workv1alpha2.EvictionProducerRBApplicationFailover,
+		FromCluster: "member2", PurgeMode: policyv1alpha1.PurgeModeDirectly, ClustersBefore: []string{"member2"},
+		PreservedLabelState: map[string]string{"jobid": "aaaa"}, Message: "state not preserved for rule x",
+	}
+	placed := entry
+	placed.ClustersAfter = []string{"member1"}
+	healed := placed
+	healed.ReplacementHealthyTime = mt(300)
+
+	for name, tc := range map[string]struct {
+		binding      *bindingWrapper
+		want         []workv1alpha2.FailoverHistoryItem
+		wantAppended int
+		wantHealed   int
+	}{
+		"task without entry: appended (the scheduler has not placed yet)": {
+			binding:      makeBinding("a").task(task).unscheduled(),
+			want:         []workv1alpha2.FailoverHistoryItem{entry},
+			wantAppended: 1,
+		},
+		"idempotent: an entry per task, once": {
+			binding: makeBinding("a").task(task).unscheduled().history(entry),
+			want:    []workv1alpha2.FailoverHistoryItem{entry},
+		},
+		"replacement placed: clustersAfter": {
+			binding: makeBinding("a").clusters("member1").health("member1", workv1alpha2.ResourceUnhealthy).task(task).history(entry),
+			want:    []workv1alpha2.FailoverHistoryItem{placed},
+		},
+		"replacement healthy: replacementHealthyTime (task already gone)": {
+			binding:    makeBinding("a").clusters("member1").health("member1", workv1alpha2.ResourceHealthy).history(placed),
+			want:       []workv1alpha2.FailoverHistoryItem{healed},
+			wantHealed: 1,
+		},
+		"closed entries stay as they are": {
+			binding: makeBinding("a").clusters("member3").health("member3", workv1alpha2.ResourceHealthy).history(healed),
+			want:    []workv1alpha2.FailoverHistoryItem{healed},
+		},
+		"task without creation time waits": {
+			binding: makeBinding("a").task(workv1alpha2.GracefulEvictionTask{FromCluster: "member2"}).unscheduled(),
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := tc.binding.obj()
+			got, change := syncHistory(b.Generation, &b.Spec, &b.Status, at(300))
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("history (-want +got):\n%s", diff)
+			}
+			if len(change.appended) != tc.wantAppended || len(change.healed) != tc.wantHealed {
+				t.Errorf("appended %d healed %d, want %d and %d", len(change.appended), len(change.healed), tc.wantAppended, tc.wantHealed)
+			}
+		})
+	}
+}
+
+func TestSyncHistoryBounded(t *testing.T) {
+	b := makeBinding("a").clusters("member1")
+	for i := 0; i < workv1alpha2.MaxFailoverHistoryItems; i++ {
+		b.history(workv1alpha2.FailoverHistoryItem{Time: *mt(i), FromCluster: fmt.Sprintf("old%d", i), ClustersAfter: []string{"x"}, ReplacementHealthyTime: mt(i)})
+	}
+	b.task(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 1000, "member1", "member2"))
+	obj := b.obj()
+	got, change := syncHistory(obj.Generation, &obj.Spec, &obj.Status, at(1001))
+	if len(got) != workv1alpha2.MaxFailoverHistoryItems {
+		t.Fatalf("len = %d, want %d", len(got), workv1alpha2.MaxFailoverHistoryItems)
+	}
+	if got[0].FromCluster != "old1" || got[len(got)-1].FromCluster != "member2" || len(change.appended) != 1 {
+		t.Errorf("oldest not dropped first: first %s last %s", got[0].FromCluster, got[len(got)-1].FromCluster)
+	}
+	// A second pass does not re-add the dropped entry nor the new one.
+	obj.Status.FailoverHistory = got
+	again, change := syncHistory(obj.Generation, &obj.Spec, &obj.Status, at(1002))
+	if !change.empty() || len(again) != len(got) {
+		t.Errorf("second pass changed the history: %+v", change)
+	}
+}

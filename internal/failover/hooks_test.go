@@ -1,0 +1,158 @@
+package failover
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/ptr"
+
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/features"
+)
+
+func TestKeepWorkFor(t *testing.T) {
+	for name, tc := range map[string]struct {
+		binding *bindingWrapper
+		want    bool
+	}{
+		"no task: orphan, delete": {
+			binding: makeBinding("a").clusters("member1"),
+		},
+		"Gracefully: keep": {
+			binding: makeBinding("a").clusters("member1").task(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0)),
+			want:    true,
+		},
+		"Graciously (old spelling): keep": {
+			binding: makeBinding("a").clusters("member1").task(makeTask("member2", policyv1alpha1.PurgeModeGraciously, 0)),
+			want:    true,
+		},
+		"Never: keep": {
+			binding: makeBinding("a").clusters("member1").task(makeTask("member2", policyv1alpha1.PurgeModeNever, 0)),
+			want:    true,
+		},
+		"Never confirmed by the user: delete": {
+			binding: makeBinding("a").clusters("member1").task(withSuppress(makeTask("member2", policyv1alpha1.PurgeModeNever, 0), ptr.To(false))),
+		},
+		"Directly: delete first": {
+			binding: makeBinding("a").clusters("member1").task(makeTask("member2", policyv1alpha1.PurgeModeDirectly, 0)),
+		},
+		"Immediately (old spelling): delete first": {
+			binding: makeBinding("a").clusters("member1").task(makeTask("member2", policyv1alpha1.PurgeModeImmediately, 0)),
+		},
+		"Directly with no target: keep the last copy": {
+			binding: makeBinding("a").task(makeTask("member2", policyv1alpha1.PurgeModeDirectly, 0)),
+			want:    true,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := tc.binding.obj()
+			if got := NewHooks(nil).KeepWorkFor(&b.Spec, "member2"); got != tc.want {
+				t.Errorf("KeepWorkFor = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBlockedClusters(t *testing.T) {
+	for name, tc := range map[string]struct {
+		binding *bindingWrapper
+		want    []string
+	}{
+		"no task": {
+			binding: makeBinding("a").clusters("member1"),
+		},
+		"Gracefully does not block": {
+			binding: makeBinding("a").clusters("member3").task(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0, "member2")),
+		},
+		"Directly blocks the new clusters only": {
+			binding: makeBinding("a").clusters("member1", "member3").task(makeTask("member2", policyv1alpha1.PurgeModeDirectly, 0, "member1", "member2")),
+			want:    []string{"member3"},
+		},
+		"Directly without the placement before blocks all": {
+			binding: makeBinding("a").clusters("member1", "member3").task(makeTask("member2", policyv1alpha1.PurgeModeImmediately, 0)),
+			want:    []string{"member1", "member3"},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := tc.binding.obj()
+			h := NewHooks(nil)
+			got := h.BlockedClusters(&b.Spec)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("BlockedClusters (-want +got):\n%s", diff)
+			}
+			if h.HoldNewWorks(&b.Spec) != (len(tc.want) > 0) {
+				t.Errorf("HoldNewWorks = %t, want %t", h.HoldNewWorks(&b.Spec), len(tc.want) > 0)
+			}
+		})
+	}
+}
+
+func TestLabelsToInject(t *testing.T) {
+	off := features.New()
+	if err := off.Set("StatefulFailoverInjection=false"); err != nil {
+		t.Fatal(err)
+	}
+	directlyTask := withState(makeTask("member1", policyv1alpha1.PurgeModeDirectly, 100, "member1"), "jobid", "aaaa")
+	entry := func(from string, mode policyv1alpha1.PurgeMode, tm int, before, after []string, state string) workv1alpha2.FailoverHistoryItem {
+		return workv1alpha2.FailoverHistoryItem{Time: *mt(tm), FromCluster: from, PurgeMode: mode, ClustersBefore: before, ClustersAfter: after,
+			PreservedLabelState: map[string]string{"jobid": state}}
+	}
+	for name, tc := range map[string]struct {
+		binding *bindingWrapper
+		cluster string
+		gates   *features.Gates
+		want    map[string]string
+	}{
+		"Directly task, new cluster: inject": {
+			binding: makeBinding("a").clusters("member2").task(directlyTask),
+			cluster: "member2",
+			want:    map[string]string{"jobid": "aaaa"},
+		},
+		"Immediately (old spelling): inject": {
+			binding: makeBinding("a").clusters("member2").history(entry("member1", policyv1alpha1.PurgeModeImmediately, 100, []string{"member1"}, nil, "aaaa")),
+			cluster: "member2",
+			want:    map[string]string{"jobid": "aaaa"},
+		},
+		"gate off: nothing": {
+			binding: makeBinding("a").clusters("member2").task(directlyTask),
+			cluster: "member2",
+			gates:   off,
+		},
+		"cluster scheduled before the failover: nothing": {
+			binding: makeBinding("a").clusters("member2", "member3").task(withState(makeTask("member1", policyv1alpha1.PurgeModeDirectly, 100, "member1", "member3"), "jobid", "aaaa")),
+			cluster: "member3",
+		},
+		"Gracefully: nothing (as the seed restricts)": {
+			binding: makeBinding("a").clusters("member2").task(withState(makeTask("member1", policyv1alpha1.PurgeModeGracefully, 100, "member1"), "jobid", "aaaa")),
+			cluster: "member2",
+		},
+		"task gone: the history keeps the labels": {
+			binding: makeBinding("a").clusters("member2").history(entry("member1", policyv1alpha1.PurgeModeDirectly, 100, []string{"member1"}, []string{"member2"}, "aaaa")),
+			cluster: "member2",
+			want:    map[string]string{"jobid": "aaaa"},
+		},
+		"chained: the newest failover that placed the cluster wins": {
+			binding: makeBinding("a").clusters("member3").
+				history(entry("member1", policyv1alpha1.PurgeModeDirectly, 100, []string{"member1"}, []string{"member2"}, "aaaa")).
+				history(entry("member2", policyv1alpha1.PurgeModeDirectly, 200, []string{"member2"}, []string{"member3"}, "aaaa-carried")),
+			cluster: "member3",
+			want:    map[string]string{"jobid": "aaaa-carried"},
+		},
+		"a cluster placed by an older failover is not given a newer state": {
+			binding: makeBinding("a").clusters("member2", "member4").
+				history(entry("member1", policyv1alpha1.PurgeModeDirectly, 100, []string{"member1"}, []string{"member2"}, "one")).
+				history(entry("member3", policyv1alpha1.PurgeModeDirectly, 200, []string{"member2", "member3"}, []string{"member2", "member4"}, "three")),
+			cluster: "member2",
+			want:    map[string]string{"jobid": "one"},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := tc.binding.obj()
+			got := NewHooks(tc.gates).LabelsToInject(&b.Spec, &b.Status, tc.cluster)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("LabelsToInject (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

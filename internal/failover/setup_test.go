@@ -1,0 +1,71 @@
+package failover
+
+import (
+	"context"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/features"
+	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
+)
+
+// The wiring the controller manager does, without starting anything.
+func TestSetupWithManager(t *testing.T) {
+	s, err := lbscheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := ctrl.NewManager(&rest.Config{Host: "http://127.0.0.1:1"}, ctrl.Options{Scheme: s, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gates := features.New()
+	if err := (&ApplicationFailoverReconciler{
+		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("application-failover"), //nolint:staticcheck // the brief's recorder API
+		Clock: clock.RealClock{}, Gates: gates, MaxConcurrentReconciles: 4,
+	}).SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&GracefulEvictionReconciler{
+		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("graceful-eviction"), //nolint:staticcheck // the brief's recorder API
+		Clock: clock.RealClock{}, Metrics: m, OldCopyExists: WorkExists(mgr.GetClient()), MaxConcurrentReconciles: 4,
+	}).SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewMetrics(prometheus.NewRegistry()); err != nil {
+		t.Errorf("a second registry: %v", err)
+	}
+}
+
+func TestWorkExists(t *testing.T) {
+	rb := makeBinding("nginx").obj()
+	rb.Labels = map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: "id-1"}
+	work := &workv1alpha1.Work{}
+	work.Name, work.Namespace = "nginx-work", "karmada-es-member2"
+	work.Labels = map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: "id-1"}
+	other := &workv1alpha1.Work{}
+	other.Name, other.Namespace = "other", "karmada-es-member3"
+	other.Labels = map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: "id-2"}
+	e := newEnv(t, nil, work, other)
+	exists := WorkExists(e.client)
+	for cluster, want := range map[string]bool{"member2": true, "member3": false, "member1": false} {
+		got, err := exists(context.Background(), rb, cluster)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("WorkExists(%s) = %t, want %t", cluster, got, want)
+		}
+	}
+}

@@ -1,0 +1,265 @@
+package failover
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/util/jsonpath"
+
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+)
+
+// StateProblem is a statePreservation rule whose value could not be
+// captured. It never blocks a failover: the failover goes on without that
+// value, and the problem is reported in an Event and the failover history.
+type StateProblem struct {
+	// Alias is the rule's aliasLabelName.
+	Alias string
+	// Reason says what went wrong, for users.
+	Reason string
+}
+
+func (p StateProblem) String() string { return fmt.Sprintf("rule %s: %s", p.Alias, p.Reason) }
+
+// CaptureState evaluates every rule against the reflected status of the
+// failed copy in cluster and returns aliasLabelName → value for the rules
+// that produced a valid label value, and a problem for each that did not.
+//
+// A bare path (".updatedReplicas", "jobStatus.jobId") is read as if written
+// "{.updatedReplicas}". Lists and maps are printed as JSON text, scalars as
+// text, as kubectl -o jsonpath does.
+func CaptureState(rules []policyv1alpha1.StatePreservationRule, raw *runtime.RawExtension, cluster string) (map[string]string, []StateProblem) {
+	if len(rules) == 0 {
+		return nil, nil
+	}
+	var problems []StateProblem
+	failAll := func(reason string) (map[string]string, []StateProblem) {
+		for _, r := range rules {
+			problems = append(problems, StateProblem{Alias: r.AliasLabelName, Reason: reason})
+		}
+		return nil, problems
+	}
+	if raw == nil || len(bytes.TrimSpace(raw.Raw)) == 0 {
+		return failAll(fmt.Sprintf("no status was reported from cluster %s", cluster))
+	}
+	var data interface{}
+	if err := json.Unmarshal(raw.Raw, &data); err != nil {
+		return failAll(fmt.Sprintf("the status reported from cluster %s is not JSON: %v", cluster, err))
+	}
+
+	state := map[string]string{}
+	for _, r := range rules {
+		value, reason := evalRule(r.JSONPath, data)
+		if reason != "" {
+			problems = append(problems, StateProblem{Alias: r.AliasLabelName, Reason: reason})
+			continue
+		}
+		state[r.AliasLabelName] = value
+	}
+	if len(state) == 0 {
+		state = nil
+	}
+	return state, problems
+}
+
+// evalRule returns the value of path in data, or why there is none.
+func evalRule(path string, data interface{}) (string, string) {
+	template := normaliseJSONPath(path)
+	jp := jsonpath.New("statePreservation").AllowMissingKeys(false)
+	if err := jp.Parse(template); err != nil {
+		return "", fmt.Sprintf("invalid JSONPath %q: %v", path, err)
+	}
+	results, err := jp.FindResults(data)
+	if err != nil {
+		if hint := missingFieldHint(template, data); hint != "" {
+			return "", fmt.Sprintf("JSONPath %q: %s", path, hint)
+		}
+		return "", fmt.Sprintf("JSONPath %q: %v", path, err)
+	}
+	matched := false
+	for _, set := range results {
+		if len(set) > 0 {
+			matched = true
+		}
+	}
+	if !matched {
+		return "", fmt.Sprintf("JSONPath %q matched nothing in the reflected status", path)
+	}
+	var buf bytes.Buffer
+	if err := jp.Execute(&buf, data); err != nil {
+		return "", fmt.Sprintf("JSONPath %q: %v", path, err)
+	}
+	value := buf.String()
+	if errs := validation.IsValidLabelValue(value); len(errs) > 0 {
+		return "", fmt.Sprintf("value %q of JSONPath %q is not a valid label value: %s", truncate(value, 80), path, strings.Join(errs, "; "))
+	}
+	return value, ""
+}
+
+// normaliseJSONPath turns a bare path into a JSONPath template:
+// ".a.b" and "a.b" become "{.a.b}"; templates with braces are unchanged.
+func normaliseJSONPath(path string) string {
+	p := strings.TrimSpace(path)
+	if strings.Contains(p, "{") {
+		return p
+	}
+	if !strings.HasPrefix(p, ".") && !strings.HasPrefix(p, "$") && !strings.HasPrefix(p, "[") {
+		p = "." + p
+	}
+	return "{" + p + "}"
+}
+
+// missingFieldHint walks the plain field steps of template through data and
+// names the first missing field, with a case-insensitive match if there is
+// one ("jobID not found; did you mean jobId?"). Empty when the path has
+// other kinds of steps before the missing field.
+func missingFieldHint(template string, data interface{}) string {
+	parser, err := jsonpath.Parse("hint", template)
+	if err != nil || parser.Root == nil {
+		return ""
+	}
+	cur := data
+	for _, n := range parser.Root.Nodes {
+		list, ok := n.(*jsonpath.ListNode)
+		if !ok {
+			continue
+		}
+		for _, step := range list.Nodes {
+			field, ok := step.(*jsonpath.FieldNode)
+			if !ok {
+				return ""
+			}
+			if field.Value == "" { // a leading "." or "$"
+				continue
+			}
+			obj, ok := cur.(map[string]interface{})
+			if !ok {
+				return ""
+			}
+			next, ok := obj[field.Value]
+			if !ok {
+				keys := make([]string, 0, len(obj))
+				for k := range obj {
+					keys = append(keys, k)
+				}
+				sort.Strings(keys)
+				for _, k := range keys {
+					if strings.EqualFold(k, field.Value) {
+						return fmt.Sprintf("%s not found; did you mean %s?", field.Value, k)
+					}
+				}
+				return fmt.Sprintf("%s not found", field.Value)
+			}
+			cur = next
+		}
+	}
+	return ""
+}
+
+// failoverRecord is one eviction as seen in a task or a history entry.
+type failoverRecord struct {
+	fromCluster    string
+	time           int64 // unix seconds of the task's creationTimestamp
+	purgeMode      policyv1alpha1.PurgeMode
+	clustersBefore []string
+	clustersAfter  []string
+	state          map[string]string
+	healthy        bool // the replacement became Healthy
+}
+
+// failoverRecords merges the history entries and the tasks that have no
+// entry yet, newest first.
+func failoverRecords(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) []failoverRecord {
+	seen := map[historyKey]bool{}
+	var out []failoverRecord
+	for _, h := range status.FailoverHistory {
+		seen[historyKey{h.FromCluster, h.Time.Unix()}] = true
+		out = append(out, failoverRecord{
+			fromCluster:    h.FromCluster,
+			time:           h.Time.Unix(),
+			purgeMode:      policyv1alpha1.NormalizePurgeMode(h.PurgeMode),
+			clustersBefore: h.ClustersBefore,
+			clustersAfter:  h.ClustersAfter,
+			state:          h.PreservedLabelState,
+			healthy:        h.ReplacementHealthyTime != nil,
+		})
+	}
+	for _, t := range spec.GracefulEvictionTasks {
+		if t.CreationTimestamp == nil || seen[historyKey{t.FromCluster, t.CreationTimestamp.Unix()}] {
+			continue
+		}
+		out = append(out, failoverRecord{
+			fromCluster:    t.FromCluster,
+			time:           t.CreationTimestamp.Unix(),
+			purgeMode:      policyv1alpha1.NormalizePurgeMode(t.PurgeMode),
+			clustersBefore: t.ClustersBeforeFailover,
+			state:          t.PreservedLabelState,
+		})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].time > out[j].time })
+	return out
+}
+
+// placedBy returns the newest record that placed cluster as a replacement:
+// the cluster was not scheduled before that eviction (and, once known, is
+// among the clusters after it).
+func placedBy(records []failoverRecord, cluster string) (failoverRecord, bool) {
+	for _, r := range records {
+		if len(r.clustersBefore) == 0 || contains(r.clustersBefore, cluster) || r.fromCluster == cluster {
+			continue
+		}
+		if len(r.clustersAfter) > 0 && !contains(r.clustersAfter, cluster) {
+			continue
+		}
+		return r, true
+	}
+	return failoverRecord{}, false
+}
+
+// inheritedState returns the state to carry forward when cluster fails:
+// if cluster was placed by an earlier failover and never became Healthy,
+// its own status is not trustworthy (the job never ran there), so the
+// state captured at that earlier failover is used instead. This is what
+// makes a chained failover A→B→C restore A's state when B never came up.
+func inheritedState(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, cluster string) (map[string]string, string, bool) {
+	r, ok := placedBy(failoverRecords(spec, status), cluster)
+	if !ok || r.healthy || len(r.state) == 0 {
+		return nil, "", false
+	}
+	return r.state, r.fromCluster, true
+}
+
+// aggregatedItem returns cluster's item of status.aggregatedStatus.
+func aggregatedItem(status *workv1alpha2.ResourceBindingStatus, cluster string) *workv1alpha2.AggregatedStatusItem {
+	for i := range status.AggregatedStatus {
+		if status.AggregatedStatus[i].ClusterName == cluster {
+			return &status.AggregatedStatus[i]
+		}
+	}
+	return nil
+}
+
+// captureForEviction is the state of an eviction of cluster: captured from
+// its reflected status, or carried forward from an earlier failover when
+// the cluster never became healthy. notes are for users (Events, history
+// message); problems are the rules that produced nothing.
+func captureForEviction(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, rules []policyv1alpha1.StatePreservationRule, cluster string) (map[string]string, []StateProblem, string) {
+	if len(rules) == 0 {
+		return nil, nil, ""
+	}
+	if state, from, ok := inheritedState(spec, status, cluster); ok {
+		return state, nil, fmt.Sprintf("cluster %s never became healthy after the failover from %s; carrying the state captured from %s forward", cluster, from, from)
+	}
+	var raw *runtime.RawExtension
+	if item := aggregatedItem(status, cluster); item != nil {
+		raw = item.Status
+	}
+	state, problems := CaptureState(rules, raw, cluster)
+	return state, problems, ""
+}

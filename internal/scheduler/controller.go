@@ -1,0 +1,324 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/scheduler/core"
+)
+
+// DefaultSchedulerName is the schedulerName this scheduler answers to when
+// Reconciler.SchedulerName is empty; bindings with an empty schedulerName
+// mean it too.
+const DefaultSchedulerName = "default-scheduler"
+
+// Event reasons.
+const (
+	EventReasonScheduleSucceed = "ScheduleBindingSucceed"
+	EventReasonScheduleFailed  = "ScheduleBindingFailed"
+)
+
+const (
+	scheduledMessage = "Binding has been scheduled successfully."
+	// defaultUnschedulableRetry is how often a binding that does not fit
+	// for lack of capacity or groups is retried: capacity changes show up
+	// in Cluster status, which does not trigger scheduling by itself.
+	defaultUnschedulableRetry = time.Minute
+	// conflictRetry is the delay before re-reading a binding whose write
+	// lost an optimistic-lock race.
+	conflictRetry = 500 * time.Millisecond
+)
+
+// Reconciler schedules ResourceBindings and ClusterResourceBindings. Its
+// fields are its dependencies; zero values get defaults in SetupWithManager.
+type Reconciler struct {
+	// Client reads from the manager's cache and writes to the API server.
+	Client client.Client
+	// Recorder records events on bindings and resource templates.
+	Recorder record.EventRecorder
+	// Clock stamps status.lastScheduledTime and conditions.
+	Clock clock.PassiveClock
+	// SchedulerName is the spec.schedulerName handled (default
+	// "default-scheduler").
+	SchedulerName string
+	// MaxConcurrentReconciles per binding kind (default 1).
+	MaxConcurrentReconciles int
+	// UnschedulableRetry is the retry period of bindings that fit no
+	// cluster for lack of capacity or groups (default 1m).
+	UnschedulableRetry time.Duration
+}
+
+// binding is the part of a ResourceBinding or ClusterResourceBinding the
+// scheduler reads and writes; spec and status point into obj.
+type binding struct {
+	obj    client.Object
+	spec   *workv1alpha2.ResourceBindingSpec
+	status *workv1alpha2.ResourceBindingStatus
+}
+
+func viewOf(obj client.Object) (binding, bool) {
+	switch b := obj.(type) {
+	case *workv1alpha2.ResourceBinding:
+		return binding{obj: b, spec: &b.Spec, status: &b.Status}, true
+	case *workv1alpha2.ClusterResourceBinding:
+		return binding{obj: b, spec: &b.Spec, status: &b.Status}, true
+	}
+	return binding{}, false
+}
+
+// handles says whether the binding is this scheduler's: it has a placement
+// (attached dependency bindings have none), names this scheduler, and
+// scheduling is not suspended.
+func (r *Reconciler) handles(obj client.Object) bool {
+	b, ok := viewOf(obj)
+	if !ok || b.spec.Placement == nil {
+		return false
+	}
+	name := b.spec.SchedulerName
+	if name == "" {
+		name = DefaultSchedulerName
+	}
+	if name != r.schedulerName() {
+		return false
+	}
+	if s := b.spec.Suspension; s != nil && s.Scheduling != nil && *s.Scheduling {
+		return false
+	}
+	return true
+}
+
+func (r *Reconciler) schedulerName() string {
+	if r.SchedulerName == "" {
+		return DefaultSchedulerName
+	}
+	return r.SchedulerName
+}
+
+func (r *Reconciler) clock() clock.PassiveClock {
+	if r.Clock == nil {
+		return clock.RealClock{}
+	}
+	return r.Clock
+}
+
+// ReconcileResourceBinding schedules one ResourceBinding.
+func (r *Reconciler) ReconcileResourceBinding(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return r.reconcile(ctx, req, &workv1alpha2.ResourceBinding{})
+}
+
+// ReconcileClusterResourceBinding schedules one ClusterResourceBinding.
+func (r *Reconciler) ReconcileClusterResourceBinding(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return r.reconcile(ctx, req, &workv1alpha2.ClusterResourceBinding{})
+}
+
+// reconcile observes the binding and the clusters, decides, and writes only
+// what changed.
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client.Object) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+
+	// 1. Observe.
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if obj.GetDeletionTimestamp() != nil || !r.handles(obj) {
+		return ctrl.Result{}, nil
+	}
+	b, _ := viewOf(obj)
+	var list clusterv1alpha1.ClusterList
+	if err := r.Client.List(ctx, &list); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing clusters: %w", err)
+	}
+	clusters := make([]*clusterv1alpha1.Cluster, 0, len(list.Items))
+	byName := make(map[string]*clusterv1alpha1.Cluster, len(list.Items))
+	for i := range list.Items {
+		clusters = append(clusters, &list.Items[i])
+		byName[list.Items[i].Name] = &list.Items[i]
+	}
+
+	// 2. Decide.
+	d := decide(b.spec, b.status, obj.GetAnnotations(), byName)
+	if d.trigger == "" {
+		if b.status.SchedulerObservedGeneration == obj.GetGeneration() {
+			return ctrl.Result{}, nil
+		}
+		before := obj.DeepCopyObject().(client.Object)
+		b.status.SchedulerObservedGeneration = obj.GetGeneration()
+		return r.patchStatus(ctx, obj, before)
+	}
+	log.V(4).Info("scheduling binding", "trigger", d.trigger, "fresh", d.fresh)
+	result, schedErr := core.Schedule(core.Problem{
+		Spec:                 b.spec,
+		ObservedAffinityName: b.status.SchedulerObservedAffinityName,
+		Fresh:                d.fresh,
+		Clusters:             clusters,
+	})
+	var fitErr *core.FitError
+	noFit := schedErr != nil && errors.As(schedErr, &fitErr)
+
+	// 3. Write the spec: the result, and on a fit error the empty result
+	//    (as Karmada does: nothing fits, nothing stays), unless there are no
+	//    Cluster objects at all, where we know too little to remove
+	//    anything.
+	specWritten := false
+	if schedErr == nil || (noFit && len(clusters) > 0) {
+		placement, err := json.Marshal(b.spec.Placement)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("encoding placement: %w", err)
+		}
+		if !equality.Semantic.DeepEqual(normalize(b.spec.Clusters), normalize(result.Clusters)) ||
+			obj.GetAnnotations()[workv1alpha2.AppliedPlacementAnnotation] != string(placement) {
+			before := obj.DeepCopyObject().(client.Object)
+			b.spec.Clusters = result.Clusters
+			annotations := obj.GetAnnotations()
+			if annotations == nil {
+				annotations = map[string]string{}
+			}
+			annotations[workv1alpha2.AppliedPlacementAnnotation] = string(placement)
+			obj.SetAnnotations(annotations)
+			if err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+				return r.writeFailed(ctx, err, "patching binding spec")
+			}
+			specWritten = true
+		}
+	}
+
+	// 4. Write the status.
+	before := obj.DeepCopyObject().(client.Object)
+	now := metav1.NewTime(r.clock().Now())
+	cond := metav1.Condition{Type: workv1alpha2.Scheduled, ObservedGeneration: obj.GetGeneration(), LastTransitionTime: now}
+	var res ctrl.Result
+	var retErr error
+	switch {
+	case schedErr == nil:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, workv1alpha2.BindingReasonSuccess, scheduledMessage
+		// Stamp only real news, so that re-running an unchanged schedule
+		// writes nothing.
+		if specWritten || d.fresh || !meta.IsStatusConditionTrue(b.status.Conditions, workv1alpha2.Scheduled) ||
+			b.status.SchedulerObservedGeneration != obj.GetGeneration() || b.status.SchedulerObservedAffinityName != result.AffinityName {
+			b.status.SchedulerObservedGeneration = obj.GetGeneration()
+			b.status.SchedulerObservedAffinityName = result.AffinityName
+			t := lastScheduledTime(now, b.spec)
+			b.status.LastScheduledTime = &t
+			meta.SetStatusCondition(&b.status.Conditions, cond)
+		}
+	case noFit:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, workv1alpha2.BindingReasonNoClusterFit, schedErr.Error()
+		meta.SetStatusCondition(&b.status.Conditions, cond)
+	case isUnschedulable(schedErr):
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, workv1alpha2.BindingReasonUnschedulable, schedErr.Error()
+		meta.SetStatusCondition(&b.status.Conditions, cond)
+	default:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, workv1alpha2.BindingReasonSchedulerError, schedErr.Error()
+		meta.SetStatusCondition(&b.status.Conditions, cond)
+		retErr = fmt.Errorf("scheduling binding: %w", schedErr)
+	}
+	// A fit error alone is not retried: only a change of the binding or of
+	// a cluster helps, and both trigger a reconcile. Capacity problems
+	// (also behind a clusterAffinities fit error) are retried periodically.
+	if isUnschedulable(schedErr) {
+		res = ctrl.Result{RequeueAfter: r.unschedulableRetry()}
+	}
+	statusWritten := false
+	if bb, _ := viewOf(before); !equality.Semantic.DeepEqual(bb.status, b.status) {
+		if err := r.Client.Status().Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+			return r.writeFailed(ctx, err, "patching binding status")
+		}
+		statusWritten = true
+	}
+
+	// 5. Tell the user, once per change.
+	if specWritten || statusWritten {
+		if schedErr == nil {
+			r.event(b, corev1.EventTypeNormal, EventReasonScheduleSucceed, fmt.Sprintf("%s Result: %s", scheduledMessage, formatTargets(b.spec.Clusters)))
+			log.V(2).Info("binding scheduled", "trigger", d.trigger, "clusters", formatTargets(b.spec.Clusters), "affinityName", result.AffinityName)
+		} else {
+			r.event(b, corev1.EventTypeWarning, EventReasonScheduleFailed, schedErr.Error())
+			log.V(2).Info("binding not scheduled", "trigger", d.trigger, "reason", cond.Reason, "message", cond.Message)
+		}
+	}
+	return res, retErr
+}
+
+// patchStatus writes the status difference between before and obj.
+func (r *Reconciler) patchStatus(ctx context.Context, obj, before client.Object) (ctrl.Result, error) {
+	if err := r.Client.Status().Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+		return r.writeFailed(ctx, err, "patching binding status")
+	}
+	return ctrl.Result{}, nil
+}
+
+// writeFailed turns a lost optimistic-lock race into a quick re-read (the
+// binding changed under us; the next pass re-observes it) and wraps every
+// other error.
+func (r *Reconciler) writeFailed(ctx context.Context, err error, what string) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		ctrl.LoggerFrom(ctx).V(4).Info("binding changed while writing, retrying", "write", what)
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	if apierrors.IsNotFound(err) {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, fmt.Errorf("%s: %w", what, err)
+}
+
+func (r *Reconciler) unschedulableRetry() time.Duration {
+	if r.UnschedulableRetry <= 0 {
+		return defaultUnschedulableRetry
+	}
+	return r.UnschedulableRetry
+}
+
+// event records an event on the binding and on its resource template.
+func (r *Reconciler) event(b binding, eventType, reason, message string) {
+	if r.Recorder == nil {
+		return
+	}
+	r.Recorder.Event(b.obj, eventType, reason, message)
+	res := b.spec.Resource
+	if res.Name == "" || res.Kind == "" {
+		return
+	}
+	r.Recorder.Event(&corev1.ObjectReference{
+		APIVersion: res.APIVersion, Kind: res.Kind, Namespace: res.Namespace, Name: res.Name, UID: res.UID,
+	}, eventType, reason, message)
+}
+
+func isUnschedulable(err error) bool {
+	var u *core.UnschedulableError
+	return err != nil && errors.As(err, &u)
+}
+
+// normalize treats nil and empty cluster lists alike.
+func normalize(ts []workv1alpha2.TargetCluster) []workv1alpha2.TargetCluster {
+	if len(ts) == 0 {
+		return nil
+	}
+	return ts
+}
+
+// formatTargets renders spec.clusters as {member1:2, member2:1}.
+func formatTargets(ts []workv1alpha2.TargetCluster) string {
+	parts := make([]string, 0, len(ts))
+	for _, t := range ts {
+		parts = append(parts, fmt.Sprintf("%s:%d", t.Name, t.Replicas))
+	}
+	sort.Strings(parts)
+	return "{" + strings.Join(parts, ", ") + "}"
+}

@@ -1,0 +1,443 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	st "github.com/lifeboat-dev/lifeboat/internal/scheduler/schedtesting"
+	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
+)
+
+var testNow = time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+
+// seedPlacement is the seeds' nginx policy: member1..3, exactly one cluster.
+func seedPlacement() *policyv1alpha1.Placement {
+	return st.MakePlacement().ClusterNames("member1", "member2", "member3").Spread(policyv1alpha1.SpreadByFieldCluster, 1, 1).Obj()
+}
+
+func appliedJSON(t *testing.T, p *policyv1alpha1.Placement) string {
+	t.Helper()
+	b, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func scheduledCondition() metav1.Condition {
+	return metav1.Condition{
+		Type: workv1alpha2.Scheduled, Status: metav1.ConditionTrue, Reason: workv1alpha2.BindingReasonSuccess,
+		Message: scheduledMessage, ObservedGeneration: 1, LastTransitionTime: metav1.NewTime(testNow.Add(-time.Hour)),
+	}
+}
+
+// harness is a reconciler on a fake client that counts writes.
+type harness struct {
+	r      *Reconciler
+	c      client.Client
+	events *record.FakeRecorder
+	writes int
+}
+
+func newHarness(t *testing.T, objs ...client.Object) *harness {
+	t.Helper()
+	s, err := lbscheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{events: record.NewFakeRecorder(100)}
+	count := func() { h.writes++ }
+	h.c = fake.NewClientBuilder().WithScheme(s).
+		WithObjects(objs...).
+		WithStatusSubresource(&workv1alpha2.ResourceBinding{}, &workv1alpha2.ClusterResourceBinding{}, &clusterv1alpha1.Cluster{}).
+		WithIndex(&workv1alpha2.ResourceBinding{}, IndexScheduled, ScheduledIndexValue).
+		WithIndex(&workv1alpha2.ClusterResourceBinding{}, IndexScheduled, ScheduledIndexValue).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
+				count()
+				return c.Create(ctx, o, opts...)
+			},
+			Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
+				count()
+				return c.Update(ctx, o, opts...)
+			},
+			Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
+				count()
+				return c.Patch(ctx, o, p, opts...)
+			},
+			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
+				count()
+				return c.SubResource(sub).Update(ctx, o, opts...)
+			},
+			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+				count()
+				return c.SubResource(sub).Patch(ctx, o, p, opts...)
+			},
+		}).Build()
+	h.r = &Reconciler{Client: h.c, Recorder: h.events, Clock: clocktesting.NewFakePassiveClock(testNow)}
+	return h
+}
+
+func (h *harness) reconcileRB(t *testing.T, name string) (ctrl.Result, *workv1alpha2.ResourceBinding) {
+	t.Helper()
+	key := types.NamespacedName{Namespace: "default", Name: name}
+	res, err := h.r.ReconcileResourceBinding(context.Background(), ctrl.Request{NamespacedName: key})
+	if err != nil {
+		t.Fatalf("reconcile: %v", err)
+	}
+	var rb workv1alpha2.ResourceBinding
+	if err := h.c.Get(context.Background(), key, &rb); err != nil {
+		t.Fatal(err)
+	}
+	return res, &rb
+}
+
+func (h *harness) drainEvents() []string {
+	var out []string
+	for {
+		select {
+		case e := <-h.events.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func threeMembers() []client.Object {
+	return []client.Object{st.MakeCluster("member1").Obj(), st.MakeCluster("member2").Obj(), st.MakeCluster("member3").Obj()}
+}
+
+func TestReconcileSeedPolicySchedulesOneCluster(t *testing.T) {
+	rb := st.MakeBinding("default", "nginx").Replicas(2).Placement(seedPlacement()).Obj()
+	h := newHarness(t, append(threeMembers(), rb)...)
+
+	_, got := h.reconcileRB(t, "nginx-deployment")
+
+	if want := []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}}; !reflect.DeepEqual(got.Spec.Clusters, want) {
+		t.Errorf("spec.clusters: got %v, want %v", got.Spec.Clusters, want)
+	}
+	if a := got.Annotations[workv1alpha2.AppliedPlacementAnnotation]; a != appliedJSON(t, seedPlacement()) {
+		t.Errorf("applied placement: got %q", a)
+	}
+	cond := meta.FindStatusCondition(got.Status.Conditions, workv1alpha2.Scheduled)
+	if cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != workv1alpha2.BindingReasonSuccess {
+		t.Errorf("Scheduled condition: %+v", cond)
+	}
+	if got.Status.SchedulerObservedGeneration != got.Generation {
+		t.Errorf("observed generation %d, generation %d", got.Status.SchedulerObservedGeneration, got.Generation)
+	}
+	if got.Status.LastScheduledTime == nil || !got.Status.LastScheduledTime.Time.Equal(testNow) {
+		t.Errorf("lastScheduledTime: %v", got.Status.LastScheduledTime)
+	}
+	wantEvent := "Normal ScheduleBindingSucceed Binding has been scheduled successfully. Result: {member1:2}"
+	if events := h.drainEvents(); !reflect.DeepEqual(events, []string{wantEvent, wantEvent}) {
+		t.Errorf("events (binding, template): %q", events)
+	}
+	if h.writes != 2 {
+		t.Errorf("writes: got %d, want 2 (spec patch, status patch)", h.writes)
+	}
+
+	// Reconciling again finds nothing to do and writes nothing.
+	h.writes = 0
+	_, again := h.reconcileRB(t, "nginx-deployment")
+	if h.writes != 0 {
+		t.Errorf("second reconcile wrote %d times", h.writes)
+	}
+	if again.ResourceVersion != got.ResourceVersion {
+		t.Errorf("resourceVersion changed: %s -> %s", got.ResourceVersion, again.ResourceVersion)
+	}
+	if events := h.drainEvents(); len(events) != 0 {
+		t.Errorf("second reconcile recorded events: %q", events)
+	}
+}
+
+func TestReconcileNoFit(t *testing.T) {
+	rb := st.MakeBinding("default", "nginx").Replicas(2).Placement(seedPlacement()).Obj()
+	h := newHarness(t,
+		st.MakeCluster("member1").Taint(clusterv1alpha1.TaintClusterUnschedulable, "", corev1.TaintEffectNoSchedule).Obj(),
+		st.MakeCluster("member4").Obj(), st.MakeCluster("member5").Obj(), rb)
+
+	res, got := h.reconcileRB(t, "nginx-deployment")
+
+	wantMsg := "0/3 clusters are available: 1 cluster(s) had untolerated taint {cluster.karmada.io/unschedulable: }, 2 cluster(s) did not match the placement cluster affinity constraint."
+	cond := meta.FindStatusCondition(got.Status.Conditions, workv1alpha2.Scheduled)
+	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != workv1alpha2.BindingReasonNoClusterFit || cond.Message != wantMsg {
+		t.Fatalf("Scheduled condition: %+v", cond)
+	}
+	if len(got.Spec.Clusters) != 0 {
+		t.Errorf("spec.clusters: %v", got.Spec.Clusters)
+	}
+	if got.Status.SchedulerObservedGeneration != 0 || got.Status.LastScheduledTime != nil {
+		t.Errorf("a failed schedule must not advance observedGeneration or lastScheduledTime: %+v", got.Status)
+	}
+	if res.RequeueAfter != 0 {
+		t.Errorf("a fit error waits for an event, got requeue %v", res.RequeueAfter)
+	}
+	wantEvent := "Warning ScheduleBindingFailed " + wantMsg
+	if events := h.drainEvents(); !reflect.DeepEqual(events, []string{wantEvent, wantEvent}) {
+		t.Errorf("events: %q", events)
+	}
+
+	// The same failure again: no write, no event.
+	h.writes = 0
+	h.reconcileRB(t, "nginx-deployment")
+	if h.writes != 0 || len(h.drainEvents()) != 0 {
+		t.Errorf("repeated failure wrote %d times", h.writes)
+	}
+}
+
+func TestReconcileNothingToDo(t *testing.T) {
+	static := st.MakePlacement().StaticWeights(map[string]int64{"member1": 1, "member2": 2}).Obj()
+	cases := map[string]struct {
+		binding *workv1alpha2.ResourceBinding
+	}{
+		"scheduled and unchanged": {
+			binding: st.MakeBinding("default", "nginx").Replicas(3).Placement(static).
+				Cluster("member1", 1).Cluster("member2", 2).
+				Annotation(workv1alpha2.AppliedPlacementAnnotation, appliedJSON(t, static)).
+				SchedulerStatus(1, &metav1.Time{Time: testNow.Add(-time.Hour)}, "").
+				Condition(scheduledCondition()).Obj(),
+		},
+		"Duplicated, re-run gives the same result": {
+			binding: st.MakeBinding("default", "nginx").Replicas(2).Placement(seedPlacement()).Cluster("member2", 2).
+				Annotation(workv1alpha2.AppliedPlacementAnnotation, appliedJSON(t, seedPlacement())).
+				SchedulerStatus(1, &metav1.Time{Time: testNow.Add(-time.Hour)}, "").
+				Condition(scheduledCondition()).Obj(),
+		},
+		"attached dependency binding without placement": {
+			binding: st.MakeBinding("default", "nginx").Obj(),
+		},
+		"another scheduler's binding": {
+			binding: st.MakeBinding("default", "nginx").Replicas(1).Placement(seedPlacement()).SchedulerName("other").Obj(),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, append(threeMembers(), tc.binding)...)
+			res, got := h.reconcileRB(t, "nginx-deployment")
+			if h.writes != 0 {
+				t.Errorf("wrote %d times", h.writes)
+			}
+			if got.ResourceVersion != tc.binding.ResourceVersion && tc.binding.ResourceVersion != "" {
+				t.Errorf("resourceVersion changed")
+			}
+			if res.RequeueAfter != 0 {
+				t.Errorf("requeue %v", res.RequeueAfter)
+			}
+			if events := h.drainEvents(); len(events) != 0 {
+				t.Errorf("events: %q", events)
+			}
+		})
+	}
+}
+
+func TestReconcileEvictionTaskClusterExcluded(t *testing.T) {
+	// member2 was evicted: failover moved it from spec.clusters into a task.
+	rb := st.MakeBinding("default", "nginx").Replicas(2).Placement(seedPlacement()).Generation(2).
+		EvictionTask("member2").
+		Annotation(workv1alpha2.AppliedPlacementAnnotation, appliedJSON(t, seedPlacement())).
+		SchedulerStatus(1, &metav1.Time{Time: testNow.Add(-time.Hour)}, "").
+		Condition(scheduledCondition()).Obj()
+	h := newHarness(t,
+		st.MakeCluster("member1").Free(1, "").Obj(), st.MakeCluster("member2").Free(100, "").Obj(), st.MakeCluster("member3").Free(10, "").Obj(), rb)
+
+	_, got := h.reconcileRB(t, "nginx-deployment")
+
+	if want := []workv1alpha2.TargetCluster{{Name: "member3", Replicas: 2}}; !reflect.DeepEqual(got.Spec.Clusters, want) {
+		t.Errorf("spec.clusters: got %v, want %v", got.Spec.Clusters, want)
+	}
+	if len(got.Spec.GracefulEvictionTasks) != 1 {
+		t.Errorf("the scheduler must not touch eviction tasks: %v", got.Spec.GracefulEvictionTasks)
+	}
+	if got.Status.SchedulerObservedGeneration != 2 {
+		t.Errorf("observed generation: %d", got.Status.SchedulerObservedGeneration)
+	}
+}
+
+func TestReconcileTaintedClusterKeptWhenScheduled(t *testing.T) {
+	// Replicas went from 2 to 3 (generation 2); member1 has since been
+	// cordoned. Duplicated keeps member1, the taint only blocks newcomers.
+	rb := st.MakeBinding("default", "nginx").Replicas(3).Placement(seedPlacement()).Generation(2).
+		Cluster("member1", 2).
+		Annotation(workv1alpha2.AppliedPlacementAnnotation, appliedJSON(t, seedPlacement())).
+		SchedulerStatus(1, &metav1.Time{Time: testNow.Add(-time.Hour)}, "").
+		Condition(scheduledCondition()).Obj()
+	h := newHarness(t,
+		st.MakeCluster("member1").Taint(clusterv1alpha1.TaintClusterNotReady, "", corev1.TaintEffectNoSchedule).Ready(metav1.ConditionFalse).Obj(),
+		st.MakeCluster("member2").Obj(), st.MakeCluster("member3").Obj(), rb)
+
+	_, got := h.reconcileRB(t, "nginx-deployment")
+
+	if want := []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 3}}; !reflect.DeepEqual(got.Spec.Clusters, want) {
+		t.Errorf("spec.clusters: got %v, want %v", got.Spec.Clusters, want)
+	}
+}
+
+func TestReconcileOnlyObservedGeneration(t *testing.T) {
+	// A spec change that does not call for scheduling (e.g. the template's
+	// resourceVersion) only advances schedulerObservedGeneration.
+	static := st.MakePlacement().StaticWeights(map[string]int64{"member1": 1}).Obj()
+	rb := st.MakeBinding("default", "nginx").Replicas(2).Placement(static).Generation(5).Cluster("member1", 2).
+		Annotation(workv1alpha2.AppliedPlacementAnnotation, appliedJSON(t, static)).
+		SchedulerStatus(4, &metav1.Time{Time: testNow.Add(-time.Hour)}, "").
+		Condition(scheduledCondition()).Obj()
+	h := newHarness(t, append(threeMembers(), rb)...)
+
+	_, got := h.reconcileRB(t, "nginx-deployment")
+
+	if got.Status.SchedulerObservedGeneration != 5 || h.writes != 1 {
+		t.Errorf("observed generation %d after %d writes", got.Status.SchedulerObservedGeneration, h.writes)
+	}
+	if !got.Status.LastScheduledTime.Time.Equal(testNow.Add(-time.Hour)) {
+		t.Errorf("lastScheduledTime moved: %v", got.Status.LastScheduledTime)
+	}
+}
+
+func TestReconcileUnschedulableRetries(t *testing.T) {
+	rb := st.MakeBinding("default", "nginx").Replicas(50).Placement(st.MakePlacement().DynamicWeight().Obj()).Obj()
+	h := newHarness(t, st.MakeCluster("member1").Free(2, "").Obj(), st.MakeCluster("member2").Free(3, "").Obj(), rb)
+
+	res, got := h.reconcileRB(t, "nginx-deployment")
+
+	cond := meta.FindStatusCondition(got.Status.Conditions, workv1alpha2.Scheduled)
+	if cond == nil || cond.Reason != workv1alpha2.BindingReasonUnschedulable || cond.Message != "Clusters available replicas 5 are not enough to schedule." {
+		t.Errorf("Scheduled condition: %+v", cond)
+	}
+	if res.RequeueAfter != defaultUnschedulableRetry {
+		t.Errorf("requeue: %v", res.RequeueAfter)
+	}
+	if _, ok := got.Annotations[workv1alpha2.AppliedPlacementAnnotation]; ok || len(got.Spec.Clusters) != 0 {
+		t.Errorf("an unschedulable binding keeps its spec: %v %v", got.Annotations, got.Spec.Clusters)
+	}
+}
+
+func TestReconcileRescheduleTriggered(t *testing.T) {
+	dynamic := st.MakePlacement().DynamicWeight().Obj()
+	triggered := metav1.NewTime(testNow.Add(-time.Minute))
+	rb := st.MakeBinding("default", "nginx").Replicas(4).Placement(dynamic).Generation(2).Cluster("member1", 4).
+		RescheduleTriggeredAt(triggered).
+		Annotation(workv1alpha2.AppliedPlacementAnnotation, appliedJSON(t, dynamic)).
+		SchedulerStatus(1, &metav1.Time{Time: testNow.Add(-time.Hour)}, "").
+		Condition(scheduledCondition()).Obj()
+	h := newHarness(t, st.MakeCluster("member1").Free(0, "").Obj(), st.MakeCluster("member2").Free(4, "").Obj(), rb)
+
+	_, got := h.reconcileRB(t, "nginx-deployment")
+
+	if want := []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}, {Name: "member2", Replicas: 2}}; !reflect.DeepEqual(got.Spec.Clusters, want) {
+		t.Errorf("spec.clusters: got %v, want %v", got.Spec.Clusters, want)
+	}
+	if !got.Status.LastScheduledTime.Time.Equal(testNow) {
+		t.Errorf("lastScheduledTime: %v", got.Status.LastScheduledTime)
+	}
+	// Consumed: the next pass does nothing.
+	h.writes = 0
+	h.reconcileRB(t, "nginx-deployment")
+	if h.writes != 0 {
+		t.Errorf("reschedule request not consumed: %d writes", h.writes)
+	}
+}
+
+func TestReconcileClusterAffinitiesRecordsTerm(t *testing.T) {
+	groups := st.MakePlacement().AffinityTerm("primary", "member1").AffinityTerm("backup", "member2").Obj()
+	rb := st.MakeBinding("default", "nginx").Replicas(1).Placement(groups).EvictionTask("member1").Obj()
+	h := newHarness(t, append(threeMembers(), rb)...)
+
+	_, got := h.reconcileRB(t, "nginx-deployment")
+
+	if got.Status.SchedulerObservedAffinityName != "backup" {
+		t.Errorf("observed affinity: %q", got.Status.SchedulerObservedAffinityName)
+	}
+	if want := []workv1alpha2.TargetCluster{{Name: "member2", Replicas: 1}}; !reflect.DeepEqual(got.Spec.Clusters, want) {
+		t.Errorf("spec.clusters: got %v, want %v", got.Spec.Clusters, want)
+	}
+}
+
+func TestReconcileClusterResourceBinding(t *testing.T) {
+	crb := &workv1alpha2.ClusterResourceBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "team-namespace", Generation: 1},
+		Spec: workv1alpha2.ResourceBindingSpec{
+			Resource:  workv1alpha2.ObjectReference{APIVersion: "v1", Kind: "Namespace", Name: "team"},
+			Placement: st.MakePlacement().Exclude("member3").Obj(),
+		},
+	}
+	h := newHarness(t, append(threeMembers(), crb)...)
+
+	if _, err := h.r.ReconcileClusterResourceBinding(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: "team-namespace"}}); err != nil {
+		t.Fatal(err)
+	}
+	var got workv1alpha2.ClusterResourceBinding
+	if err := h.c.Get(context.Background(), types.NamespacedName{Name: "team-namespace"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if want := []workv1alpha2.TargetCluster{{Name: "member1"}, {Name: "member2"}}; !reflect.DeepEqual(got.Spec.Clusters, want) {
+		t.Errorf("spec.clusters: got %v, want %v", got.Spec.Clusters, want)
+	}
+	if !meta.IsStatusConditionTrue(got.Status.Conditions, workv1alpha2.Scheduled) {
+		t.Errorf("conditions: %+v", got.Status.Conditions)
+	}
+}
+
+func TestClusterEventsEnqueue(t *testing.T) {
+	scheduled := st.MakeBinding("default", "done").Replicas(1).Placement(seedPlacement()).Condition(scheduledCondition()).Obj()
+	pending := st.MakeBinding("default", "pending").Replicas(1).Placement(seedPlacement()).Obj()
+	attached := st.MakeBinding("default", "attached").Obj()
+	h := newHarness(t, scheduled, pending, attached)
+
+	all, err := h.r.listResourceBindings(context.Background(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []types.NamespacedName{{Namespace: "default", Name: "done-deployment"}, {Namespace: "default", Name: "pending-deployment"}}; !reflect.DeepEqual(all, want) {
+		t.Errorf("all: got %v, want %v", all, want)
+	}
+	onlyPending, err := h.r.listResourceBindings(context.Background(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []types.NamespacedName{{Namespace: "default", Name: "pending-deployment"}}; !reflect.DeepEqual(onlyPending, want) {
+		t.Errorf("pending: got %v, want %v", onlyPending, want)
+	}
+}
+
+func TestClassifyClusterUpdate(t *testing.T) {
+	base := func() *st.ClusterWrapper { return st.MakeCluster("member1").Label("env", "prod").Free(10, "") }
+	cases := map[string]struct {
+		cur  *clusterv1alpha1.Cluster
+		want clusterChange
+	}{
+		"unchanged":          {cur: base().Obj(), want: changeNone},
+		"label changed":      {cur: base().Label("env", "dev").Obj(), want: changeScheduling},
+		"taint added":        {cur: base().Taint("k", "", corev1.TaintEffectNoSchedule).Obj(), want: changeScheduling},
+		"region changed":     {cur: base().Region("eu").Obj(), want: changeScheduling},
+		"not ready":          {cur: base().Ready(metav1.ConditionFalse).Obj(), want: changeScheduling},
+		"deleting":           {cur: base().Deleting().Obj(), want: changeScheduling},
+		"APIs changed":       {cur: base().APIs("apps/v1", "Deployment").Obj(), want: changeScheduling},
+		"capacity changed":   {cur: base().Free(3, "").Obj(), want: changeCapacity},
+		"kubernetes version": {cur: func() *clusterv1alpha1.Cluster { c := base().Obj(); c.Status.KubernetesVersion = "v1.35"; return c }(), want: changeNone},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := classifyClusterUpdate(base().Obj(), tc.cur); got != tc.want {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

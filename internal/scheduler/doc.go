@@ -1,0 +1,33 @@
+// Package scheduler places ResourceBindings and ClusterResourceBindings on
+// member clusters. The placement decision itself is the pure package core;
+// this package is the controller around it: observe the binding and the
+// Clusters (from the manager's cache), decide whether to schedule (decide:
+// placement changed against the policy.karmada.io/applied-placement
+// annotation, not yet scheduled, replicas changed, a manual reschedule via
+// spec.rescheduleTriggeredAt, Duplicated or non-workload bindings, a
+// scheduled cluster gone, deleting or with an eviction task), run
+// core.Schedule, and write only what changed.
+//
+// Bindings handled: spec.placement set (attached dependency bindings have
+// none), spec.schedulerName empty or the configured name
+// ("default-scheduler"), spec.suspension.scheduling not true, not deleting.
+//
+// Fields written, and nothing else:
+//   - spec.clusters and metadata.annotations["policy.karmada.io/applied-placement"]
+//     (merge patch with optimistic lock);
+//   - status.conditions[type=Scheduled] (reasons Success, NoClusterFit,
+//     Unschedulable, SchedulerError), status.schedulerObservedGeneration,
+//     status.schedulerObservingAffinityName and status.lastScheduledTime
+//     (merge patch of the status subresource with optimistic lock).
+//
+// Events ScheduleBindingSucceed / ScheduleBindingFailed are recorded on the
+// binding and on the resource template in spec.resource whenever the
+// scheduler wrote something.
+//
+// Triggers: binding creation and generation changes; Cluster creation,
+// deletion and changes of labels, spec, deletion, Ready, or API enablements
+// enqueue every handled binding of the kind; a change of only
+// status.resourceSummary enqueues the bindings whose Scheduled condition is
+// not True (field index IndexScheduled). Bindings that failed for lack of
+// capacity are retried every UnschedulableRetry.
+package scheduler
