@@ -13,9 +13,12 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
 	"github.com/lifeboat-dev/lifeboat/internal/dependencies"
 	"github.com/lifeboat-dev/lifeboat/internal/detector"
+	"github.com/lifeboat-dev/lifeboat/internal/execution"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
+	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 	"github.com/lifeboat-dev/lifeboat/internal/scheduler"
+	"github.com/lifeboat-dev/lifeboat/internal/workstatus"
 )
 
 // deps are what the controllers share: built once per process and handed to
@@ -26,6 +29,7 @@ type deps struct {
 	opts        *Options
 	hooks       failover.Hooks
 	metrics     *failover.Metrics
+	members     *membercluster.Cache
 }
 
 // controller is one named controller the manager can run.
@@ -113,6 +117,30 @@ func allControllers() []controller {
 				Interpreter:             d.interpreter,
 				Eviction:                d.hooks,
 				Clock:                   d.clock,
+				MaxConcurrentReconciles: d.opts.Concurrency,
+			}).SetupWithManager(mgr)
+		}},
+		{"member-connections", func(mgr ctrl.Manager, d deps) error {
+			return d.members.SetupWithManager(mgr)
+		}},
+		{"execution", func(mgr ctrl.Manager, d deps) error {
+			exec := &execution.Reconciler{
+				Client:                  mgr.GetClient(),
+				Recorder:                mgr.GetEventRecorderFor("execution-controller"),
+				Clock:                   d.clock,
+				Interpreter:             d.interpreter,
+				Members:                 d.members,
+				MaxConcurrentReconciles: d.opts.Concurrency,
+			}
+			if err := exec.SetupWithManager(mgr); err != nil {
+				return err
+			}
+			return (&workstatus.Reconciler{
+				Client:                  mgr.GetClient(),
+				Recorder:                mgr.GetEventRecorderFor("work-status-controller"),
+				Interpreter:             d.interpreter,
+				Members:                 d.members,
+				Drift:                   exec,
 				MaxConcurrentReconciles: d.opts.Concurrency,
 			}).SetupWithManager(mgr)
 		}},

@@ -22,6 +22,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
 	"github.com/lifeboat-dev/lifeboat/internal/features"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
+	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
 
@@ -133,6 +134,7 @@ func Run(ctx context.Context, o *Options) error {
 		opts:        o,
 		hooks:       failover.NewHooks(o.FeatureGates),
 		metrics:     metrics,
+		members:     membercluster.New(mgr.GetClient(), membercluster.DefaultOptions()),
 	}
 	log := ctrl.LoggerFrom(ctx)
 	for _, c := range allControllers() {

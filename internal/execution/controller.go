@@ -1,0 +1,581 @@
+package execution
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
+	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
+)
+
+// Event reasons recorded on Works.
+const (
+	EventSyncSucceeded = "SyncWorkloadSucceed"
+	EventSyncFailed    = "SyncWorkloadFailed"
+	EventCleanupFailed = "CleanupFailed"
+)
+
+// MemberCache is what the controller needs from the member cluster cache;
+// *membercluster.Cache implements it.
+type MemberCache interface {
+	RESTMapping(ctx context.Context, cluster string, gvk schema.GroupVersionKind) (*meta.RESTMapping, error)
+	Watch(ctx context.Context, cluster string, gvr schema.GroupVersionResource, h membercluster.Handler) error
+	Get(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error)
+	Apply(ctx context.Context, cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error)
+	Create(ctx context.Context, cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error)
+	Patch(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace, name string, pt types.PatchType, data []byte) (*unstructured.Unstructured, error)
+	Delete(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace, name string, opts metav1.DeleteOptions) error
+}
+
+// Reconciler applies Works to their member clusters. Its fields are its
+// dependencies; Client should be the manager's (cached) client.
+type Reconciler struct {
+	Client      client.Client
+	Recorder    record.EventRecorder
+	Clock       clock.PassiveClock
+	Interpreter interpreter.Interpreter
+	Members     MemberCache
+
+	// MaxConcurrentReconciles is the number of workers (default 10).
+	MaxConcurrentReconciles int
+	// ConflictRecheckInterval is how often a Work blocked by an unmanaged
+	// object in the member is tried again (default 2 minutes): the object
+	// is outside the informers, so its removal produces no event.
+	ConflictRecheckInterval time.Duration
+
+	// ReleaseUnreachable is the hook of the failover work: it is asked when
+	// a deleted Work's member objects cannot be deleted because the member
+	// does not answer. Returning true removes the finalizer anyway, leaving
+	// the objects behind (for example when the cluster is known to be gone
+	// for good, or fenced). nil keeps the finalizer until the member
+	// answers. A Cluster that no longer exists is always released.
+	ReleaseUnreachable func(ctx context.Context, cluster *clusterv1alpha1.Cluster, work *workv1alpha1.Work, cause error) bool
+
+	queue queueRef
+}
+
+// queueRef holds the controller's queue for member events, which arrive
+// from informers outside controller-runtime.
+type queueRef struct {
+	mu sync.RWMutex
+	q  workqueue.TypedRateLimitingInterface[reconcile.Request]
+}
+
+func (r *queueRef) set(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.q = q
+}
+
+func (r *queueRef) add(key types.NamespacedName) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.q != nil {
+		r.q.Add(reconcile.Request{NamespacedName: key})
+	}
+}
+
+// NotifyDrift enqueues a Work whose member object is missing or changed,
+// so that it is applied again. The work status controller calls it.
+func (r *Reconciler) NotifyDrift(work types.NamespacedName) { r.queue.add(work) }
+
+// MemberHandler is the handler registered on member informers: a deleted
+// managed object, or one changed outside its status, enqueues its Work.
+func (r *Reconciler) MemberHandler() membercluster.Handler {
+	return membercluster.Handler{Name: "execution", OnEvent: func(e membercluster.Event) {
+		if !NeedsResync(e) {
+			return
+		}
+		if key, ok := WorkOf(e.Cluster, e.Object); ok {
+			r.queue.add(key)
+		}
+	}}
+}
+
+// SetupWithManager registers the controller. It watches Works in execution
+// namespaces (spec, labels, annotations and deletion), Clusters (creation,
+// spec changes, Ready transitions: every Work of the cluster is enqueued),
+// and managed objects in the members through the member cache.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	workers := r.MaxConcurrentReconciles
+	if workers <= 0 {
+		workers = 10
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("execution").
+		For(&workv1alpha1.Work{}, builder.WithPredicates(inExecutionSpace(), workChanged())).
+		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.worksOfCluster), builder.WithPredicates(clusterChanged())).
+		WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+			r.queue.set(q)
+			return nil
+		})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(r)
+}
+
+func inExecutionSpace() predicate.Predicate {
+	return predicate.NewPredicateFuncs(func(o client.Object) bool {
+		_, ok := ClusterOfNamespace(o.GetNamespace())
+		return ok
+	})
+}
+
+// workChanged passes spec changes and deletions, and the labels and
+// annotations the member objects copy; status writes do not pass.
+func workChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld, e.ObjectNew
+		return o.GetGeneration() != n.GetGeneration() ||
+			!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp()) ||
+			!equality.Semantic.DeepEqual(o.GetLabels(), n.GetLabels()) ||
+			!equality.Semantic.DeepEqual(o.GetAnnotations(), n.GetAnnotations())
+	}}
+}
+
+// clusterChanged passes Cluster creations, deletions, spec changes and
+// changes of the Ready condition.
+func clusterChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*clusterv1alpha1.Cluster)
+		n, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
+		if !ok1 || !ok2 {
+			return false
+		}
+		return o.Generation != n.Generation || StateOf(o) != StateOf(n)
+	}}
+}
+
+// worksOfCluster enqueues every Work of a cluster. It runs on Cluster
+// transitions only, reading the cache without copying.
+func (r *Reconciler) worksOfCluster(ctx context.Context, obj client.Object) []reconcile.Request {
+	var works workv1alpha1.WorkList
+	if err := r.Client.List(ctx, &works, client.InNamespace(clusterv1alpha1.ExecutionSpacePrefix+obj.GetName()), client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing Works of a cluster", "cluster", obj.GetName())
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(works.Items))
+	for i := range works.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&works.Items[i])})
+	}
+	return out
+}
+
+// Reconcile applies one Work:
+//  1. a Work being deleted has its member objects deleted (or released);
+//  2. the finalizer is ensured and the Dispatching condition set; a
+//     suspended Work stops there;
+//  3. a missing or not-Ready cluster is reported or waited for;
+//  4. each manifest is applied unless the member already holds it, and the
+//     Applied condition sums up the outcomes.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	clusterName, ok := ClusterOfNamespace(req.Namespace)
+	if !ok {
+		return reconcile.Result{}, nil
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("work", req.NamespacedName, "cluster", clusterName)
+	ctx = ctrl.LoggerInto(ctx, log)
+
+	var work workv1alpha1.Work
+	if err := r.Client.Get(ctx, req.NamespacedName, &work); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	cluster, err := r.cluster(ctx, clusterName)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	if StateOf(cluster) == ClusterPull {
+		return reconcile.Result{}, nil
+	}
+	if !work.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, clusterName, cluster, &work)
+	}
+	if !controllerutil.ContainsFinalizer(&work, workv1alpha1.ExecutionControllerFinalizer) {
+		base := work.DeepCopy()
+		controllerutil.AddFinalizer(&work, workv1alpha1.ExecutionControllerFinalizer)
+		if err := r.Client.Patch(ctx, &work, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+			return reconcile.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+	}
+
+	conditions := append([]metav1.Condition(nil), work.Status.Conditions...)
+	r.setCondition(&conditions, DispatchingCondition(&work))
+	if Suspended(&work) {
+		return reconcile.Result{}, r.writeConditions(ctx, &work, conditions)
+	}
+	switch StateOf(cluster) {
+	case ClusterGone:
+		r.setCondition(&conditions, metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionFalse, ObservedGeneration: work.Generation,
+			Reason: ReasonClusterNotFound, Message: fmt.Sprintf("cluster %s does not exist or is being deleted", clusterName)})
+		return reconcile.Result{}, r.writeConditions(ctx, &work, conditions)
+	case ClusterNotReady:
+		// Nothing is attempted: the Cluster watch brings the Work back
+		// when the cluster is Ready again.
+		log.V(1).Info("cluster not ready; waiting")
+		return reconcile.Result{}, r.writeConditions(ctx, &work, conditions)
+	}
+
+	results := make([]Result, 0, len(work.Spec.Workload.Manifests))
+	for i := range work.Spec.Workload.Manifests {
+		results = append(results, r.applyManifest(ctx, clusterName, &work, i))
+	}
+	applied := AppliedCondition(results, work.Generation)
+	previous := meta.FindStatusCondition(work.Status.Conditions, workv1alpha1.WorkApplied)
+	r.setCondition(&conditions, applied)
+	if err := r.writeConditions(ctx, &work, conditions); err != nil {
+		return reconcile.Result{}, err
+	}
+	if previous == nil || previous.Status != applied.Status || previous.Reason != applied.Reason {
+		if applied.Status == metav1.ConditionTrue {
+			r.event(&work, corev1.EventTypeNormal, EventSyncSucceeded, applied.Message)
+		} else {
+			r.event(&work, corev1.EventTypeWarning, EventSyncFailed, applied.Message)
+		}
+	}
+	return r.next(ctx, results)
+}
+
+// next turns the outcomes into a retry: errors back off per Work, an
+// unreachable member is tried when its back-off ends, a conflict is checked
+// again after ConflictRecheckInterval.
+func (r *Reconciler) next(ctx context.Context, results []Result) (reconcile.Result, error) {
+	var failures []error
+	var after time.Duration
+	conflict := false
+	for _, res := range results {
+		switch res.Outcome {
+		case OutcomeFailed:
+			failures = append(failures, res.Err)
+		case OutcomeUnreachable:
+			wait, ok := membercluster.RetryAfter(res.Err)
+			if !ok {
+				failures = append(failures, res.Err)
+				continue
+			}
+			if after == 0 || wait < after {
+				after = wait
+			}
+		case OutcomeConflict:
+			conflict = true
+		}
+	}
+	if len(failures) > 0 {
+		return reconcile.Result{}, errors.Join(failures...)
+	}
+	if after > 0 {
+		ctrl.LoggerFrom(ctx).Info("member cluster unreachable; retrying later", "after", after.String())
+		return reconcile.Result{RequeueAfter: after}, nil
+	}
+	if conflict {
+		interval := r.ConflictRecheckInterval
+		if interval <= 0 {
+			interval = 2 * time.Minute
+		}
+		return reconcile.Result{RequeueAfter: interval}, nil
+	}
+	return reconcile.Result{}, nil
+}
+
+func (r *Reconciler) cluster(ctx context.Context, name string) (*clusterv1alpha1.Cluster, error) {
+	var cluster clusterv1alpha1.Cluster
+	if err := r.Client.Get(ctx, types.NamespacedName{Name: name}, &cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading Cluster %s: %w", name, err)
+	}
+	return &cluster, nil
+}
+
+// target is one manifest resolved against the member.
+type target struct {
+	obj *unstructured.Unstructured
+	gvr schema.GroupVersionResource
+}
+
+// resolve decodes manifest i and maps it to its resource in the member,
+// defaulting the namespace of namespaced kinds and clearing it for
+// cluster-scoped ones.
+func (r *Reconciler) resolve(ctx context.Context, cluster string, work *workv1alpha1.Work, i int) (*target, error) {
+	obj := &unstructured.Unstructured{}
+	if err := obj.UnmarshalJSON(work.Spec.Workload.Manifests[i].Raw); err != nil {
+		return nil, fmt.Errorf("decoding manifest: %w", err)
+	}
+	if obj.GetName() == "" {
+		return nil, fmt.Errorf("%s manifest has no name", obj.GetKind())
+	}
+	mapping, err := r.Members.RESTMapping(ctx, cluster, obj.GroupVersionKind())
+	if err != nil {
+		return nil, err
+	}
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		if obj.GetNamespace() == "" {
+			obj.SetNamespace(metav1.NamespaceDefault)
+		}
+	} else {
+		obj.SetNamespace("")
+	}
+	return &target{obj: obj, gvr: mapping.Resource}, nil
+}
+
+// observe returns the member's object, or nil when it does not exist.
+func (r *Reconciler) observe(ctx context.Context, cluster string, t *target) (*unstructured.Unstructured, error) {
+	observed, err := r.Members.Get(ctx, cluster, t.gvr, t.obj.GetNamespace(), t.obj.GetName())
+	switch {
+	case err == nil:
+		return observed, nil
+	case membercluster.IsUnreachable(err) || membercluster.IsNotConnected(err):
+		return nil, err
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	}
+	return nil, err
+}
+
+// applyManifest applies manifest i of work and reports the outcome.
+func (r *Reconciler) applyManifest(ctx context.Context, cluster string, work *workv1alpha1.Work, i int) Result {
+	log := ctrl.LoggerFrom(ctx)
+	res := Result{Ordinal: i}
+	t, err := r.resolve(ctx, cluster, work, i)
+	if err != nil {
+		return failed(res, err)
+	}
+	log = log.WithValues("kind", t.obj.GetKind(), "namespace", t.obj.GetNamespace(), "name", t.obj.GetName())
+	if err := r.Members.Watch(ctx, cluster, t.gvr, r.MemberHandler()); err != nil {
+		return failed(res, err)
+	}
+	desired := DesiredObject(t.obj, work)
+	observed, err := r.observe(ctx, cluster, t)
+	if err != nil {
+		return failed(res, err)
+	}
+	if err := CheckConflict(cluster, desired, observed); err != nil {
+		res.Outcome, res.Err = OutcomeConflict, err
+		return res
+	}
+	if observed != nil {
+		if r.Interpreter != nil {
+			retained, err := r.Interpreter.Retain(desired, observed)
+			if err != nil {
+				return failed(res, fmt.Errorf("retaining member fields: %w", err))
+			}
+			desired = retained
+			unstructured.RemoveNestedField(desired.Object, "metadata", "resourceVersion")
+		}
+		if UpToDate(desired, observed) {
+			res.Outcome = OutcomeUpToDate
+			return res
+		}
+	}
+	_, err = r.Members.Apply(ctx, cluster, t.gvr, desired, FieldManager)
+	if isMissingNamespace(err, desired.GetNamespace()) {
+		if err := r.createNamespace(ctx, cluster, desired.GetNamespace()); err != nil {
+			return failed(res, err)
+		}
+		_, err = r.Members.Apply(ctx, cluster, t.gvr, desired, FieldManager)
+	}
+	if err != nil {
+		return failed(res, fmt.Errorf("applying %s %s: %w", desired.GetKind(), objectName(desired.GetNamespace(), desired.GetName()), err))
+	}
+	log.V(1).Info("applied to member")
+	res.Outcome = OutcomeApplied
+	return res
+}
+
+func failed(res Result, err error) Result {
+	res.Err = err
+	res.Outcome = OutcomeFailed
+	if membercluster.IsUnreachable(err) || membercluster.IsNotConnected(err) {
+		res.Outcome = OutcomeUnreachable
+	}
+	return res
+}
+
+// isMissingNamespace tells the API server's answer to an object in a
+// namespace that does not exist.
+func isMissingNamespace(err error, namespace string) bool {
+	var status apierrors.APIStatus
+	if namespace == "" || !errors.As(err, &status) || !apierrors.IsNotFound(err) {
+		return false
+	}
+	d := status.Status().Details
+	return d != nil && d.Kind == "namespaces" && d.Name == namespace
+}
+
+var namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
+// createNamespace creates a namespace the member lacks. It is labelled as
+// managed so that a Namespace Work (namespace propagation) adopts it
+// without a conflict; no Work owns it, so no Work deletion removes it.
+func (r *Reconciler) createNamespace(ctx context.Context, cluster, name string) error {
+	ns := &unstructured.Unstructured{}
+	ns.SetAPIVersion("v1")
+	ns.SetKind("Namespace")
+	ns.SetName(name)
+	ns.SetLabels(map[string]string{membercluster.ManagedLabel: membercluster.ManagedLabelValue})
+	_, err := r.Members.Create(ctx, cluster, namespaces, ns)
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating namespace %s: %w", name, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("created namespace in member", "namespace", name)
+	return nil
+}
+
+// finalize deletes (or, with preserveResourcesOnDeletion, releases) the
+// member objects of a deleted Work, then removes the finalizer. An
+// unreachable member keeps the finalizer and is retried after its back-off;
+// other Works are not held up.
+func (r *Reconciler) finalize(ctx context.Context, clusterName string, cluster *clusterv1alpha1.Cluster, work *workv1alpha1.Work) (reconcile.Result, error) {
+	if !controllerutil.ContainsFinalizer(work, workv1alpha1.ExecutionControllerFinalizer) {
+		return reconcile.Result{}, nil
+	}
+	log := ctrl.LoggerFrom(ctx)
+	if StateOf(cluster) == ClusterGone {
+		log.Info("cluster is gone; releasing Work without touching the member")
+	} else {
+		var errs []error
+		for i := range work.Spec.Workload.Manifests {
+			if err := r.cleanupManifest(ctx, clusterName, work, i); err != nil {
+				errs = append(errs, fmt.Errorf("manifest %d: %w", i, err))
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			unreachable := membercluster.IsUnreachable(err) || membercluster.IsNotConnected(err)
+			if !(unreachable && r.ReleaseUnreachable != nil && r.ReleaseUnreachable(ctx, cluster, work, err)) {
+				return r.cleanupPending(ctx, work, err)
+			}
+			log.Info("member unreachable; released by the failover hook, member objects left behind", "error", err.Error())
+		}
+	}
+	base := work.DeepCopy()
+	controllerutil.RemoveFinalizer(work, workv1alpha1.ExecutionControllerFinalizer)
+	if err := r.Client.Patch(ctx, work, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	return reconcile.Result{}, nil
+}
+
+// cleanupPending records why the Work cannot go yet and schedules a retry.
+func (r *Reconciler) cleanupPending(ctx context.Context, work *workv1alpha1.Work, cause error) (reconcile.Result, error) {
+	conditions := append([]metav1.Condition(nil), work.Status.Conditions...)
+	cond := metav1.Condition{Type: ConditionCleanup, Status: metav1.ConditionFalse, ObservedGeneration: work.Generation,
+		Reason: ReasonCleanupPending, Message: truncate("Member objects could not be deleted yet, retrying: "+cause.Error(), 4000)}
+	if prev := meta.FindStatusCondition(conditions, ConditionCleanup); prev == nil || prev.Reason != cond.Reason {
+		r.event(work, corev1.EventTypeWarning, EventCleanupFailed, cond.Message)
+	}
+	r.setCondition(&conditions, cond)
+	if err := r.writeConditions(ctx, work, conditions); err != nil {
+		return reconcile.Result{}, err
+	}
+	if wait, ok := membercluster.RetryAfter(cause); ok {
+		ctrl.LoggerFrom(ctx).Info("member unreachable; keeping finalizer", "after", wait.String())
+		return reconcile.Result{RequeueAfter: wait}, nil
+	}
+	return reconcile.Result{}, cause
+}
+
+// cleanupManifest deletes manifest i's member object if Lifeboat manages it
+// for this Work, or releases it when the Work preserves its resources.
+func (r *Reconciler) cleanupManifest(ctx context.Context, cluster string, work *workv1alpha1.Work, i int) error {
+	t, err := r.resolve(ctx, cluster, work, i)
+	if err != nil {
+		if meta.IsNoMatchError(err) {
+			// The kind does not exist in the member: nothing to delete.
+			return nil
+		}
+		return err
+	}
+	observed, err := r.observe(ctx, cluster, t)
+	if err != nil || observed == nil {
+		return err
+	}
+	if !IsManaged(observed) {
+		return nil
+	}
+	if owner, ok := WorkOf(cluster, observed); ok && owner != client.ObjectKeyFromObject(work) {
+		return nil
+	}
+	ns, name := observed.GetNamespace(), observed.GetName()
+	if work.Spec.PreserveResourcesOnDeletion != nil && *work.Spec.PreserveResourcesOnDeletion {
+		patch, needed := ReleasePatch(observed)
+		if !needed {
+			return nil
+		}
+		_, err := r.Members.Patch(ctx, cluster, t.gvr, ns, name, types.MergePatchType, patch)
+		return ignoreMemberNotFound(err)
+	}
+	background := metav1.DeletePropagationBackground
+	return ignoreMemberNotFound(r.Members.Delete(ctx, cluster, t.gvr, ns, name, metav1.DeleteOptions{PropagationPolicy: &background}))
+}
+
+// ignoreMemberNotFound drops the member's NotFound answer, but not a missing
+// Cluster (which the member cache also reports as NotFound, wrapped).
+func ignoreMemberNotFound(err error) error {
+	if apierrors.IsNotFound(err) && !membercluster.IsNotConnected(err) {
+		return nil
+	}
+	return err
+}
+
+// setCondition sets cond with the injected clock's time as transition time.
+func (r *Reconciler) setCondition(conditions *[]metav1.Condition, cond metav1.Condition) {
+	cond.LastTransitionTime = metav1.NewTime(r.now())
+	meta.SetStatusCondition(conditions, cond)
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock.Now()
+}
+
+// writeConditions patches status.conditions when they changed. A merge
+// patch of only the conditions leaves status.manifestStatuses (written by
+// the work status controller) alone.
+func (r *Reconciler) writeConditions(ctx context.Context, work *workv1alpha1.Work, conditions []metav1.Condition) error {
+	if equality.Semantic.DeepEqual(work.Status.Conditions, conditions) {
+		return nil
+	}
+	base := work.DeepCopy()
+	work.Status.Conditions = conditions
+	if err := r.Client.Status().Patch(ctx, work, client.MergeFrom(base)); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("writing Work conditions: %w", err)
+	}
+	return nil
+}
+
+func (r *Reconciler) event(work *workv1alpha1.Work, eventType, reason, message string) {
+	if r.Recorder != nil {
+		r.Recorder.Event(work, eventType, reason, message)
+	}
+}

@@ -1,0 +1,521 @@
+package execution
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
+	mct "github.com/lifeboat-dev/lifeboat/internal/membercluster/memberclustertest"
+	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
+)
+
+type fixture struct {
+	t      *testing.T
+	ctx    context.Context
+	client client.Client
+	env    *mct.Env
+	r      *Reconciler
+	events *record.FakeRecorder
+	interp *fakeInterpreter
+	queue  workqueue.TypedRateLimitingInterface[reconcile.Request]
+}
+
+// newFixture has members member1 and member2 (Clusters without status)
+// plus objs in the control plane.
+func newFixture(t *testing.T, objs ...client.Object) *fixture {
+	t.Helper()
+	s, err := lbscheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := append(mct.ClusterObjects("member1"), mct.ClusterObjects("member2")...)
+	all = append(all, objs...)
+	cl := fake.NewClientBuilder().WithScheme(s).WithObjects(all...).WithStatusSubresource(&workv1alpha1.Work{}).Build()
+	env := mct.New(cl)
+	t.Cleanup(env.Cache.Stop)
+	f := &fixture{
+		t: t, ctx: context.Background(), client: cl, env: env,
+		events: record.NewFakeRecorder(100),
+		interp: &fakeInterpreter{},
+		queue:  workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]()),
+	}
+	t.Cleanup(f.queue.ShutDown)
+	f.r = &Reconciler{
+		Client: cl, Recorder: f.events, Clock: clocktesting.NewFakePassiveClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)),
+		Interpreter: f.interp, Members: env.Cache,
+	}
+	f.r.queue.set(f.queue)
+	return f
+}
+
+func (f *fixture) reconcile(work *workv1alpha1.Work) (reconcile.Result, error) {
+	f.t.Helper()
+	return f.r.Reconcile(f.ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(work)})
+}
+
+func (f *fixture) mustReconcile(work *workv1alpha1.Work) reconcile.Result {
+	f.t.Helper()
+	res, err := f.reconcile(work)
+	if err != nil {
+		f.t.Fatalf("reconcile: %v", err)
+	}
+	return res
+}
+
+func (f *fixture) get(work *workv1alpha1.Work) *workv1alpha1.Work {
+	f.t.Helper()
+	var got workv1alpha1.Work
+	if err := f.client.Get(f.ctx, client.ObjectKeyFromObject(work), &got); err != nil {
+		f.t.Fatalf("get Work: %v", err)
+	}
+	return &got
+}
+
+func (f *fixture) applied(work *workv1alpha1.Work) *metav1.Condition {
+	return meta.FindStatusCondition(f.get(work).Status.Conditions, workv1alpha1.WorkApplied)
+}
+
+func (f *fixture) writes(cluster string) int {
+	n := 0
+	for _, a := range f.env.Member(cluster).Actions() {
+		switch a.GetVerb() {
+		case "create", "update", "patch", "delete":
+			n++
+		}
+	}
+	return n
+}
+
+func TestAppliesNewWorkAndThenWritesNothing(t *testing.T) {
+	work := MakeWork("nginx", "member1").Label(workv1alpha1.WorkPermanentIDLabel, "w-1").Manifest(deployment("nginx", 2)).Obj()
+	f := newFixture(t, work)
+
+	f.mustReconcile(work)
+
+	got := f.env.Lookup("member1", mct.Deployments, "default", "nginx")
+	if got == nil {
+		t.Fatal("Deployment not applied")
+	}
+	if !IsManaged(got) || got.GetLabels()[workv1alpha1.WorkPermanentIDLabel] != "w-1" {
+		t.Errorf("member labels = %v", got.GetLabels())
+	}
+	if key, ok := WorkOf("member1", got); !ok || key.Name != "nginx" {
+		t.Errorf("member object does not map back to its Work: %v", got.GetAnnotations())
+	}
+	stored := f.get(work)
+	if !strings.Contains(strings.Join(stored.Finalizers, ","), workv1alpha1.ExecutionControllerFinalizer) {
+		t.Error("finalizer not added")
+	}
+	c := meta.FindStatusCondition(stored.Status.Conditions, workv1alpha1.WorkApplied)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != ReasonAppliedSuccessful {
+		t.Fatalf("Applied = %+v", c)
+	}
+	if d := meta.FindStatusCondition(stored.Status.Conditions, workv1alpha1.WorkDispatching); d == nil || d.Status != metav1.ConditionTrue {
+		t.Fatalf("Dispatching = %+v", d)
+	}
+
+	// Second pass: the member already holds it, nothing is written
+	// anywhere.
+	writes, rv := f.writes("member1"), stored.ResourceVersion
+	f.mustReconcile(work)
+	if f.writes("member1") != writes {
+		t.Error("an up-to-date object was applied again")
+	}
+	if f.get(work).ResourceVersion != rv {
+		t.Error("a reconcile with nothing to do wrote the Work")
+	}
+}
+
+func TestCreatesMissingNamespaceFirst(t *testing.T) {
+	work := MakeWork("cm", "member1").Manifest(configMap("team-a", "cm", map[string]interface{}{"k": "v"})).Obj()
+	f := newFixture(t, work)
+	f.env.RequireNamespaces = true
+
+	f.mustReconcile(work)
+
+	ns := f.env.Lookup("member1", mct.Namespaces, "", "team-a")
+	if ns == nil || !IsManaged(ns) {
+		t.Fatalf("namespace = %v", ns)
+	}
+	if f.env.Lookup("member1", mct.ConfigMaps, "team-a", "cm") == nil {
+		t.Fatal("ConfigMap not applied after creating its namespace")
+	}
+	if c := f.applied(work); c.Status != metav1.ConditionTrue {
+		t.Fatalf("Applied = %+v", c)
+	}
+}
+
+func TestConflictRule(t *testing.T) {
+	cases := map[string]struct {
+		resolution    string
+		wantApplied   metav1.ConditionStatus
+		wantOverwrite bool
+	}{
+		"no resolution aborts": {"", metav1.ConditionFalse, false},
+		"abort aborts":         {"abort", metav1.ConditionFalse, false},
+		"overwrite takes over": {"overwrite", metav1.ConditionTrue, true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			manifest := configMap("default", "settings", map[string]interface{}{"k": "lifeboat"})
+			if tc.resolution != "" {
+				manifest.SetAnnotations(map[string]string{workv1alpha1.ResourceConflictResolutionAnnotation: tc.resolution})
+			}
+			work := MakeWork("settings", "member1").Manifest(manifest).Obj()
+			f := newFixture(t, work)
+			f.env.Put("member1", mct.ConfigMaps, configMap("default", "settings", map[string]interface{}{"k": "theirs"}))
+
+			res := f.mustReconcile(work)
+
+			c := f.applied(work)
+			if c.Status != tc.wantApplied {
+				t.Fatalf("Applied = %+v", c)
+			}
+			data, _, _ := unstructured.NestedString(f.env.Lookup("member1", mct.ConfigMaps, "default", "settings").Object, "data", "k")
+			if overwritten := data == "lifeboat"; overwritten != tc.wantOverwrite {
+				t.Fatalf("member data = %q, overwritten %t, want %t", data, overwritten, tc.wantOverwrite)
+			}
+			if !tc.wantOverwrite {
+				if c.Reason != ReasonResourceConflict || !strings.Contains(c.Message, "not managed by Lifeboat") {
+					t.Errorf("Applied reason/message = %s: %s", c.Reason, c.Message)
+				}
+				if res.RequeueAfter != 2*time.Minute {
+					t.Errorf("a conflict must be rechecked later, got %+v", res)
+				}
+				if ev := <-f.events.Events; !strings.Contains(ev, EventSyncFailed) {
+					t.Errorf("event = %s", ev)
+				}
+			}
+		})
+	}
+}
+
+func TestSuspendedWorkIsNotApplied(t *testing.T) {
+	work := MakeWork("nginx", "member1").Suspend().Manifest(deployment("nginx", 1)).Obj()
+	f := newFixture(t, work)
+
+	f.mustReconcile(work)
+
+	if f.env.Lookup("member1", mct.Deployments, "default", "nginx") != nil {
+		t.Fatal("a suspended Work was applied")
+	}
+	d := meta.FindStatusCondition(f.get(work).Status.Conditions, workv1alpha1.WorkDispatching)
+	if d == nil || d.Status != metav1.ConditionFalse || d.Reason != ReasonSuspendDispatching {
+		t.Fatalf("Dispatching = %+v", d)
+	}
+}
+
+func TestNotReadyClusterIsWaitedFor(t *testing.T) {
+	work := MakeWork("nginx", "member1").Manifest(deployment("nginx", 1)).Obj()
+	f := newFixture(t, work)
+	var cluster clusterv1alpha1.Cluster
+	if err := f.client.Get(f.ctx, client.ObjectKey{Name: "member1"}, &cluster); err != nil {
+		t.Fatal(err)
+	}
+	cluster.Status.Conditions = []metav1.Condition{{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionFalse, Reason: "Down", LastTransitionTime: metav1.Now()}}
+	if err := f.client.Update(f.ctx, &cluster); err != nil {
+		t.Fatal(err)
+	}
+
+	res := f.mustReconcile(work)
+
+	if len(f.env.Member("member1").Actions()) != 0 {
+		t.Error("a not-ready member was called")
+	}
+	if res.RequeueAfter != 0 {
+		t.Errorf("must wait for the Cluster event, not poll: %+v", res)
+	}
+}
+
+func TestUnreachableMemberDoesNotBlockOthers(t *testing.T) {
+	down := MakeWork("nginx", "member1").Manifest(deployment("nginx", 1)).Obj()
+	up := MakeWork("nginx", "member2").Manifest(deployment("nginx", 1)).Obj()
+	f := newFixture(t, down, up)
+	f.env.SetReachable("member1", false)
+
+	res, err := f.reconcile(down)
+	if err != nil {
+		t.Fatalf("an unreachable member is a condition and a wait, not an error: %v", err)
+	}
+	if res.RequeueAfter <= 0 {
+		t.Fatalf("expected a requeue after the member's back-off, got %+v", res)
+	}
+	if c := f.applied(down); c.Status != metav1.ConditionFalse || c.Reason != ReasonClusterUnreachable {
+		t.Fatalf("Applied = %+v", c)
+	}
+	calls := len(f.env.Member("member1").Actions())
+
+	// While member1 backs off, its Works fail fast and member2's apply.
+	if _, err := f.reconcile(down); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(f.env.Member("member1").Actions()); got != calls {
+		t.Errorf("member1 was called during its back-off (%d -> %d)", calls, got)
+	}
+	f.mustReconcile(up)
+	if c := f.applied(up); c.Status != metav1.ConditionTrue {
+		t.Fatalf("member2 Applied = %+v", c)
+	}
+}
+
+func TestDriftIsCorrected(t *testing.T) {
+	work := MakeWork("nginx", "member1").Manifest(deployment("nginx", 2)).Obj()
+	f := newFixture(t, work)
+	f.mustReconcile(work)
+	live := f.env.Lookup("member1", mct.Deployments, "default", "nginx")
+	seen := f.observe("member1", mct.Deployments)
+
+	// Someone scales the member object by hand.
+	drifted := live.DeepCopy()
+	_ = unstructured.SetNestedField(drifted.Object, int64(7), "spec", "replicas")
+	if _, err := f.env.Member("member1").Resource(mct.Deployments).Namespace("default").Update(f.ctx, drifted, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The informer sees it (so the Work is reconciled against the new
+	// state); the handler under test is then told.
+	waitEvent(t, seen, membercluster.Updated)
+	f.r.MemberHandler().OnEvent(membercluster.Event{Cluster: "member1", Type: membercluster.Updated, Old: live, Object: drifted})
+	if f.queue.Len() != 1 {
+		t.Fatalf("the Work was not enqueued (queue length %d)", f.queue.Len())
+	}
+	req, _ := f.queue.Get()
+	f.queue.Done(req)
+	if req.NamespacedName != client.ObjectKeyFromObject(work) {
+		t.Fatalf("enqueued %v", req)
+	}
+
+	f.mustReconcile(work)
+	if r, _, _ := unstructured.NestedInt64(f.env.Lookup("member1", mct.Deployments, "default", "nginx").Object, "spec", "replicas"); r != 2 {
+		t.Fatalf("replicas = %d, want the manifest's 2", r)
+	}
+
+	// A deleted member object is recreated.
+	if err := f.env.Member("member1").Resource(mct.Deployments).Namespace("default").Delete(f.ctx, "nginx", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, seen, membercluster.Deleted)
+	f.r.MemberHandler().OnEvent(membercluster.Event{Cluster: "member1", Type: membercluster.Deleted, Object: live})
+	if f.queue.Len() != 1 {
+		t.Fatal("a deleted member object must enqueue its Work")
+	}
+	f.mustReconcile(work)
+	if f.env.Lookup("member1", mct.Deployments, "default", "nginx") == nil {
+		t.Fatal("the deleted member object was not recreated")
+	}
+}
+
+// observe registers a test handler on the member informer (after waiting
+// for its watch, so later changes are seen) and returns its events.
+func (f *fixture) observe(cluster string, gvr schema.GroupVersionResource) chan membercluster.Event {
+	f.t.Helper()
+	ch := make(chan membercluster.Event, 100)
+	if err := f.env.Cache.Watch(f.ctx, cluster, gvr, membercluster.Handler{Name: "test", OnEvent: func(e membercluster.Event) { ch <- e }}); err != nil {
+		f.t.Fatal(err)
+	}
+	select {
+	case <-f.env.WatchStarted(cluster, gvr):
+	case <-time.After(10 * time.Second):
+		f.t.Fatal("informer did not start watching")
+	}
+	return ch
+}
+
+// waitEvent waits for an event of type typ (bounded; events arrive in
+// milliseconds).
+func waitEvent(t *testing.T, ch chan membercluster.Event, typ membercluster.EventType) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case e := <-ch:
+			if e.Type == typ {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no %s event", typ)
+		}
+	}
+}
+
+func TestRetainKeepsMemberOwnedFields(t *testing.T) {
+	manifest := deployment("nginx", 2)
+	manifest.SetLabels(map[string]string{"retain-replicas": "true"})
+	work := MakeWork("nginx", "member1").Manifest(manifest).Obj()
+	f := newFixture(t, work)
+	f.mustReconcile(work)
+
+	// An HPA in the member scaled to 5.
+	live := f.env.Lookup("member1", mct.Deployments, "default", "nginx")
+	_ = unstructured.SetNestedField(live.Object, int64(5), "spec", "replicas")
+	if _, err := f.env.Member("member1").Resource(mct.Deployments).Namespace("default").Update(f.ctx, live, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	writes := f.writes("member1")
+	f.mustReconcile(work)
+
+	if f.interp.retains == 0 {
+		t.Fatal("Retain was not asked")
+	}
+	if f.writes("member1") != writes {
+		t.Error("the retained object was applied although nothing else differs")
+	}
+	if r, _, _ := unstructured.NestedInt64(f.env.Lookup("member1", mct.Deployments, "default", "nginx").Object, "spec", "replicas"); r != 5 {
+		t.Fatalf("replicas = %d, want the member's 5", r)
+	}
+}
+
+func deleteWork(t *testing.T, f *fixture, work *workv1alpha1.Work) {
+	t.Helper()
+	if err := f.client.Delete(f.ctx, f.get(work)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDeletingWorkDeletesMemberObjects(t *testing.T) {
+	work := MakeWork("nginx", "member1").Manifest(deployment("nginx", 1)).Obj()
+	f := newFixture(t, work)
+	f.mustReconcile(work)
+	// An unmanaged object named in another manifest is never deleted.
+	deleteWork(t, f, work)
+
+	f.mustReconcile(work)
+
+	if f.env.Lookup("member1", mct.Deployments, "default", "nginx") != nil {
+		t.Error("member object not deleted")
+	}
+	err := f.client.Get(f.ctx, client.ObjectKeyFromObject(work), &workv1alpha1.Work{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("the Work must be gone once its finalizer is removed: %v", err)
+	}
+}
+
+func TestDeletingWorkLeavesUnmanagedObjects(t *testing.T) {
+	work := MakeWork("settings", "member1").Finalizer().Manifest(configMap("default", "settings", nil)).Obj()
+	f := newFixture(t, work)
+	f.env.Put("member1", mct.ConfigMaps, configMap("default", "settings", map[string]interface{}{"k": "theirs"}))
+	deleteWork(t, f, work)
+
+	f.mustReconcile(work)
+
+	if f.env.Lookup("member1", mct.ConfigMaps, "default", "settings") == nil {
+		t.Fatal("an object Lifeboat does not manage was deleted")
+	}
+}
+
+func TestDeletingWorkWithPreserveReleasesMemberObjects(t *testing.T) {
+	work := MakeWork("nginx", "member1").Preserve().Manifest(deployment("nginx", 1)).Obj()
+	f := newFixture(t, work)
+	f.mustReconcile(work)
+	deleteWork(t, f, work)
+
+	f.mustReconcile(work)
+
+	got := f.env.Lookup("member1", mct.Deployments, "default", "nginx")
+	if got == nil {
+		t.Fatal("preserved object was deleted")
+	}
+	if IsManaged(got) || got.GetAnnotations()[workv1alpha1.WorkNameAnnotation] != "" {
+		t.Errorf("preserved object still tied to Lifeboat: labels %v annotations %v", got.GetLabels(), got.GetAnnotations())
+	}
+}
+
+func TestDeletingWorkOnUnreachableMember(t *testing.T) {
+	cases := map[string]struct {
+		release     func(context.Context, *clusterv1alpha1.Cluster, *workv1alpha1.Work, error) bool
+		wantRemoved bool
+	}{
+		"keeps the finalizer and waits": {nil, false},
+		"failover hook releases it": {func(context.Context, *clusterv1alpha1.Cluster, *workv1alpha1.Work, error) bool {
+			return true
+		}, true},
+		"failover hook declines": {func(context.Context, *clusterv1alpha1.Cluster, *workv1alpha1.Work, error) bool {
+			return false
+		}, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			work := MakeWork("nginx", "member1").Manifest(deployment("nginx", 1)).Obj()
+			f := newFixture(t, work)
+			f.mustReconcile(work)
+			f.env.SetReachable("member1", false)
+			f.r.ReleaseUnreachable = tc.release
+			deleteWork(t, f, work)
+			// The object is not in the (unsynced) informer, so the
+			// member must be asked.
+			res, err := f.reconcile(work)
+			if err != nil {
+				t.Fatalf("reconcile: %v", err)
+			}
+			var got workv1alpha1.Work
+			gone := apierrors.IsNotFound(f.client.Get(f.ctx, client.ObjectKeyFromObject(work), &got))
+			if gone != tc.wantRemoved {
+				t.Fatalf("Work gone = %t, want %t", gone, tc.wantRemoved)
+			}
+			if !tc.wantRemoved {
+				c := meta.FindStatusCondition(got.Status.Conditions, ConditionCleanup)
+				if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonCleanupPending {
+					t.Fatalf("Cleanup = %+v", c)
+				}
+				if res.RequeueAfter <= 0 {
+					t.Errorf("expected a requeue after the back-off: %+v", res)
+				}
+			}
+		})
+	}
+}
+
+func TestDeletingWorkOfDeletedClusterReleasesIt(t *testing.T) {
+	work := MakeWork("nginx", "member1").Finalizer().Manifest(deployment("nginx", 1)).Obj()
+	f := newFixture(t, work)
+	if err := f.client.Delete(f.ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}}); err != nil {
+		t.Fatal(err)
+	}
+	deleteWork(t, f, work)
+
+	f.mustReconcile(work)
+
+	if err := f.client.Get(f.ctx, client.ObjectKeyFromObject(work), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("Work of a deleted cluster must be released: %v", err)
+	}
+}
+
+func TestWorkOfMissingClusterSaysSo(t *testing.T) {
+	work := MakeWork("nginx", "ghost").Manifest(deployment("nginx", 1)).Obj()
+	f := newFixture(t, work)
+
+	f.mustReconcile(work)
+
+	if c := f.applied(work); c.Status != metav1.ConditionFalse || c.Reason != ReasonClusterNotFound {
+		t.Fatalf("Applied = %+v", c)
+	}
+}
+
+func TestInvalidManifestFailsWithReason(t *testing.T) {
+	bad := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "example.com/v1", "kind": "Unknown", "metadata": map[string]interface{}{"name": "x"}}}
+	work := MakeWork("x", "member1").Manifest(bad).Obj()
+	f := newFixture(t, work)
+
+	if _, err := f.reconcile(work); err == nil {
+		t.Fatal("an unknown kind must be retried with back-off")
+	}
+	c := f.applied(work)
+	if c.Status != metav1.ConditionFalse || c.Reason != ReasonAppliedFailed || !strings.Contains(c.Message, "(0/1)") {
+		t.Fatalf("Applied = %+v", c)
+	}
+}

@@ -1,0 +1,33 @@
+// Package execution applies Works to member clusters: for each Work in a
+// karmada-es-<cluster> namespace it server-side applies every manifest to the
+// member (field manager "lifeboat", forced), creating a missing namespace
+// first, corrects drift when a managed member object changes or disappears,
+// and deletes (or releases) the member objects when the Work is deleted.
+//
+// Member objects are marked karmada.io/managed=true and point back to their
+// Work (annotations work.karmada.io/namespace and work.karmada.io/name, label
+// work.karmada.io/permanent-id). An existing object without the managed label
+// is never overwritten unless the manifest (or the Work) carries
+// work.karmada.io/conflict-resolution: overwrite.
+//
+// Why server-side apply: the member API server merges our fields with those
+// of the member's own controllers (HPA replicas, defaulted fields), removes
+// fields dropped from the manifest because our field manager owned them,
+// needs no resourceVersion (no update conflicts to retry), and a no-op apply
+// writes nothing, so it causes no event and no loop. The object is still
+// observed first (from the member informer when managed), for the conflict
+// rule, for Interpreter.Retain and to skip applies that would change nothing.
+//
+// Fields written:
+//   - Work metadata.finalizers: karmada.io/execution-controller (added, and
+//     removed once the member objects are gone);
+//   - Work status.conditions: Applied (AppliedSuccessful, AppliedFailed,
+//     ResourceConflict, ClusterUnreachable, ClusterNotFound), Dispatching
+//     (Dispatching, SuspendDispatching) and, while a deleted Work waits for
+//     its member, Cleanup (CleanupPending);
+//   - member objects: the manifests, plus the labels and annotations above;
+//     namespaces created in members (labelled karmada.io/managed=true).
+//
+// Events on Works: SyncWorkloadSucceed, SyncWorkloadFailed (on transitions of
+// Applied) and CleanupFailed.
+package execution

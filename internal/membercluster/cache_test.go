@@ -1,0 +1,271 @@
+package membercluster_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
+	mct "github.com/lifeboat-dev/lifeboat/internal/membercluster/memberclustertest"
+	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
+)
+
+// wait bounds how long a test waits for an informer event; events normally
+// arrive in milliseconds.
+const wait = 10 * time.Second
+
+func controlPlane(t *testing.T, clusters ...string) client.Client {
+	t.Helper()
+	s, err := lbscheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var objs []client.Object
+	for _, c := range clusters {
+		objs = append(objs, mct.ClusterObjects(c)...)
+	}
+	return fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).Build()
+}
+
+func configMap(ns, name string, managed bool) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("v1")
+	u.SetKind("ConfigMap")
+	u.SetNamespace(ns)
+	u.SetName(name)
+	if managed {
+		u.SetLabels(map[string]string{membercluster.ManagedLabel: membercluster.ManagedLabelValue})
+	}
+	u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "lifeboat", Operation: metav1.ManagedFieldsOperationApply}})
+	return u
+}
+
+func recorder() (membercluster.Handler, chan membercluster.Event) {
+	ch := make(chan membercluster.Event, 100)
+	return membercluster.Handler{Name: "test", OnEvent: func(e membercluster.Event) { ch <- e }}, ch
+}
+
+func next(t *testing.T, ch chan membercluster.Event) membercluster.Event {
+	t.Helper()
+	select {
+	case e := <-ch:
+		return e
+	case <-time.After(wait):
+		t.Fatal("no event")
+		return membercluster.Event{}
+	}
+}
+
+func waitFor(t *testing.T, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(wait):
+		t.Fatal("informer did not start watching")
+	}
+}
+
+func TestWatchDeliversManagedObjectsWithoutManagedFields(t *testing.T) {
+	ctx := context.Background()
+	env := mct.New(controlPlane(t, "member1"))
+	defer env.Cache.Stop()
+	h, events := recorder()
+
+	if err := env.Cache.Watch(ctx, "member1", mct.ConfigMaps, h); err != nil {
+		t.Fatal(err)
+	}
+	// Asking twice registers the handler once.
+	if err := env.Cache.Watch(ctx, "member1", mct.ConfigMaps, h); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, env.WatchStarted("member1", mct.ConfigMaps))
+
+	if _, err := env.Member("member1").Resource(mct.ConfigMaps).Namespace("ns").Create(ctx, configMap("ns", "cm", true), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e := next(t, events)
+	if e.Type != membercluster.Added || e.Cluster != "member1" || e.Object.GetName() != "cm" {
+		t.Fatalf("event = %s %s %s", e.Type, e.Cluster, e.Object.GetName())
+	}
+	if len(e.Object.GetManagedFields()) != 0 {
+		t.Error("managedFields must be stripped from the cache")
+	}
+	select {
+	case dup := <-events:
+		t.Fatalf("handler registered twice: got a second %s", dup.Type)
+	default:
+	}
+
+	obj, synced := env.Cache.Cached("member1", mct.ConfigMaps, "ns", "cm")
+	if !synced || obj == nil {
+		t.Fatalf("Cached = %v, synced %t", obj, synced)
+	}
+	if err := env.Member("member1").Resource(mct.ConfigMaps).Namespace("ns").Delete(ctx, "cm", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if e := next(t, events); e.Type != membercluster.Deleted || e.Object.GetName() != "cm" {
+		t.Fatalf("event = %s %s", e.Type, e.Object.GetName())
+	}
+}
+
+func TestGetFallsBackToTheAPIForObjectsTheInformerDoesNotHold(t *testing.T) {
+	ctx := context.Background()
+	env := mct.New(controlPlane(t, "member1"))
+	defer env.Cache.Stop()
+	env.Put("member1", mct.ConfigMaps, configMap("ns", "foreign", false))
+
+	got, err := env.Cache.Get(ctx, "member1", mct.ConfigMaps, "ns", "foreign")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GetLabels()[membercluster.ManagedLabel] != "" {
+		t.Error("the unmanaged object must be returned as it is")
+	}
+	if _, err := env.Cache.Get(ctx, "member1", mct.ConfigMaps, "ns", "absent"); !apierrors.IsNotFound(err) {
+		t.Errorf("absent object: err = %v, want NotFound", err)
+	}
+}
+
+func TestUnknownClusterIsNotConnected(t *testing.T) {
+	env := mct.New(controlPlane(t))
+	defer env.Cache.Stop()
+	_, err := env.Cache.Get(context.Background(), "ghost", mct.ConfigMaps, "ns", "x")
+	if !membercluster.IsNotConnected(err) {
+		t.Fatalf("err = %v, want NotConnectedError", err)
+	}
+}
+
+func TestUnreachableMemberFailsFastUntilTheBackoffEnds(t *testing.T) {
+	ctx := context.Background()
+	env := mct.New(controlPlane(t, "member1", "member2"))
+	defer env.Cache.Stop()
+	env.SetReachable("member1", false)
+
+	_, err := env.Cache.Get(ctx, "member1", mct.ConfigMaps, "ns", "x")
+	after, ok := membercluster.RetryAfter(err)
+	if !membercluster.IsUnreachable(err) || !ok || after != 2*time.Second {
+		t.Fatalf("first failure: err = %v, retry after %s", err, after)
+	}
+	calls := len(env.Member("member1").Actions())
+	if _, err := env.Cache.Get(ctx, "member1", mct.ConfigMaps, "ns", "x"); !membercluster.IsUnreachable(err) {
+		t.Fatalf("during back-off: err = %v", err)
+	}
+	if got := len(env.Member("member1").Actions()); got != calls {
+		t.Fatalf("during back-off the member was called (%d -> %d actions)", calls, got)
+	}
+
+	// Other members are not affected.
+	if _, err := env.Cache.Get(ctx, "member2", mct.ConfigMaps, "ns", "x"); !apierrors.IsNotFound(err) {
+		t.Fatalf("member2: err = %v, want NotFound", err)
+	}
+
+	env.SetReachable("member1", true)
+	env.Clock.Step(2 * time.Second)
+	if _, err := env.Cache.Get(ctx, "member1", mct.ConfigMaps, "ns", "x"); !apierrors.IsNotFound(err) {
+		t.Fatalf("after back-off: err = %v, want NotFound from the member", err)
+	}
+}
+
+func TestReconnectWhenCredentialsChangeKeepsWatches(t *testing.T) {
+	ctx := context.Background()
+	cp := controlPlane(t, "member1")
+	env := mct.New(cp)
+	defer env.Cache.Stop()
+	h, events := recorder()
+	env.Put("member1", mct.ConfigMaps, configMap("ns", "cm", true))
+	if err := env.Cache.Watch(ctx, "member1", mct.ConfigMaps, h); err != nil {
+		t.Fatal(err)
+	}
+	if e := next(t, events); e.Type != membercluster.Added {
+		t.Fatalf("event = %s", e.Type)
+	}
+
+	// Same settings: nothing happens.
+	if err := env.Cache.Reconnect(ctx, "member1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := env.Connects("member1"); got != 1 {
+		t.Fatalf("connects = %d, want 1", got)
+	}
+
+	var secret corev1.Secret
+	if err := cp.Get(ctx, client.ObjectKey{Namespace: "karmada-cluster", Name: "member1"}, &secret); err != nil {
+		t.Fatal(err)
+	}
+	secret.Data[clusterv1alpha1.SecretTokenKey] = []byte("rotated")
+	if err := cp.Update(ctx, &secret); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Cache.Reconnect(ctx, "member1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := env.Connects("member1"); got != 2 {
+		t.Fatalf("connects = %d, want 2", got)
+	}
+	// The new informer lists again and the old handler hears about it.
+	if e := next(t, events); e.Type != membercluster.Added || e.Object.GetName() != "cm" {
+		t.Fatalf("after reconnect: event = %s %s", e.Type, e.Object.GetName())
+	}
+}
+
+func TestDeletedClusterIsForgotten(t *testing.T) {
+	ctx := context.Background()
+	cp := controlPlane(t, "member1")
+	env := mct.New(cp)
+	defer env.Cache.Stop()
+	h, _ := recorder()
+	if err := env.Cache.Watch(ctx, "member1", mct.ConfigMaps, h); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.Delete(ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Cache.Reconnect(ctx, "member1"); err != nil {
+		t.Fatal(err)
+	}
+	if env.Cache.Connected("member1") {
+		t.Fatal("a deleted Cluster's member must be torn down")
+	}
+	if _, synced := env.Cache.Cached("member1", mct.ConfigMaps, "ns", "cm"); synced {
+		t.Fatal("no informer may survive the Cluster")
+	}
+}
+
+func TestUnknownKindRefreshesDiscoveryAtMostOncePerInterval(t *testing.T) {
+	ctx := context.Background()
+	env := mct.New(controlPlane(t, "member1"))
+	defer env.Cache.Stop()
+	gvk := schema.GroupVersionKind{Group: "flink.apache.org", Version: "v1beta1", Kind: "FlinkDeployment"}
+
+	_, err := env.Cache.RESTMapping(ctx, "member1", gvk)
+	if !meta.IsNoMatchError(err) {
+		t.Fatalf("err = %v, want no match", err)
+	}
+	if got := env.Mapper("member1").Resets(); got != 1 {
+		t.Fatalf("resets = %d, want 1", got)
+	}
+	_, _ = env.Cache.RESTMapping(ctx, "member1", gvk)
+	if got := env.Mapper("member1").Resets(); got != 1 {
+		t.Fatalf("resets within the interval = %d, want 1", got)
+	}
+	env.Clock.Step(time.Minute)
+	_, _ = env.Cache.RESTMapping(ctx, "member1", gvk)
+	if got := env.Mapper("member1").Resets(); got != 2 {
+		t.Fatalf("resets after the interval = %d, want 2", got)
+	}
+
+	m, err := env.Cache.RESTMapping(ctx, "member1", schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"})
+	if err != nil || m.Resource != mct.Deployments {
+		t.Fatalf("Deployment mapping = %v, %v", m, err)
+	}
+}

@@ -1,0 +1,232 @@
+package workstatus
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/execution"
+	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
+	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
+)
+
+// Event reasons recorded on Works.
+const (
+	EventReflectStatusFailed   = "ReflectStatusFailed"
+	EventInterpretHealthFailed = "InterpretHealthFailed"
+)
+
+// MemberCache is what the controller needs from the member cluster cache;
+// *membercluster.Cache implements it. Status is read from the informers
+// only: no member request per reconcile.
+type MemberCache interface {
+	RESTMapping(ctx context.Context, cluster string, gvk schema.GroupVersionKind) (*meta.RESTMapping, error)
+	Watch(ctx context.Context, cluster string, gvr schema.GroupVersionResource, h membercluster.Handler) error
+	Cached(cluster string, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, bool)
+}
+
+// DriftNotifier is told about Works whose member object is missing, so that
+// they are applied again; *execution.Reconciler implements it.
+type DriftNotifier interface {
+	NotifyDrift(work types.NamespacedName)
+}
+
+// Reconciler records the status and health of each Work's member objects
+// in Work.status.manifestStatuses.
+type Reconciler struct {
+	Client      client.Client
+	Recorder    record.EventRecorder
+	Interpreter interpreter.Interpreter
+	Members     MemberCache
+	// Drift, when set, is told when an applied Work's object is missing
+	// from its member.
+	Drift DriftNotifier
+
+	// MaxConcurrentReconciles is the number of workers (default 10).
+	MaxConcurrentReconciles int
+
+	mu    sync.RWMutex
+	queue workqueue.TypedRateLimitingInterface[reconcile.Request]
+}
+
+func (r *Reconciler) enqueue(key types.NamespacedName) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.queue != nil {
+		r.queue.Add(reconcile.Request{NamespacedName: key})
+	}
+}
+
+// MemberHandler enqueues the Work of a member object that was added,
+// deleted, or whose status, generation or metadata changed.
+func (r *Reconciler) MemberHandler() membercluster.Handler {
+	return membercluster.Handler{Name: "workstatus", OnEvent: func(e membercluster.Event) {
+		if !StatusMayHaveChanged(e) {
+			return
+		}
+		if key, ok := execution.WorkOf(e.Cluster, e.Object); ok {
+			r.enqueue(key)
+		}
+	}}
+}
+
+// StatusMayHaveChanged filters out updates that change neither the status,
+// the generation (health rules compare observedGeneration with it) nor the
+// labels and annotations (which map the object to its Work).
+func StatusMayHaveChanged(e membercluster.Event) bool {
+	if e.Type != membercluster.Updated || e.Old == nil {
+		return true
+	}
+	o, n := e.Old, e.Object
+	return o.GetGeneration() != n.GetGeneration() ||
+		!equality.Semantic.DeepEqual(o.Object["status"], n.Object["status"]) ||
+		!equality.Semantic.DeepEqual(o.GetLabels(), n.GetLabels()) ||
+		!equality.Semantic.DeepEqual(o.GetAnnotations(), n.GetAnnotations())
+}
+
+// SetupWithManager registers the controller. It watches Works in execution
+// namespaces (creation and spec changes, to register member watches) and
+// the Works' objects in the members through the member cache.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	workers := r.MaxConcurrentReconciles
+	if workers <= 0 {
+		workers = 10
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("workstatus").
+		For(&workv1alpha1.Work{}, builder.WithPredicates(
+			predicate.NewPredicateFuncs(func(o client.Object) bool {
+				_, ok := execution.ClusterOfNamespace(o.GetNamespace())
+				return ok
+			}),
+			predicate.GenerationChangedPredicate{},
+		)).
+		WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.queue = q
+			return nil
+		})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(r)
+}
+
+// Reconcile rebuilds status.manifestStatuses of one Work from the member
+// informers:
+//  1. each manifest is mapped to its resource and its member watch ensured;
+//  2. an object the informer holds (and that points back to this Work) is
+//     reflected and its health interpreted;
+//  3. an object not listed yet keeps its previous entry; one that is
+//     missing keeps it too, and an applied Work is handed to the execution
+//     controller to recreate it, rather than reporting a stale status;
+//  4. the list is written only when it changed.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	cluster, ok := execution.ClusterOfNamespace(req.Namespace)
+	if !ok {
+		return reconcile.Result{}, nil
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("work", req.NamespacedName, "cluster", cluster)
+	ctx = ctrl.LoggerInto(ctx, log)
+
+	var work workv1alpha1.Work
+	if err := r.Client.Get(ctx, req.NamespacedName, &work); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	if !work.DeletionTimestamp.IsZero() {
+		return reconcile.Result{}, nil
+	}
+
+	statuses := make([]workv1alpha1.ManifestStatus, 0, len(work.Spec.Workload.Manifests))
+	var retry error
+	missing := false
+	for i := range work.Spec.Workload.Manifests {
+		manifest := &unstructured.Unstructured{}
+		if err := manifest.UnmarshalJSON(work.Spec.Workload.Manifests[i].Raw); err != nil {
+			// The execution controller reports bad manifests.
+			continue
+		}
+		mapping, err := r.Members.RESTMapping(ctx, cluster, manifest.GroupVersionKind())
+		if err != nil {
+			retry = err
+			if prev, ok := Previous(work.Status.ManifestStatuses, Identifier(i, manifest)); ok {
+				statuses = append(statuses, prev)
+			}
+			continue
+		}
+		if mapping.Scope.Name() == meta.RESTScopeNameNamespace && manifest.GetNamespace() == "" {
+			manifest.SetNamespace(metav1.NamespaceDefault)
+		}
+		id := Identifier(i, manifest)
+		if err := r.Members.Watch(ctx, cluster, mapping.Resource, r.MemberHandler()); err != nil {
+			retry = err
+		}
+		obj, synced := r.Members.Cached(cluster, mapping.Resource, manifest.GetNamespace(), manifest.GetName())
+		if obj != nil {
+			if owner, ok := execution.WorkOf(cluster, obj); !ok || owner != req.NamespacedName {
+				obj = nil
+			}
+		}
+		if obj == nil {
+			missing = missing || synced
+			if prev, ok := Previous(work.Status.ManifestStatuses, id); ok {
+				statuses = append(statuses, prev)
+			}
+			continue
+		}
+		ms, statusErr, healthErr := Observe(r.Interpreter, id, obj)
+		if statusErr != nil {
+			r.event(&work, EventReflectStatusFailed, fmt.Sprintf("reflecting status of %s %s: %v", id.Kind, id.Name, statusErr))
+		}
+		if healthErr != nil {
+			r.event(&work, EventInterpretHealthFailed, fmt.Sprintf("interpreting health of %s %s: %v", id.Kind, id.Name, healthErr))
+		}
+		statuses = append(statuses, ms)
+	}
+
+	if missing && r.Drift != nil && applied(&work) && !execution.Suspended(&work) {
+		log.V(1).Info("member object missing; asking execution to apply it again")
+		r.Drift.NotifyDrift(req.NamespacedName)
+	}
+	if !Equal(work.Status.ManifestStatuses, statuses) {
+		base := work.DeepCopy()
+		work.Status.ManifestStatuses = statuses
+		if err := r.Client.Status().Patch(ctx, &work, client.MergeFrom(base)); client.IgnoreNotFound(err) != nil {
+			return reconcile.Result{}, fmt.Errorf("writing Work manifest statuses: %w", err)
+		}
+	}
+	if retry != nil {
+		if wait, ok := membercluster.RetryAfter(retry); ok {
+			return reconcile.Result{RequeueAfter: wait}, nil
+		}
+		return reconcile.Result{}, retry
+	}
+	return reconcile.Result{}, nil
+}
+
+func applied(work *workv1alpha1.Work) bool {
+	return meta.IsStatusConditionTrue(work.Status.Conditions, workv1alpha1.WorkApplied)
+}
+
+func (r *Reconciler) event(work *workv1alpha1.Work, reason, message string) {
+	if r.Recorder != nil {
+		r.Recorder.Event(work, corev1.EventTypeWarning, reason, message)
+	}
+}

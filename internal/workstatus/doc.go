@@ -1,0 +1,15 @@
+// Package workstatus records what became of each Work in its member
+// cluster: on events of the member objects (through the member cluster
+// cache's informers, so no member request per reconcile) it reflects each
+// object's status and interprets its health with the Interpreter.
+//
+// Fields written: Work status.manifestStatuses only, one entry per manifest
+// whose object the member holds: {identifier {ordinal, group, version, kind,
+// namespace, name}, status (Interpreter.ReflectStatus), health
+// (Interpreter.InterpretHealth; Unknown when the rule fails)}. It is written
+// only when it changed. An object missing from its member is not reported
+// (its last entry stays) and its Work is handed back to the execution
+// controller, which recreates it.
+//
+// Events on Works: ReflectStatusFailed, InterpretHealthFailed.
+package workstatus

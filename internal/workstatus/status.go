@@ -1,0 +1,102 @@
+package workstatus
+
+import (
+	"encoding/json"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
+)
+
+// Identifier names manifest ordinal of a Work as the binding status
+// controller matches it: group, version, kind, namespace and name of the
+// manifest; Resource is left empty, as in Karmada.
+func Identifier(ordinal int, manifest *unstructured.Unstructured) workv1alpha1.ResourceIdentifier {
+	gvk := manifest.GroupVersionKind()
+	return workv1alpha1.ResourceIdentifier{
+		Ordinal:   ordinal,
+		Group:     gvk.Group,
+		Version:   gvk.Version,
+		Kind:      gvk.Kind,
+		Namespace: manifest.GetNamespace(),
+		Name:      manifest.GetName(),
+	}
+}
+
+// Observe turns a member object into its manifest status: the reflected
+// status and the interpreted health. A health rule that fails gives Unknown
+// (never Healthy); a failing status rule gives no status. The errors are
+// returned for events.
+func Observe(interp interpreter.Interpreter, id workv1alpha1.ResourceIdentifier, obj *unstructured.Unstructured) (workv1alpha1.ManifestStatus, error, error) {
+	ms := workv1alpha1.ManifestStatus{Identifier: id, Health: workv1alpha1.ResourceUnknown}
+	status, statusErr := interp.ReflectStatus(obj)
+	if statusErr == nil && status != nil && (len(status.Raw) > 0 || status.Object != nil) {
+		ms.Status = status
+	}
+	health, healthErr := interp.InterpretHealth(obj)
+	if healthErr == nil && health != "" {
+		ms.Health = health
+	}
+	return ms, statusErr, healthErr
+}
+
+// Previous returns the recorded status of id, if any.
+func Previous(statuses []workv1alpha1.ManifestStatus, id workv1alpha1.ResourceIdentifier) (workv1alpha1.ManifestStatus, bool) {
+	for _, s := range statuses {
+		if s.Identifier == id {
+			return s, true
+		}
+	}
+	return workv1alpha1.ManifestStatus{}, false
+}
+
+// Equal compares manifest statuses, the reflected statuses as JSON values
+// (so that key order and formatting do not count).
+func Equal(a, b []workv1alpha1.ManifestStatus) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Identifier != b[i].Identifier || a[i].Health != b[i].Health || !sameRaw(a[i].Status, b[i].Status) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameRaw(a, b *runtime.RawExtension) bool {
+	av, aok := decode(a)
+	bv, bok := decode(b)
+	if !aok || !bok {
+		// Not JSON: compare the bytes.
+		return a != nil && b != nil && string(a.Raw) == string(b.Raw)
+	}
+	return reflect.DeepEqual(av, bv)
+}
+
+// decode returns the JSON value of a raw extension; nil and empty decode to
+// nil.
+func decode(r *runtime.RawExtension) (interface{}, bool) {
+	if r == nil {
+		return nil, true
+	}
+	raw := r.Raw
+	if len(raw) == 0 && r.Object != nil {
+		b, err := json.Marshal(r.Object)
+		if err != nil {
+			return nil, false
+		}
+		raw = b
+	}
+	if len(raw) == 0 {
+		return nil, true
+	}
+	var v interface{}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, false
+	}
+	return v, true
+}

@@ -1,0 +1,331 @@
+package workstatus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
+	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
+	mct "github.com/lifeboat-dev/lifeboat/internal/membercluster/memberclustertest"
+	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
+)
+
+// fakeInterpreter reflects the whole status and says Healthy when
+// status.readyReplicas equals spec.replicas; objects labelled broken make
+// both rules fail.
+type fakeInterpreter struct{ interpreter.Interpreter }
+
+func (fakeInterpreter) ReflectStatus(obj *unstructured.Unstructured) (*runtime.RawExtension, error) {
+	if obj.GetLabels()["broken"] == "true" {
+		return nil, errors.New("no rule")
+	}
+	status, ok := obj.Object["status"]
+	if !ok {
+		return nil, nil
+	}
+	raw, err := json.Marshal(status)
+	return &runtime.RawExtension{Raw: raw}, err
+}
+
+func (fakeInterpreter) InterpretHealth(obj *unstructured.Unstructured) (workv1alpha1.ResourceHealth, error) {
+	if obj.GetLabels()["broken"] == "true" {
+		return "", errors.New("lua error")
+	}
+	want, _, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas")
+	ready, _, _ := unstructured.NestedInt64(obj.Object, "status", "readyReplicas")
+	if want == ready {
+		return workv1alpha1.ResourceHealthy, nil
+	}
+	return workv1alpha1.ResourceUnhealthy, nil
+}
+
+type driftRecorder struct {
+	mu   sync.Mutex
+	keys []types.NamespacedName
+}
+
+func (d *driftRecorder) NotifyDrift(k types.NamespacedName) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.keys = append(d.keys, k)
+}
+
+func (d *driftRecorder) count() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.keys)
+}
+
+func deployment(name string, replicas, ready int64, workName string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]interface{}{
+			"name": name, "namespace": "default",
+			"labels": map[string]interface{}{membercluster.ManagedLabel: "true"},
+			"annotations": map[string]interface{}{
+				workv1alpha1.WorkNamespaceAnnotation: "karmada-es-member1",
+				workv1alpha1.WorkNameAnnotation:      workName,
+			},
+		},
+		"spec":   map[string]interface{}{"replicas": replicas},
+		"status": map[string]interface{}{"readyReplicas": ready},
+	}}
+	return u
+}
+
+func work(name string, applied bool, manifests ...*unstructured.Unstructured) *workv1alpha1.Work {
+	w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: clusterv1alpha1.ExecutionSpacePrefix + "member1", Generation: 1}}
+	for _, m := range manifests {
+		m = m.DeepCopy()
+		delete(m.Object, "status")
+		raw, _ := json.Marshal(m.Object)
+		w.Spec.Workload.Manifests = append(w.Spec.Workload.Manifests, workv1alpha1.Manifest{RawExtension: runtime.RawExtension{Raw: raw}})
+	}
+	if applied {
+		w.Status.Conditions = []metav1.Condition{{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: "AppliedSuccessful", LastTransitionTime: metav1.Now()}}
+	}
+	return w
+}
+
+type fixture struct {
+	t      *testing.T
+	ctx    context.Context
+	client client.Client
+	env    *mct.Env
+	r      *Reconciler
+	drift  *driftRecorder
+	queue  workqueue.TypedRateLimitingInterface[reconcile.Request]
+}
+
+func newFixture(t *testing.T, objs ...client.Object) *fixture {
+	t.Helper()
+	s, err := lbscheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := fake.NewClientBuilder().WithScheme(s).WithObjects(append(mct.ClusterObjects("member1"), objs...)...).
+		WithStatusSubresource(&workv1alpha1.Work{}).Build()
+	env := mct.New(cl)
+	t.Cleanup(env.Cache.Stop)
+	f := &fixture{t: t, ctx: context.Background(), client: cl, env: env, drift: &driftRecorder{},
+		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())}
+	t.Cleanup(f.queue.ShutDown)
+	f.r = &Reconciler{Client: cl, Interpreter: fakeInterpreter{}, Members: env.Cache, Drift: f.drift, queue: f.queue}
+	return f
+}
+
+func (f *fixture) reconcile(w *workv1alpha1.Work) *workv1alpha1.Work {
+	f.t.Helper()
+	if _, err := f.r.Reconcile(f.ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(w)}); err != nil {
+		f.t.Fatalf("reconcile: %v", err)
+	}
+	var got workv1alpha1.Work
+	if err := f.client.Get(f.ctx, client.ObjectKeyFromObject(w), &got); err != nil {
+		f.t.Fatal(err)
+	}
+	return &got
+}
+
+// waitQueued waits (bounded) until a member event enqueued w.
+func (f *fixture) waitQueued(w *workv1alpha1.Work) {
+	f.t.Helper()
+	got := make(chan reconcile.Request, 1)
+	go func() {
+		req, shutdown := f.queue.Get()
+		if !shutdown {
+			f.queue.Done(req)
+			got <- req
+		}
+	}()
+	select {
+	case req := <-got:
+		if req.NamespacedName != client.ObjectKeyFromObject(w) {
+			f.t.Fatalf("enqueued %v, want %v", req.NamespacedName, client.ObjectKeyFromObject(w))
+		}
+	case <-time.After(10 * time.Second):
+		f.t.Fatal("the member event did not enqueue the Work")
+	}
+}
+
+func TestReportsStatusOnTheInformersFirstEvent(t *testing.T) {
+	w := work("nginx", true, deployment("nginx", 2, 0, "nginx"))
+	f := newFixture(t, w)
+	f.env.Put("member1", mct.Deployments, deployment("nginx", 2, 1, "nginx"))
+
+	// The Work's own event registers the watch; the informer's Added
+	// event brings the Work back.
+	f.reconcile(w)
+	f.waitQueued(w)
+	got := f.reconcile(w)
+
+	if len(got.Status.ManifestStatuses) != 1 {
+		t.Fatalf("manifestStatuses = %+v", got.Status.ManifestStatuses)
+	}
+	ms := got.Status.ManifestStatuses[0]
+	wantID := workv1alpha1.ResourceIdentifier{Ordinal: 0, Group: "apps", Version: "v1", Kind: "Deployment", Namespace: "default", Name: "nginx"}
+	if ms.Identifier != wantID {
+		t.Errorf("identifier = %+v", ms.Identifier)
+	}
+	if ms.Health != workv1alpha1.ResourceUnhealthy {
+		t.Errorf("health = %s", ms.Health)
+	}
+	if ms.Status == nil || string(ms.Status.Raw) != `{"readyReplicas":1}` {
+		t.Errorf("status = %v", ms.Status)
+	}
+
+	// Nothing changed: nothing is written.
+	rv := got.ResourceVersion
+	if again := f.reconcile(w); again.ResourceVersion != rv {
+		t.Error("a reconcile with nothing to do wrote the Work")
+	}
+
+	// The member becomes ready.
+	ready := deployment("nginx", 2, 2, "nginx")
+	if _, err := f.env.Member("member1").Resource(mct.Deployments).Namespace("default").Update(f.ctx, ready, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.waitQueued(w)
+	if got := f.reconcile(w); got.Status.ManifestStatuses[0].Health != workv1alpha1.ResourceHealthy {
+		t.Errorf("health after the member is ready = %s", got.Status.ManifestStatuses[0].Health)
+	}
+}
+
+func TestMissingObjectIsHandedToExecution(t *testing.T) {
+	w := work("nginx", true, deployment("nginx", 1, 1, "nginx"))
+	f := newFixture(t, w)
+	f.env.Put("member1", mct.Deployments, deployment("nginx", 1, 1, "nginx"))
+	f.reconcile(w)
+	f.waitQueued(w)
+	before := f.reconcile(w)
+	if len(before.Status.ManifestStatuses) != 1 {
+		t.Fatalf("manifestStatuses = %+v", before.Status.ManifestStatuses)
+	}
+
+	if err := f.env.Member("member1").Resource(mct.Deployments).Namespace("default").Delete(f.ctx, "nginx", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.waitQueued(w)
+	after := f.reconcile(w)
+
+	if f.drift.count() != 1 {
+		t.Fatalf("drift notifications = %d, want 1", f.drift.count())
+	}
+	if after.ResourceVersion != before.ResourceVersion {
+		t.Error("a missing object must not rewrite the status")
+	}
+}
+
+func TestObjectOfAnotherWorkIsNotReported(t *testing.T) {
+	w := work("nginx", false, deployment("nginx", 1, 1, "nginx"))
+	f := newFixture(t, w)
+	f.env.Put("member1", mct.Deployments, deployment("nginx", 1, 1, "someone-else"))
+	f.reconcile(w)
+	// The other Work's object is announced; ours is not there.
+	f.waitQueued(&workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-es-member1", Name: "someone-else"}})
+
+	if got := f.reconcile(w); len(got.Status.ManifestStatuses) != 0 {
+		t.Fatalf("manifestStatuses = %+v", got.Status.ManifestStatuses)
+	}
+	if f.drift.count() != 0 {
+		t.Error("a Work that is not applied yet must not be handed to execution")
+	}
+}
+
+func TestObserve(t *testing.T) {
+	id := workv1alpha1.ResourceIdentifier{Kind: "Deployment", Name: "x"}
+	broken := deployment("x", 1, 1, "x")
+	broken.SetLabels(map[string]string{"broken": "true"})
+	noStatus := deployment("x", 1, 0, "x")
+	delete(noStatus.Object, "status")
+	cases := map[string]struct {
+		obj        *unstructured.Unstructured
+		health     workv1alpha1.ResourceHealth
+		withStatus bool
+		errs       bool
+	}{
+		"healthy":          {deployment("x", 1, 1, "x"), workv1alpha1.ResourceHealthy, true, false},
+		"unhealthy":        {deployment("x", 2, 1, "x"), workv1alpha1.ResourceUnhealthy, true, false},
+		"rules fail":       {broken, workv1alpha1.ResourceUnknown, false, true},
+		"no status at all": {noStatus, workv1alpha1.ResourceUnhealthy, false, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ms, statusErr, healthErr := Observe(fakeInterpreter{}, id, tc.obj)
+			if ms.Health != tc.health || (ms.Status != nil) != tc.withStatus || (statusErr != nil || healthErr != nil) != tc.errs {
+				t.Errorf("Observe = %+v, %v, %v", ms, statusErr, healthErr)
+			}
+		})
+	}
+}
+
+func TestEqual(t *testing.T) {
+	id := workv1alpha1.ResourceIdentifier{Kind: "Deployment", Name: "x"}
+	st := func(raw string, h workv1alpha1.ResourceHealth) []workv1alpha1.ManifestStatus {
+		ms := workv1alpha1.ManifestStatus{Identifier: id, Health: h}
+		if raw != "" {
+			ms.Status = &runtime.RawExtension{Raw: []byte(raw)}
+		}
+		return []workv1alpha1.ManifestStatus{ms}
+	}
+	cases := map[string]struct {
+		a, b []workv1alpha1.ManifestStatus
+		want bool
+	}{
+		"same":                   {st(`{"a":1}`, "Healthy"), st(`{"a":1}`, "Healthy"), true},
+		"formatting and order":   {st(`{"a":1,"b":2}`, "Healthy"), st(`{ "b": 2, "a": 1 }`, "Healthy"), true},
+		"status differs":         {st(`{"a":1}`, "Healthy"), st(`{"a":2}`, "Healthy"), false},
+		"health differs":         {st(`{"a":1}`, "Healthy"), st(`{"a":1}`, "Unknown"), false},
+		"status appears":         {st("", "Healthy"), st(`{"a":1}`, "Healthy"), false},
+		"both without status":    {st("", "Healthy"), st("", "Healthy"), true},
+		"length differs":         {nil, st("", "Healthy"), false},
+		"empty and nil are same": {nil, []workv1alpha1.ManifestStatus{}, true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := Equal(tc.a, tc.b); got != tc.want {
+				t.Errorf("Equal = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestStatusMayHaveChanged(t *testing.T) {
+	base := deployment("x", 1, 0, "x")
+	rvOnly := base.DeepCopy()
+	rvOnly.SetResourceVersion("9")
+	statusChanged := deployment("x", 1, 1, "x")
+	generation := base.DeepCopy()
+	generation.SetGeneration(2)
+	cases := map[string]struct {
+		e    membercluster.Event
+		want bool
+	}{
+		"added":              {membercluster.Event{Type: membercluster.Added, Object: base}, true},
+		"deleted":            {membercluster.Event{Type: membercluster.Deleted, Object: base}, true},
+		"resourceVersion":    {membercluster.Event{Type: membercluster.Updated, Old: base, Object: rvOnly}, false},
+		"status changed":     {membercluster.Event{Type: membercluster.Updated, Old: base, Object: statusChanged}, true},
+		"generation changed": {membercluster.Event{Type: membercluster.Updated, Old: base, Object: generation}, true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := StatusMayHaveChanged(tc.e); got != tc.want {
+				t.Errorf("StatusMayHaveChanged = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
