@@ -21,6 +21,49 @@ func StopAPIServer(dir, member string) error {
 	if err != nil {
 		return err
 	}
+	return stopComponent(s, i)
+}
+
+// StopComponent stops one recorded component by name (for example
+// lifeboat-controller-manager), by its PID; StartComponent starts it again.
+func StopComponent(dir, name string) error {
+	s, err := Load(dir)
+	if err != nil {
+		return err
+	}
+	i, err := componentIndex(s, name)
+	if err != nil {
+		return err
+	}
+	return stopComponent(s, i)
+}
+
+// StartComponent restarts a component stopped with StopComponent, with the
+// same flags, and waits until it is healthy.
+func StartComponent(ctx context.Context, dir, name string) error {
+	s, err := Load(dir)
+	if err != nil {
+		return err
+	}
+	i, err := componentIndex(s, name)
+	if err != nil {
+		return err
+	}
+	return startComponent(ctx, s, i)
+}
+
+func componentIndex(s *State, name string) (int, error) {
+	var names []string
+	for i, c := range s.Components {
+		if c.Name == name {
+			return i, nil
+		}
+		names = append(names, c.Name)
+	}
+	return -1, fmt.Errorf("no component %q in the local environment (components: %v)", name, names)
+}
+
+func stopComponent(s *State, i int) error {
 	c := &s.Components[i]
 	if !c.Process.Alive() {
 		return fmt.Errorf("%s is already stopped", c.Name)
@@ -42,6 +85,10 @@ func StartAPIServer(ctx context.Context, dir, member string) error {
 	if err != nil {
 		return err
 	}
+	return startComponent(ctx, s, i)
+}
+
+func startComponent(ctx context.Context, s *State, i int) error {
 	c := &s.Components[i]
 	if c.Process.Alive() {
 		return fmt.Errorf("%s is already running (pid %d)", c.Name, c.Process.PID)
@@ -56,9 +103,7 @@ func StartAPIServer(ctx context.Context, dir, member string) error {
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", c.Name, err)
 	}
-	info, _ := s.Cluster(member)
-	h := healthCheck{caFile: s.CAPath(), token: info.Token}
-	if err := waitHealthy(ctx, *c, h, 90*time.Second); err != nil {
+	if err := waitHealthy(ctx, *c, checkFor(s, *c), 90*time.Second); err != nil {
 		return fmt.Errorf("%s did not become healthy: %w\n--- last lines of %s ---\n%s", c.Name, err, filepath.Base(c.Log), logTail(c.Log, 25))
 	}
 	return nil
