@@ -92,6 +92,17 @@ type Reconciler struct {
 //  5. render each target cluster's Work and create or update it when it
 //     differs.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	if err != nil && apierrors.IsConflict(err) {
+		// Someone else wrote the object first: re-read and re-decide on the
+		// next pass instead of reporting an error.
+		ctrl.LoggerFrom(ctx).V(1).Info("write conflict, requeueing", "error", err.Error())
+		return ctrl.Result{RequeueAfter: conflictRequeue}, nil
+	}
+	return res, err
+}
+
+func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	b, err := getBinding(ctx, r.Client, req.NamespacedName)
 	if err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -119,7 +130,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if len(targets) == 0 {
 		return ctrl.Result{}, errors.Join(errs...)
 	}
-	template, err := getTemplate(ctx, r.TemplateReader, b.spec.Resource)
+	template, err := getTemplate(ctx, r.TemplateReader, templateRef(b))
 	if apierrors.IsNotFound(err) {
 		ctrl.LoggerFrom(ctx).V(1).Info("resource template not found, nothing to sync", "resource", b.spec.Resource)
 		return ctrl.Result{}, errors.Join(errs...)
@@ -310,6 +321,17 @@ func (r *Reconciler) warn(b bindingObject, template *unstructured.Unstructured, 
 }
 
 // getTemplate reads the resource template a binding points at.
+// templateRef is the binding's spec.resource, with the namespace of a
+// ResourceBinding's template defaulted to the binding's own: a template is
+// always in its binding's namespace, and a hand-written binding may omit it.
+func templateRef(b bindingObject) workv1alpha2.ObjectReference {
+	ref := b.spec.Resource
+	if ref.Namespace == "" {
+		ref.Namespace = b.obj.GetNamespace()
+	}
+	return ref
+}
+
 func getTemplate(ctx context.Context, reader client.Reader, ref workv1alpha2.ObjectReference) (*unstructured.Unstructured, error) {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {

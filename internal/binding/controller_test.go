@@ -317,3 +317,15 @@ func TestWorkOfRenamedBindingIsTakenOver(t *testing.T) {
 		t.Errorf("Work not taken over: %v", w.Annotations)
 	}
 }
+
+// A ResourceBinding written by hand may omit spec.resource.namespace; the
+// template is then looked up in the binding's own namespace.
+func TestResourceNamespaceDefaultsToTheBindings(t *testing.T) {
+	rb := makeBinding("nginx").Cluster("member1", 3).Obj()
+	rb.Spec.Resource.Namespace = ""
+	e := newEnv(t, rb, makeDeployment("nginx", 3), makeCluster("member1"))
+	if err := e.reconcile(rb); err != nil {
+		t.Fatal(err)
+	}
+	e.work("member1", "Deployment", "default", "nginx")
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/rand"
 
@@ -47,3 +48,6 @@ func ClusterOfNamespace(namespace string) (string, bool) {
 	cluster, ok := strings.CutPrefix(namespace, clusterv1alpha1.ExecutionSpacePrefix)
 	return cluster, ok && cluster != ""
 }
+
+// conflictRequeue is how soon a reconcile that lost a write race runs again.
+const conflictRequeue = 200 * time.Millisecond

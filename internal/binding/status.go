@@ -74,6 +74,17 @@ type StatusReconciler struct {
 //  4. aggregate the items into the template's status and write it if it
 //     changed.
 func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	if err != nil && kerrors.IsConflict(err) {
+		// Someone else wrote the object first: re-read and re-decide on the
+		// next pass instead of reporting an error.
+		ctrl.LoggerFrom(ctx).V(1).Info("write conflict, requeueing", "error", err.Error())
+		return ctrl.Result{RequeueAfter: conflictRequeue}, nil
+	}
+	return res, err
+}
+
+func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	b, err := getBinding(ctx, r.Client, req.NamespacedName)
 	if err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -140,7 +151,7 @@ func setAggregatedStatus(status *workv1alpha2.ResourceBindingStatus, items []wor
 }
 
 func (r *StatusReconciler) updateTemplateStatus(ctx context.Context, b bindingObject, items []workv1alpha2.AggregatedStatusItem) error {
-	template, err := getTemplate(ctx, r.TemplateReader, b.spec.Resource)
+	template, err := getTemplate(ctx, r.TemplateReader, templateRef(b))
 	if kerrors.IsNotFound(err) {
 		return nil
 	}

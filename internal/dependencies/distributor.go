@@ -217,6 +217,17 @@ func (d *Distributor) ensureWatch(gvk schema.GroupVersionKind) error {
 // Reconcile handles one depending binding: observe it, its template, its
 // dependencies and their attached bindings; plan; write.
 func (d *Distributor) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	res, err := d.reconcile(ctx, req)
+	if err != nil && apierrors.IsConflict(err) {
+		// Someone else wrote the object first: re-read and re-decide on the
+		// next pass instead of reporting an error.
+		ctrl.LoggerFrom(ctx).V(1).Info("write conflict, requeueing", "error", err.Error())
+		return reconcile.Result{RequeueAfter: conflictRequeue}, nil
+	}
+	return res, err
+}
+
+func (d *Distributor) reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
 	parent := &workv1alpha2.ResourceBinding{}
 	if err := d.Reader.Get(ctx, req.NamespacedName, parent); err != nil {
@@ -459,3 +470,6 @@ func filterDependencies(refs []interpreter.Dependency, namespace string) []inter
 	})
 	return out
 }
+
+// conflictRequeue is how soon a reconcile that lost a write race runs again.
+const conflictRequeue = 200 * time.Millisecond

@@ -28,9 +28,9 @@ func (d *Detector) reconcilePropagationPolicy(ctx context.Context, req reconcile
 		}
 		return reconcile.Result{}, fmt.Errorf("getting PropagationPolicy: %w", err)
 	}
-	return reconcile.Result{}, d.syncPolicy(ctx, &pp, ppKey(pp.Namespace, pp.Name),
+	return retryConflicts(d.syncPolicy(ctx, &pp, ppKey(pp.Namespace, pp.Name),
 		policyv1alpha1.PropagationPolicyPermanentIDLabel, policyv1alpha1.PropagationPolicyControllerFinalizer,
-		func() policyRef { return ppRef(&pp) })
+		func() policyRef { return ppRef(&pp) }))
 }
 
 func (d *Detector) reconcileClusterPropagationPolicy(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -42,9 +42,9 @@ func (d *Detector) reconcileClusterPropagationPolicy(ctx context.Context, req re
 		}
 		return reconcile.Result{}, fmt.Errorf("getting ClusterPropagationPolicy: %w", err)
 	}
-	return reconcile.Result{}, d.syncPolicy(ctx, &cpp, cppKey(cpp.Name),
+	return retryConflicts(d.syncPolicy(ctx, &cpp, cppKey(cpp.Name),
 		policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel, policyv1alpha1.ClusterPropagationPolicyControllerFinalizer,
-		func() policyRef { return cppRef(&cpp) })
+		func() policyRef { return cppRef(&cpp) }))
 }
 
 // syncPolicy handles one policy (obj is a private copy):
@@ -263,4 +263,13 @@ func (d *Detector) releaseTemplate(ctx context.Context, tmpl *unstructured.Unstr
 		return fmt.Errorf("removing claim from %s %s/%s: %w", tmpl.GetKind(), tmpl.GetNamespace(), tmpl.GetName(), err)
 	}
 	return nil
+}
+
+// retryConflicts turns a lost write race into a quick, quiet requeue: the
+// next pass re-reads the policy and decides again.
+func retryConflicts(err error) (reconcile.Result, error) {
+	if err != nil && apierrors.IsConflict(err) {
+		return reconcile.Result{RequeueAfter: conflictRequeue}, nil
+	}
+	return reconcile.Result{}, err
 }

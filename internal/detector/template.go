@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,6 +25,24 @@ import (
 // binding and the policies, decide which policy claims it, write the claim
 // and the binding.
 func (d *Detector) reconcileTemplate(ctx context.Context, key TemplateKey) (reconcile.Result, error) {
+	res, err := d.syncTemplate(ctx, key)
+	switch {
+	case err == nil:
+		return res, nil
+	case apierrors.IsConflict(err), apierrors.IsAlreadyExists(err):
+		// Another writer got there first: re-read and re-decide.
+		return reconcile.Result{RequeueAfter: conflictRequeue}, nil
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		// The namespace is going away, and the template with it.
+		return reconcile.Result{}, nil
+	}
+	return res, err
+}
+
+// conflictRequeue is how soon a reconcile that lost a write race runs again.
+const conflictRequeue = 200 * time.Millisecond
+
+func (d *Detector) syncTemplate(ctx context.Context, key TemplateKey) (reconcile.Result, error) {
 	if IsSkippedKind(key.GVK) || IsSkippedNamespace(key.Namespace) {
 		return reconcile.Result{}, nil
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,7 +93,44 @@ func run(m *testing.M) int {
 		return 1
 	}
 	suite = &suiteEnv{lifeboat: bin, state: state, bins: bins, cacheDir: cacheDir}
-	return m.Run()
+	code := m.Run()
+	if problems := controllerLogTripwires(state); len(problems) > 0 {
+		fmt.Fprintf(os.Stderr, "e2e: the controller manager logged %d problem(s) no test may cause:\n", len(problems))
+		for _, p := range problems {
+			fmt.Fprintln(os.Stderr, "  "+p)
+		}
+		return 1
+	}
+	return code
+}
+
+// controllerLogTripwires returns the log lines that mean a controller
+// misbehaved whatever the scenario: a panic, or a write conflict reported as
+// an error instead of being retried.
+func controllerLogTripwires(s *localenv.State) []string {
+	var log string
+	for _, c := range s.Components {
+		if c.Name == "lifeboat-controller-manager" {
+			log = c.Log
+		}
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		return []string{"cannot read the controller manager's log: " + err.Error()}
+	}
+	var problems []string
+	for _, line := range strings.Split(string(data), "\n") {
+		switch {
+		case strings.Contains(line, "panic"):
+			problems = append(problems, line)
+		case strings.Contains(line, `"level":"error"`) && strings.Contains(line, "the object has been modified"):
+			problems = append(problems, line)
+		}
+		if len(problems) >= 20 {
+			break
+		}
+	}
+	return problems
 }
 
 // lifeboatBinary returns $LIFEBOAT_BIN or builds the binary into a temporary folder.

@@ -1,0 +1,420 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+)
+
+// failoverTimeout bounds every wait of the failover scenarios: propagation,
+// a toleration window and a rescheduling fit well inside it.
+const failoverTimeout = 90 * time.Second
+
+// Helpers of the application-failover scenarios (failover_test.go).
+
+// nginxDeployment is the seeds' nginx Deployment (2 replicas, app label)
+// under another name; strategy, when set, is a Deployment strategy type.
+func nginxDeployment(name, strategy string) string {
+	s := ""
+	if strategy != "" {
+		s = "\n  strategy:\n    type: " + strategy
+	}
+	return fmt.Sprintf(`
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: %[1]s
+  labels:
+    app: %[1]s
+spec:
+  replicas: 2%[2]s
+  selector:
+    matchLabels:
+      app: %[1]s
+  template:
+    metadata:
+      labels:
+        app: %[1]s
+    spec:
+      containers:
+        - image: nginx
+          name: nginx
+`, name, s)
+}
+
+// onePolicy is a PropagationPolicy for the Deployment name that places it
+// on one of clusters (spread maxGroups 1) with the given
+// spec.failover.application body (indented by 6 spaces).
+func onePolicy(name string, clusters []string, application string) string {
+	return fmt.Sprintf(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: %[1]s
+spec:
+  propagateDeps: true
+  resourceSelectors:
+    - apiVersion: apps/v1
+      kind: Deployment
+      name: %[1]s
+  placement:
+    clusterAffinity:
+      clusterNames: [%[2]s]
+    spreadConstraints:
+      - spreadByField: cluster
+        maxGroups: 1
+        minGroups: 1
+  failover:
+    application:
+%[3]s`, name, strings.Join(clusters, ", "), application)
+}
+
+// fakeRegistry is an OverridePolicy that moves the Deployment name's image
+// to the registry "fake" in the given clusters, where kwok then reports
+// ErrImagePull: the copy there never becomes available. extra are more
+// overriders (YAML indented by 8 spaces), "" for none.
+func fakeRegistry(name string, clusters []string, extra string) string {
+	return fmt.Sprintf(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata:
+  name: %[1]s-broken
+spec:
+  resourceSelectors:
+    - apiVersion: apps/v1
+      kind: Deployment
+      name: %[1]s
+  overrideRules:
+    - targetCluster:
+        clusterNames: [%[2]s]
+      overriders:
+        imageOverrider:
+          - component: Registry
+            operator: replace
+            value: fake
+%[3]s`, name, strings.Join(clusters, ", "), extra)
+}
+
+// bindingOf reads the ResourceBinding of Deployment name.
+func bindingOf(ctx context.Context, c client.Client, ns, name string) (*workv1alpha2.ResourceBinding, error) {
+	return getBinding(ctx, c, ns, name+"-deployment")
+}
+
+// waitPlacedHealthy waits until the binding of Deployment name is scheduled
+// to exactly one cluster where it is applied, Healthy and fully ready, and
+// returns that cluster. not, when set, is a cluster it must not be.
+func waitPlacedHealthy(t *testing.T, c client.Client, ns, name, not string) string {
+	t.Helper()
+	var placed string
+	eventually(t, failoverTimeout, describe("%s placed on one member (not %q), applied and Healthy", name, not), func(ctx context.Context) (bool, string, error) {
+		rb, err := bindingOf(ctx, c, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		cs := scheduledClusters(rb)
+		if len(cs) != 1 || cs[0] == not {
+			return false, fmt.Sprintf("scheduled to %v; tasks %s", cs, tasksSummary(rb)), nil
+		}
+		placed = cs[0]
+		item := aggregatedItem(rb, placed)
+		if item == nil {
+			return false, "no aggregated status for " + placed, nil
+		}
+		return item.Applied && item.Health == workv1alpha2.ResourceHealthy && reflectedInt(item, "readyReplicas") == 2,
+			fmt.Sprintf("%s: applied=%v health=%s ready=%d", placed, item.Applied, item.Health, reflectedInt(item, "readyReplicas")), nil
+	})
+	return placed
+}
+
+// waitHealth waits until the binding reports health for cluster.
+func waitHealth(t *testing.T, c client.Client, ns, name, cluster string, health workv1alpha2.ResourceHealth) *workv1alpha2.ResourceBinding {
+	t.Helper()
+	var got *workv1alpha2.ResourceBinding
+	eventually(t, failoverTimeout, describe("%s reported %s in %s", name, health, cluster), func(ctx context.Context) (bool, string, error) {
+		rb, err := bindingOf(ctx, c, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		got = rb
+		item := aggregatedItem(rb, cluster)
+		if item == nil {
+			return false, fmt.Sprintf("no item for %s; clusters %v", cluster, scheduledClusters(rb)), nil
+		}
+		return item.Health == health, fmt.Sprintf("%s: health=%s applied=%v %s", cluster, item.Health, item.Applied, item.AppliedMessage), nil
+	})
+	return got
+}
+
+// waitTask waits for the eviction task from cluster and returns the binding.
+func waitTask(t *testing.T, c client.Client, ns, name, from string) (*workv1alpha2.ResourceBinding, *workv1alpha2.GracefulEvictionTask) {
+	t.Helper()
+	var rb *workv1alpha2.ResourceBinding
+	eventually(t, failoverTimeout, describe("eviction task of %s from %s", name, from), func(ctx context.Context) (bool, string, error) {
+		var err error
+		if rb, err = bindingOf(ctx, c, ns, name); err != nil {
+			return false, "", err
+		}
+		task := findTask(rb, from)
+		return task != nil && task.CreationTimestamp != nil,
+			fmt.Sprintf("clusters %v; tasks %s; unhealthy %v", scheduledClusters(rb), tasksSummary(rb), rb.Status.UnhealthyClusters), nil
+	})
+	return rb, findTask(rb, from)
+}
+
+func findTask(rb *workv1alpha2.ResourceBinding, from string) *workv1alpha2.GracefulEvictionTask {
+	for i := range rb.Spec.GracefulEvictionTasks {
+		if rb.Spec.GracefulEvictionTasks[i].FromCluster == from {
+			return &rb.Spec.GracefulEvictionTasks[i]
+		}
+	}
+	return nil
+}
+
+func tasksSummary(rb *workv1alpha2.ResourceBinding) string {
+	if len(rb.Spec.GracefulEvictionTasks) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, task := range rb.Spec.GracefulEvictionTasks {
+		s := fmt.Sprintf("from %s (%s, %s", task.FromCluster, task.Reason, task.PurgeMode)
+		if task.SuppressDeletion != nil {
+			s += fmt.Sprintf(", suppressDeletion=%v", *task.SuppressDeletion)
+		}
+		parts = append(parts, s+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// unhealthySince returns status.unhealthyClusters[cluster].unhealthySince.
+func unhealthySince(rb *workv1alpha2.ResourceBinding, cluster string) (metav1.Time, bool) {
+	for _, u := range rb.Status.UnhealthyClusters {
+		if u.ClusterName == cluster {
+			return u.UnhealthySince, true
+		}
+	}
+	return metav1.Time{}, false
+}
+
+// other returns the member of pair that is not x.
+func other(pair []string, x string) string {
+	for _, p := range pair {
+		if p != x {
+			return p
+		}
+	}
+	return ""
+}
+
+// deploymentEvent is one watch event of a member Deployment, with the time
+// the test received it.
+type deploymentEvent struct {
+	member string
+	typ    watch.EventType
+	at     time.Time
+	obj    *appsv1.Deployment
+}
+
+// deploymentWatch records the watch events of Deployment ns/name in every
+// member, from the moment it is started until the test ends.
+type deploymentWatch struct {
+	mu     sync.Mutex
+	events []deploymentEvent
+}
+
+// watchMemberDeployments starts watching Deployment ns/name in every member;
+// the watches are established when it returns.
+func watchMemberDeployments(t *testing.T, ns, name string) *deploymentWatch {
+	t.Helper()
+	w := &deploymentWatch{}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	for member, cs := range members(t) {
+		wi, err := cs.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
+		if err != nil {
+			t.Fatalf("watching Deployments in %s: %v", member, err)
+		}
+		go func(member string, wi watch.Interface) {
+			defer wi.Stop()
+			for ev := range wi.ResultChan() {
+				d, ok := ev.Object.(*appsv1.Deployment)
+				if !ok {
+					continue
+				}
+				w.mu.Lock()
+				w.events = append(w.events, deploymentEvent{member: member, typ: ev.Type, at: time.Now(), obj: d})
+				w.mu.Unlock()
+			}
+		}(member, wi)
+	}
+	return w
+}
+
+// first returns the first event in member matching match.
+func (w *deploymentWatch) first(member string, match func(deploymentEvent) bool) (deploymentEvent, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, e := range w.events {
+		if e.member == member && match(e) {
+			return e, true
+		}
+	}
+	return deploymentEvent{}, false
+}
+
+func (w *deploymentWatch) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var parts []string
+	for _, e := range w.events {
+		parts = append(parts, fmt.Sprintf("%s %s %s ready=%d", e.at.Format("15:04:05.000"), e.member, e.typ, e.obj.Status.ReadyReplicas))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func isType(typ watch.EventType) func(deploymentEvent) bool {
+	return func(e deploymentEvent) bool { return e.typ == typ }
+}
+
+// fullyAvailable: the Deployment is fully rolled out and available.
+func fullyAvailable(e deploymentEvent) bool {
+	d := e.obj
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	return e.typ != watch.Deleted && d.Status.ObservedGeneration >= d.Generation &&
+		d.Status.UpdatedReplicas == want && d.Status.AvailableReplicas == want && d.Status.ReadyReplicas == want
+}
+
+// goneAt is when the Deployment in member was seen going away: the
+// deletionTimestamp of the first event that carries one, or the time the
+// DELETED event was received, whichever is earlier.
+func (w *deploymentWatch) goneAt(member string) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, e := range w.events {
+		if e.member != member {
+			continue
+		}
+		if e.obj.DeletionTimestamp != nil {
+			ts := e.obj.DeletionTimestamp.Time
+			if e.at.Before(ts) {
+				ts = e.at
+			}
+			return ts, true
+		}
+		if e.typ == watch.Deleted {
+			return e.at, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// assertFailoverRecorded checks what a user finds after an application
+// failover of Deployment name from cluster from to cluster to ("" when
+// nothing could take it): an entry in status.failoverHistory, the EvictWorkloadFromCluster Event on the binding
+// and on the Deployment, and `lifeboat history` printing the entry. It
+// returns the history entry and the history output. want are more strings
+// the output must contain.
+func assertFailoverRecorded(t *testing.T, ns, name, from, to string, want ...string) (workv1alpha2.FailoverHistoryItem, string) {
+	t.Helper()
+	cp := clientFor(t, controlPlaneConfig(t))
+	cs := clientsetFor(t, controlPlaneConfig(t))
+	var entry workv1alpha2.FailoverHistoryItem
+	eventually(t, failoverTimeout, describe("failover history of %s has an entry from %s to %q", name, from, to), func(ctx context.Context) (bool, string, error) {
+		rb, err := bindingOf(ctx, cp, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		for _, h := range rb.Status.FailoverHistory {
+			if h.FromCluster == from && h.Reason == workv1alpha2.EvictionReasonApplicationFailure && strings.Join(h.ClustersAfter, ",") == to {
+				entry = h
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprintf("history %+v", rb.Status.FailoverHistory), nil
+	})
+	if entry.Producer != workv1alpha2.EvictionProducerRBApplicationFailover {
+		t.Errorf("history entry producer = %q, want %q", entry.Producer, workv1alpha2.EvictionProducerRBApplicationFailover)
+	}
+	for _, kind := range []string{"ResourceBinding", "Deployment"} {
+		obj := name
+		if kind == "ResourceBinding" {
+			obj = name + "-deployment"
+		}
+		eventually(t, 30*time.Second, describe("EvictWorkloadFromCluster Event on %s %s naming %s", kind, obj, from), func(ctx context.Context) (bool, string, error) {
+			evs, err := eventsFor(ctx, cs, ns, kind, obj)
+			if err != nil {
+				return false, "", err
+			}
+			for _, e := range evs {
+				if e.Type == "Warning" && e.Reason == "EvictWorkloadFromCluster" && strings.Contains(e.Message, "from cluster "+from) {
+					return true, "", nil
+				}
+			}
+			return false, summarizeEvents(evs), nil
+		})
+	}
+	out, err := lifeboat(t, "history", "deployment/"+name, "-n", ns, "--kubeconfig", suite.state.KubeconfigPath())
+	if err != nil {
+		t.Fatalf("lifeboat history: %v\n%s", err, out)
+	}
+	row := ""
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 4 && f[0] == entry.Time.UTC().Format(time.RFC3339) && f[1] == "ApplicationFailure" && f[2] == from {
+			row = line
+		}
+	}
+	wantTo := to
+	if wantTo == "" {
+		wantTo = "<pending>"
+	}
+	if row == "" || strings.Fields(row)[3] != wantTo {
+		t.Errorf("lifeboat history has no row for the eviction from %s at %s to %s:\n%s", from, entry.Time.UTC().Format(time.RFC3339), wantTo, out)
+	}
+	for _, s := range want {
+		if !strings.Contains(out, s) {
+			t.Errorf("lifeboat history lacks %q:\n%s", s, out)
+		}
+	}
+	return entry, out
+}
+
+// eventWith waits for an Event of the given type and reason on the binding
+// of name whose message contains every part.
+func eventWith(t *testing.T, ns, name, typ, reason string, parts ...string) {
+	t.Helper()
+	cs := clientsetFor(t, controlPlaneConfig(t))
+	eventually(t, 30*time.Second, describe("%s Event %s on the binding of %s containing %q", typ, reason, name, parts), func(ctx context.Context) (bool, string, error) {
+		evs, err := eventsFor(ctx, cs, ns, "ResourceBinding", name+"-deployment")
+		if err != nil {
+			return false, "", err
+		}
+	next:
+		for _, e := range evs {
+			if e.Type != typ || e.Reason != reason {
+				continue
+			}
+			for _, p := range parts {
+				if !strings.Contains(e.Message, p) {
+					continue next
+				}
+			}
+			return true, "", nil
+		}
+		return false, summarizeEvents(evs), nil
+	})
+}

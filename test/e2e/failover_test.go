@@ -1,0 +1,422 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/failover"
+)
+
+// Application failover, graceful eviction, stateful failover and the
+// failover history, end to end (issue 4). Every scenario ends by checking
+// what a user finds afterwards: status.failoverHistory, the Events and
+// `lifeboat history` (assertFailoverRecorded).
+
+// TestFailoverSeedWalkthrough is seed 000's example as written (toleration
+// shortened): cordon the member, delete the pods, watch the workload move,
+// keep the old copy (purgeMode Never) until a user sets suppressDeletion to
+// false. Not parallel: it cordons a shared member's node.
+func TestFailoverSeedWalkthrough(t *testing.T) {
+	ctx := context.Background()
+	ns := newNamespace(t, "fo-seed")
+	cp := clientFor(t, controlPlaneConfig(t))
+	ms := members(t)
+	kubeconfig := suite.state.KubeconfigPath()
+	applyFile(t, ns, "failover/000-nginx-never.yaml")
+
+	x := waitPlacedHealthy(t, cp, ns, "nginx", "")
+
+	t.Cleanup(func() { _, _ = kubectlE(kubeconfig, "--context", x, "uncordon", x+"-control-plane") })
+	kubectl(t, kubeconfig, "--context", x, "cordon", x+"-control-plane")
+	kubectl(t, kubeconfig, "--context", x, "-n", ns, "delete", "pod", "-l", "app=nginx")
+
+	eventually(t, failoverTimeout, "the binding shows "+x+" Unhealthy with 0/2 ready", func(ctx context.Context) (bool, string, error) {
+		rb, err := bindingOf(ctx, cp, ns, "nginx")
+		if err != nil {
+			return false, "", err
+		}
+		if task := findTask(rb, x); task != nil {
+			return false, "already evicted before Unhealthy was seen", fmt.Errorf("missed the Unhealthy state")
+		}
+		item := aggregatedItem(rb, x)
+		if item == nil {
+			return false, "no item for " + x, nil
+		}
+		return item.Applied && item.Health == workv1alpha2.ResourceUnhealthy && reflectedInt(item, "readyReplicas") == 0 &&
+				reflectedInt(item, "availableReplicas") == 0 && reflectedInt(item, "replicas") == 2,
+			fmt.Sprintf("health=%s ready=%d available=%d replicas=%d", item.Health, reflectedInt(item, "readyReplicas"),
+				reflectedInt(item, "availableReplicas"), reflectedInt(item, "replicas")), nil
+	})
+
+	y := waitPlacedHealthy(t, cp, ns, "nginx", x)
+	rb, task := waitTask(t, cp, ns, "nginx", x)
+	if task.Reason != workv1alpha2.EvictionReasonApplicationFailure || task.Producer != workv1alpha2.EvictionProducerRBApplicationFailover ||
+		task.SuppressDeletion == nil || !*task.SuppressDeletion {
+		t.Fatalf("eviction task = %+v; want reason ApplicationFailure, producer %s, suppressDeletion true", *task, workv1alpha2.EvictionProducerRBApplicationFailover)
+	}
+	if got := scheduledClusters(rb); !slices.Equal(got, []string{y}) {
+		t.Fatalf("spec.clusters = %v, want [%s]", got, y)
+	}
+	// What the seed shows with kubectl get rb -o yaml.
+	out := kubectl(t, kubeconfig, "-n", ns, "get", "rb", "nginx-deployment", "-o", "yaml")
+	for _, want := range []string{"fromCluster: " + x, "reason: ApplicationFailure", "suppressDeletion: true",
+		"producer: " + workv1alpha2.EvictionProducerRBApplicationFailover, "- name: " + y} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl get rb -o yaml lacks %q:\n%s", want, out)
+		}
+	}
+
+	// Never: the copy on x stays although the replacement is healthy.
+	keptUntil := time.Now().Add(3 * time.Second)
+	eventually(t, 10*time.Second, "the copy in "+x+" and the task stay for 3s with the replacement healthy", func(ctx context.Context) (bool, string, error) {
+		rb, err := bindingOf(ctx, cp, ns, "nginx")
+		if err != nil {
+			return false, "", err
+		}
+		d, err := ms[x].AppsV1().Deployments(ns).Get(ctx, "nginx", metav1.GetOptions{})
+		if err != nil || d.DeletionTimestamp != nil || findTask(rb, x) == nil {
+			return false, "", fmt.Errorf("old copy or task went: copy err=%v, tasks %s", err, tasksSummary(rb))
+		}
+		return time.Now().After(keptUntil), "kept so far", nil
+	})
+
+	kubectl(t, kubeconfig, "-n", ns, "patch", "rb", "nginx-deployment", "--type=json",
+		"-p", `[{"op":"replace","path":"/spec/gracefulEvictionTasks/0/suppressDeletion","value":false}]`)
+	eventually(t, failoverTimeout, "suppressDeletion false deletes the copy in "+x+" and removes the task", func(ctx context.Context) (bool, string, error) {
+		rb, err := bindingOf(ctx, cp, ns, "nginx")
+		if err != nil {
+			return false, "", err
+		}
+		_, err = ms[x].AppsV1().Deployments(ns).Get(ctx, "nginx", metav1.GetOptions{})
+		gone := apierrors.IsNotFound(err)
+		return gone && len(rb.Spec.GracefulEvictionTasks) == 0, fmt.Sprintf("copy gone=%v (%v); tasks %s", gone, err, tasksSummary(rb)), nil
+	})
+	if ds, err := memberDeployments(ctx, ms, ns, "nginx"); err != nil || len(ds) != 1 || ds[y] == nil {
+		t.Errorf("after the confirmation nginx should run only in %s: %s (%v)", y, summarizeDeployments(ds), err)
+	}
+	eventWith(t, ns, "nginx", "Normal", failover.EventReasonEvictionSucceed, x, "suppressDeletion: false")
+	assertFailoverRecorded(t, ns, "nginx", x, y, "Never")
+}
+
+// TestFailoverGraciously: the old copy goes once the replacement is
+// Healthy; when no replacement can become Healthy, it goes when
+// gracePeriodSeconds have passed since the eviction.
+func TestFailoverGraciously(t *testing.T) {
+	t.Parallel()
+	pair := []string{"member1", "member2"}
+
+	t.Run("replacement healthy", func(t *testing.T) {
+		t.Parallel()
+		ns := newNamespace(t, "fo-gracious")
+		cp := clientFor(t, controlPlaneConfig(t))
+		const name, grace = "web", 15
+		applyYAML(t, ns, onePolicy(name, pair, `
+      decisionConditions:
+        tolerationSeconds: 3
+      purgeMode: Graciously
+      gracePeriodSeconds: 15
+`)+"---"+nginxDeployment(name, ""))
+		x := waitPlacedHealthy(t, cp, ns, name, "")
+		y := other(pair, x)
+		w := watchMemberDeployments(t, ns, name)
+		applyYAML(t, ns, fakeRegistry(name, []string{x}, ""))
+
+		_, task := waitTask(t, cp, ns, name, x)
+		var goneAt time.Time
+		eventually(t, failoverTimeout, "the copy in "+x+" deleted", func(ctx context.Context) (bool, string, error) {
+			var ok bool
+			goneAt, ok = w.goneAt(x)
+			return ok, w.String(), nil
+		})
+		ready, ok := w.first(y, fullyAvailable)
+		if !ok {
+			t.Fatalf("the copy in %s was deleted but the replacement in %s was never seen available: %s", x, y, w)
+		}
+		if !ready.at.Before(goneAt) {
+			t.Errorf("the old copy in %s went at %s, before the replacement in %s was available at %s: %s",
+				x, goneAt.Format(time.StampMilli), y, ready.at.Format(time.StampMilli), w)
+		}
+		if limit := task.CreationTimestamp.Add(grace * time.Second); !goneAt.Before(limit) {
+			t.Errorf("the old copy went at %s, not before the grace period ended at %s: the replacement's health did not end the task",
+				goneAt.Format(time.StampMilli), limit.Format(time.StampMilli))
+		}
+		eventWith(t, ns, name, "Normal", failover.EventReasonEvictionSucceed, x, "is healthy")
+		entry, _ := assertFailoverRecorded(t, ns, name, x, y, "Gracefully")
+		if entry.PurgeMode != "Gracefully" {
+			t.Errorf("history purge mode %q: Graciously should be recorded normalised as Gracefully", entry.PurgeMode)
+		}
+	})
+
+	t.Run("no healthy replacement", func(t *testing.T) {
+		t.Parallel()
+		ns := newNamespace(t, "fo-grace-expiry")
+		cp := clientFor(t, controlPlaneConfig(t))
+		const name, grace = "web", 5
+		// The toleration is longer than the grace period, so the broken
+		// replacement is not evicted in turn before the grace period ends
+		// (with every cluster evicted there would be no target, and the
+		// old copy would be kept on purpose).
+		applyYAML(t, ns, onePolicy(name, pair, `
+      decisionConditions:
+        tolerationSeconds: 8
+      purgeMode: Graciously
+      gracePeriodSeconds: 5
+`)+"---"+nginxDeployment(name, ""))
+		x := waitPlacedHealthy(t, cp, ns, name, "")
+		y := other(pair, x)
+		w := watchMemberDeployments(t, ns, name)
+		applyYAML(t, ns, fakeRegistry(name, pair, ""))
+
+		_, task := waitTask(t, cp, ns, name, x)
+		created := task.CreationTimestamp.Time
+		var goneAt time.Time
+		eventually(t, failoverTimeout, "the copy in "+x+" deleted after the grace period", func(ctx context.Context) (bool, string, error) {
+			var ok bool
+			goneAt, ok = w.goneAt(x)
+			return ok, w.String(), nil
+		})
+		if d := goneAt.Sub(created); d < grace*time.Second {
+			t.Errorf("old copy deleted %s after the task was created (%s); want at least gracePeriodSeconds %ds", d, created.Format(time.RFC3339), grace)
+		}
+		if _, ok := w.first(y, fullyAvailable); ok {
+			t.Errorf("the replacement in %s became available; the scenario needs it broken: %s", y, w)
+		}
+		eventWith(t, ns, name, "Normal", failover.EventReasonEvictionSucceed, x, "grace period")
+		assertFailoverRecorded(t, ns, name, x, y)
+	})
+}
+
+// TestFailoverImmediately: with Immediately the old copy is deleted before
+// the new one is created.
+func TestFailoverImmediately(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t, "fo-immediately")
+	cp := clientFor(t, controlPlaneConfig(t))
+	pair := []string{"member2", "member3"}
+	const name = "web"
+	applyYAML(t, ns, onePolicy(name, pair, `
+      decisionConditions:
+        tolerationSeconds: 3
+      purgeMode: Immediately
+`)+"---"+nginxDeployment(name, ""))
+	x := waitPlacedHealthy(t, cp, ns, name, "")
+	y := other(pair, x)
+	w := watchMemberDeployments(t, ns, name)
+	applyYAML(t, ns, fakeRegistry(name, []string{x}, ""))
+
+	var added deploymentEvent
+	eventually(t, failoverTimeout, "the new copy created in "+y, func(ctx context.Context) (bool, string, error) {
+		var ok bool
+		added, ok = w.first(y, isType(watch.Added))
+		return ok, w.String(), nil
+	})
+	goneAt, ok := w.goneAt(x)
+	if !ok {
+		t.Fatalf("the new copy was created in %s while the old one in %s was never seen deleted: %s", y, x, w)
+	}
+	if !goneAt.Before(added.at) {
+		t.Errorf("old copy in %s deleted at %s, not before the new copy in %s was created at %s: %s",
+			x, goneAt.Format(time.StampMilli), y, added.at.Format(time.StampMilli), w)
+	}
+	waitPlacedHealthy(t, cp, ns, name, x)
+	entry, _ := assertFailoverRecorded(t, ns, name, x, y, "Directly")
+	if entry.PurgeMode != "Directly" {
+		t.Errorf("history purge mode %q: Immediately should be recorded normalised as Directly", entry.PurgeMode)
+	}
+}
+
+// TestFailoverNeverLosesLastCopy: with one cluster allowed, nothing can take
+// the workload; the eviction is recorded, the binding says why, and the
+// only copy survives the grace period (Graciously) and Immediately alike.
+func TestFailoverNeverLosesLastCopy(t *testing.T) {
+	t.Parallel()
+	const only, grace = "member3", 5
+	for _, tc := range []struct{ name, application string }{
+		{"graciously", `
+      decisionConditions:
+        tolerationSeconds: 3
+      purgeMode: Graciously
+      gracePeriodSeconds: 5
+`},
+		{"immediately", `
+      decisionConditions:
+        tolerationSeconds: 3
+      purgeMode: Immediately
+`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ns := newNamespace(t, "fo-last-copy")
+			cp := clientFor(t, controlPlaneConfig(t))
+			ms := members(t)
+			name := "lonely-" + tc.name
+			applyYAML(t, ns, onePolicy(name, []string{only}, tc.application)+"---"+nginxDeployment(name, ""))
+			waitPlacedHealthy(t, cp, ns, name, "")
+			applyYAML(t, ns, fakeRegistry(name, []string{only}, ""))
+
+			_, task := waitTask(t, cp, ns, name, only)
+			eventually(t, failoverTimeout, "FailoverTargetAvailable False / NoFailoverTarget", func(ctx context.Context) (bool, string, error) {
+				rb, err := bindingOf(ctx, cp, ns, name)
+				if err != nil {
+					return false, "", err
+				}
+				c := condition(rb.Status.Conditions, failover.ConditionFailoverTargetAvailable)
+				if c == nil {
+					return false, fmt.Sprintf("no condition; clusters %v", scheduledClusters(rb)), nil
+				}
+				return c.Status == metav1.ConditionFalse && c.Reason == failover.ReasonNoFailoverTarget && len(rb.Spec.Clusters) == 0 &&
+						strings.Contains(c.Message, only),
+					fmt.Sprintf("%s %s: %s; clusters %v", c.Status, c.Reason, c.Message, scheduledClusters(rb)), nil
+			})
+			eventWith(t, ns, name, "Warning", failover.EventReasonNoFailoverTarget, only)
+
+			until := task.CreationTimestamp.Add((grace + 3) * time.Second)
+			eventually(t, failoverTimeout, describe("the only copy in %s still there %ds after the eviction", only, grace+3), func(ctx context.Context) (bool, string, error) {
+				d, err := ms[only].AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+				if err != nil || d.DeletionTimestamp != nil {
+					return false, "", fmt.Errorf("the last copy is going: err=%v deletionTimestamp=%v", err, d.DeletionTimestamp)
+				}
+				rb, err := bindingOf(ctx, cp, ns, name)
+				if err != nil {
+					return false, "", err
+				}
+				if findTask(rb, only) == nil {
+					return false, "", fmt.Errorf("the task was closed with nowhere to go: tasks %s", tasksSummary(rb))
+				}
+				return time.Now().After(until), "kept so far", nil
+			})
+			_, out := assertFailoverRecorded(t, ns, name, only, "", "WARNING: No cluster can take the workload", "<pending>")
+			_ = out
+		})
+	}
+}
+
+// TestFailoverTimerSurvivesRestart: the controller manager is restarted in
+// the middle of the toleration window; the eviction happens at the original
+// deadline (status.unhealthyClusters keeps the timer). Not parallel: the
+// restart pauses every controller.
+func TestFailoverTimerSurvivesRestart(t *testing.T) {
+	ns := newNamespace(t, "fo-restart")
+	cp := clientFor(t, controlPlaneConfig(t))
+	pair := []string{"member1", "member2"}
+	const name, toleration = "web", 10 * time.Second
+	applyYAML(t, ns, onePolicy(name, pair, `
+      decisionConditions:
+        tolerationSeconds: 10
+      purgeMode: Gracefully
+`)+"---"+nginxDeployment(name, ""))
+	x := waitPlacedHealthy(t, cp, ns, name, "")
+	applyYAML(t, ns, fakeRegistry(name, []string{x}, ""))
+
+	var since metav1.Time
+	eventually(t, failoverTimeout, "the unhealthy timer of "+x+" started", func(ctx context.Context) (bool, string, error) {
+		rb, err := bindingOf(ctx, cp, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		var ok bool
+		since, ok = unhealthySince(rb, x)
+		return ok, fmt.Sprintf("unhealthyClusters %v", rb.Status.UnhealthyClusters), nil
+	})
+	// Restart well into the window, so that a timer restarted at the
+	// restart would miss the deadline by more than the allowed slack.
+	restartAt := since.Add(toleration * 6 / 10)
+	eventually(t, toleration, "60% of the toleration window elapsed", func(context.Context) (bool, string, error) {
+		return !time.Now().Before(restartAt), "", nil
+	})
+	if out, err := lifeboat(t, "env", "restart", "lifeboat-controller-manager", "--state-dir", suite.state.Dir); err != nil {
+		t.Fatalf("restarting the controller manager: %v\n%s", err, out)
+	}
+	if time.Now().After(since.Add(toleration)) {
+		t.Fatalf("the restart ended after the deadline (%s); the scenario proves nothing", since.Add(toleration).Format(time.RFC3339))
+	}
+
+	rb, task := waitTask(t, cp, ns, name, x)
+	if got, ok := unhealthySince(rb, x); ok && !got.Equal(&since) {
+		t.Errorf("unhealthySince changed across the restart: %s, was %s", got.Format(time.RFC3339), since.Format(time.RFC3339))
+	}
+	d := task.CreationTimestamp.Sub(since.Time)
+	if d < toleration || d > toleration+5*time.Second {
+		t.Errorf("evicted %s after the application became unhealthy (%s); want within [%s, %s]",
+			d, since.Format(time.RFC3339), toleration, toleration+5*time.Second)
+	}
+	waitPlacedHealthy(t, cp, ns, name, x)
+	assertFailoverRecorded(t, ns, name, x, other(pair, x))
+}
+
+// TestFailoverUnknownDoesNotResetTimer: health alternating between
+// Unhealthy and Unknown still fails over at the deadline of the first
+// Unhealthy report. Unknown is produced honestly: an OverridePolicy adds a
+// label value the member's API server rejects, so the Work cannot be
+// applied (Applied False) and the binding reports the health as Unknown.
+func TestFailoverUnknownDoesNotResetTimer(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t, "fo-unknown")
+	cp := clientFor(t, controlPlaneConfig(t))
+	pair := []string{"member1", "member3"}
+	const name, toleration = "web", 10 * time.Second
+	applyYAML(t, ns, onePolicy(name, pair, `
+      decisionConditions:
+        tolerationSeconds: 10
+`)+"---"+nginxDeployment(name, ""))
+	x := waitPlacedHealthy(t, cp, ns, name, "")
+	unhealthy := fakeRegistry(name, []string{x}, "")
+	unknown := fakeRegistry(name, []string{x}, `        plaintext:
+          - path: /metadata/labels/lifeboat-e2e-invalid
+            operator: add
+            value: "not a valid label value!"
+`)
+
+	applyYAML(t, ns, unhealthy)
+	rb := waitHealth(t, cp, ns, name, x, workv1alpha2.ResourceUnhealthy)
+	var since metav1.Time
+	eventually(t, failoverTimeout, "the unhealthy timer started", func(ctx context.Context) (bool, string, error) {
+		var err error
+		if rb, err = bindingOf(ctx, cp, ns, name); err != nil {
+			return false, "", err
+		}
+		var ok bool
+		since, ok = unhealthySince(rb, x)
+		return ok, fmt.Sprintf("%v", rb.Status.UnhealthyClusters), nil
+	})
+	sameTimer := func(state string) {
+		t.Helper()
+		rb, err := bindingOf(context.Background(), cp, ns, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if findTask(rb, x) != nil {
+			t.Fatalf("evicted before the health alternation ended (%s); lengthen the toleration", state)
+		}
+		if got, ok := unhealthySince(rb, x); !ok || !got.Equal(&since) {
+			t.Fatalf("%s reset the unhealthy timer: unhealthyClusters %v, was since %s", state, rb.Status.UnhealthyClusters, since.Format(time.RFC3339))
+		}
+	}
+	applyYAML(t, ns, unknown)
+	waitHealth(t, cp, ns, name, x, workv1alpha2.ResourceUnknown)
+	sameTimer("Unknown")
+	applyYAML(t, ns, unhealthy)
+	waitHealth(t, cp, ns, name, x, workv1alpha2.ResourceUnhealthy)
+	sameTimer("Unhealthy after Unknown")
+	applyYAML(t, ns, unknown)
+	waitHealth(t, cp, ns, name, x, workv1alpha2.ResourceUnknown)
+	sameTimer("Unknown again")
+
+	_, task := waitTask(t, cp, ns, name, x)
+	if d := task.CreationTimestamp.Sub(since.Time); d < toleration || d > toleration+5*time.Second {
+		t.Errorf("evicted %s after the first Unhealthy report; want within [%s, %s]", d, toleration, toleration+5*time.Second)
+	}
+	waitPlacedHealthy(t, cp, ns, name, x)
+	assertFailoverRecorded(t, ns, name, x, other(pair, x))
+}
