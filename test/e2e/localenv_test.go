@@ -12,7 +12,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
@@ -121,6 +123,35 @@ func TestLocalEnvironmentLifecycle(t *testing.T) {
 	} else if strings.Contains(out, "Unhealthy") || !strings.Contains(out, "member2-apiserver") {
 		t.Fatalf("lifeboat status:\n%s", out)
 	}
+
+	// unjoin and join again, with the CLI; the member's kubeconfig is the
+	// environment's, context member2.
+	cpFlags := []string{"--control-plane-kubeconfig", kubeconfig, "--control-plane-context", localenv.ControlPlaneName}
+	if out, err := lifeboat(t, append([]string{"unjoin", "member2"}, cpFlags...)...); err != nil {
+		t.Fatalf("lifeboat unjoin: %v\n%s", err, out)
+	}
+	var gone clusterv1alpha1.Cluster
+	if err := cp.Get(ctx, types.NamespacedName{Name: "member2"}, &gone); !apierrors.IsNotFound(err) {
+		t.Fatalf("Cluster member2 after unjoin: %v", err)
+	}
+	if out, err := lifeboat(t, append([]string{"join", "member2", "--kubeconfig", kubeconfig, "--context", "member2"}, cpFlags...)...); err != nil {
+		t.Fatalf("lifeboat join: %v\n%s", err, out)
+	}
+	if out, err := lifeboat(t, append([]string{"join", "member2", "--kubeconfig", kubeconfig, "--context", "member2"}, cpFlags...)...); err == nil {
+		t.Fatalf("joining member2 twice succeeded:\n%s", out)
+	}
+	eventually(t, 60*time.Second, "re-joined member2 Ready", func(ctx context.Context) (bool, string, error) {
+		var c clusterv1alpha1.Cluster
+		if err := cp.Get(ctx, types.NamespacedName{Name: "member2"}, &c); err != nil {
+			return false, "", err
+		}
+		for _, cond := range c.Status.Conditions {
+			if cond.Type == clusterv1alpha1.ClusterConditionReady {
+				return cond.Status == metav1.ConditionTrue, cond.Reason + ": " + cond.Message, nil
+			}
+		}
+		return false, "no Ready condition yet", nil
+	})
 
 	// Fault injection: a member's API server stops and comes back.
 	if out, err := lifeboat(t, "env", "stop", "member2", "--state-dir", dir); err != nil {

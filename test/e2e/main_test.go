@@ -93,8 +93,11 @@ func run(m *testing.M) int {
 		return 1
 	}
 	suite = &suiteEnv{lifeboat: bin, state: state, bins: bins, cacheDir: cacheDir}
+	// Only what the controller manager logs during this run counts (a reused
+	// environment has older lines).
+	logOffset := controllerLogSize(state)
 	code := m.Run()
-	if problems := controllerLogTripwires(state); len(problems) > 0 {
+	if problems := controllerLogTripwires(state, logOffset); len(problems) > 0 {
 		fmt.Fprintf(os.Stderr, "e2e: the controller manager logged %d problem(s) no test may cause:\n", len(problems))
 		for _, p := range problems {
 			fmt.Fprintln(os.Stderr, "  "+p)
@@ -107,16 +110,13 @@ func run(m *testing.M) int {
 // controllerLogTripwires returns the log lines that mean a controller
 // misbehaved whatever the scenario: a panic, or a write conflict reported as
 // an error instead of being retried.
-func controllerLogTripwires(s *localenv.State) []string {
-	var log string
-	for _, c := range s.Components {
-		if c.Name == "lifeboat-controller-manager" {
-			log = c.Log
-		}
-	}
-	data, err := os.ReadFile(log)
+func controllerLogTripwires(s *localenv.State, offset int64) []string {
+	data, err := os.ReadFile(controllerLog(s))
 	if err != nil {
 		return []string{"cannot read the controller manager's log: " + err.Error()}
+	}
+	if offset <= int64(len(data)) {
+		data = data[offset:]
 	}
 	var problems []string
 	for _, line := range strings.Split(string(data), "\n") {
@@ -150,4 +150,21 @@ func lifeboatBinary() (string, func(), error) {
 		return "", nil, fmt.Errorf("building lifeboat: %w", err)
 	}
 	return out, func() { os.RemoveAll(tmp) }, nil
+}
+
+func controllerLog(s *localenv.State) string {
+	for _, c := range s.Components {
+		if c.Name == "lifeboat-controller-manager" {
+			return c.Log
+		}
+	}
+	return ""
+}
+
+func controllerLogSize(s *localenv.State) int64 {
+	fi, err := os.Stat(controllerLog(s))
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
 }
