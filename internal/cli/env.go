@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,11 +10,15 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/lifeboat-dev/lifeboat/internal/failover"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv/components"
+	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
 
 const defaultStateDir = ".lifeboat"
@@ -124,6 +129,11 @@ func newStatusCommand() *cobra.Command {
 			if err := w.Flush(); err != nil {
 				return err
 			}
+			if guard, err := describeStormGuard(cmd.Context(), s); err == nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "\nStorm guard: %s\n", guard)
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "\nStorm guard: unknown (%v)\n", err)
+			}
 			if unhealthy > 0 {
 				return fmt.Errorf("%d of %d components unhealthy", unhealthy, len(rows))
 			}
@@ -132,4 +142,23 @@ func newStatusCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&dir, "state-dir", defaultStateDir, "Directory of the environment.")
 	return cmd
+}
+
+// describeStormGuard asks the control plane for the storm guard's state,
+// computed from the Clusters as the taint manager sees them.
+func describeStormGuard(ctx context.Context, s *localenv.State) (string, error) {
+	cfg, err := s.RESTConfig(localenv.ControlPlaneName)
+	if err != nil {
+		return "", err
+	}
+	cfg.Timeout = 5 * time.Second
+	scheme, err := lbscheme.New()
+	if err != nil {
+		return "", err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return "", err
+	}
+	return failover.DescribeStormGuard(ctx, c)
 }

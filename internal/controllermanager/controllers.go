@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/lifeboat-dev/lifeboat/internal/binding"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
@@ -15,6 +16,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/detector"
 	"github.com/lifeboat-dev/lifeboat/internal/execution"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
+	"github.com/lifeboat-dev/lifeboat/internal/features"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 	"github.com/lifeboat-dev/lifeboat/internal/scheduler"
@@ -73,6 +75,15 @@ func allControllers() []controller {
 				Client:          mgr.GetClient(),
 				Recorder:        mgr.GetEventRecorder("cluster-taint-controller"),
 				Clock:           d.clock,
+				ConcurrentSyncs: d.opts.Cluster.ConcurrentSyncs,
+			}).SetupWithManager(mgr)
+		}},
+		{"cluster-taint-policy", func(mgr ctrl.Manager, d deps) error {
+			return (&cluster.TaintPolicyReconciler{
+				Client:          mgr.GetClient(),
+				Recorder:        mgr.GetEventRecorder("cluster-taint-policy-controller"),
+				Clock:           d.clock,
+				Gates:           d.opts.FeatureGates,
 				ConcurrentSyncs: d.opts.Cluster.ConcurrentSyncs,
 			}).SetupWithManager(mgr)
 		}},
@@ -150,6 +161,30 @@ func allControllers() []controller {
 				Recorder:                mgr.GetEventRecorderFor("application-failover-controller"),
 				Clock:                   d.clock,
 				Gates:                   d.opts.FeatureGates,
+				MaxConcurrentReconciles: d.opts.Concurrency,
+			}).SetupWithManager(mgr)
+		}},
+		{"taint-manager", func(mgr ctrl.Manager, d deps) error {
+			o := d.opts.ClusterFailover
+			if !d.opts.FeatureGates.Enabled(features.Failover) || !o.EnableNoExecuteTaintEviction {
+				return nil
+			}
+			rec := mgr.GetEventRecorderFor("taint-manager")
+			guard, err := failover.NewStormGuard(mgr.GetClient(), rec, d.clock, o.StormGuardConfig(), ctrlmetrics.Registry)
+			if err != nil {
+				return err
+			}
+			if err := guard.SetupWithManager(mgr); err != nil {
+				return err
+			}
+			return (&failover.TaintManager{
+				Client:                  mgr.GetClient(),
+				Recorder:                rec,
+				Clock:                   d.clock,
+				Gates:                   d.opts.FeatureGates,
+				Guard:                   guard,
+				Enabled:                 o.EnableNoExecuteTaintEviction,
+				DefaultPurgeMode:        o.PurgeMode(),
 				MaxConcurrentReconciles: d.opts.Concurrency,
 			}).SetupWithManager(mgr)
 		}},

@@ -45,6 +45,8 @@ type Options struct {
 	Cluster *cluster.Options
 	// FeatureGates are Karmada's gates (Failover, GracefulEviction, ...).
 	FeatureGates *features.Gates
+	// ClusterFailover configures the taint manager and the storm guard.
+	ClusterFailover *failover.ClusterFailoverOptions
 }
 
 // NewOptions returns the defaults.
@@ -61,6 +63,7 @@ func NewOptions() *Options {
 		Concurrency:            10,
 		Cluster:                cluster.NewOptions(),
 		FeatureGates:           features.New(),
+		ClusterFailover:        failover.NewClusterFailoverOptions(),
 	}
 }
 
@@ -79,6 +82,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Concurrency, "concurrent-syncs", o.Concurrency, "Parallel reconciles per controller.")
 	o.Cluster.AddFlags(fs)
 	o.FeatureGates.AddFlag(fs)
+	o.ClusterFailover.AddFlags(fs)
 }
 
 func (o *Options) restConfig() (*rest.Config, error) {
@@ -96,6 +100,9 @@ func (o *Options) restConfig() (*rest.Config, error) {
 
 // Run starts the manager and blocks until ctx is done.
 func Run(ctx context.Context, o *Options) error {
+	if err := o.ClusterFailover.Validate(); err != nil {
+		return err
+	}
 	cfg, err := o.restConfig()
 	if err != nil {
 		return err

@@ -8,11 +8,17 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
 
 	"github.com/lifeboat-dev/lifeboat/config/crd"
+	"github.com/lifeboat-dev/lifeboat/config/samples"
 )
 
 // installCRDs creates Lifeboat's CRDs in the control plane and waits until
@@ -65,6 +71,29 @@ func installCRDs(ctx context.Context, s *State) error {
 		if err != nil {
 			return fmt.Errorf("CRD %s not Established: %s: %w", c.Name, last, err)
 		}
+	}
+	return nil
+}
+
+// installDefaults creates the objects a new control plane starts with: the
+// default ClusterTaintPolicy that turns a not-Ready cluster into a NoExecute
+// taint, so cluster failover works out of the box.
+func installDefaults(ctx context.Context, s *State) error {
+	cfg, err := s.RESTConfig(ControlPlaneName)
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(samples.DefaultClusterTaintPolicy, &obj.Object); err != nil {
+		return fmt.Errorf("parsing the default ClusterTaintPolicy: %w", err)
+	}
+	gvr := schema.GroupVersionResource{Group: "policy.karmada.io", Version: "v1alpha1", Resource: "clustertaintpolicies"}
+	if _, err := dyn.Resource(gvr).Create(ctx, obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating ClusterTaintPolicy %s: %w", obj.GetName(), err)
 	}
 	return nil
 }

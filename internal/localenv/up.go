@@ -175,14 +175,18 @@ func (u *upper) run(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		crdErr = errors.Join(installCRDs(ctx, s), u.startControlPlaneControllers(ctx))
+		crdErr = installCRDs(ctx, s)
+		if crdErr == nil {
+			crdErr = installDefaults(ctx, s)
+		}
+		crdErr = errors.Join(crdErr, u.startControlPlaneControllers(ctx))
 	}()
 	memberErr := u.parallel(members, func(c ClusterInfo) error { return u.startMember(ctx, c) })
 	wg.Wait()
 	if err := errors.Join(memberErr, crdErr); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "✓ CRDs installed in the control plane")
+	fmt.Fprintln(out, "✓ CRDs and the default ClusterTaintPolicy installed in the control plane")
 	fmt.Fprintf(out, "✓ members ready, one node each: %s\n", strings.Join(names[1:], ", "))
 
 	// 4. Register the members as Clusters.

@@ -1,0 +1,470 @@
+package failover
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/features"
+)
+
+// IndexBindingsByScheduledCluster indexes ResourceBindings and
+// ClusterResourceBindings by the names in spec.clusters, so the taint
+// manager finds the bindings on a newly tainted cluster without listing
+// every binding. Clusters that only have an eviction task are not indexed.
+const IndexBindingsByScheduledCluster = "failover.lifeboat.dev/scheduled-cluster"
+
+// scheduledClusterValues is the index function of
+// IndexBindingsByScheduledCluster.
+func scheduledClusterValues(obj client.Object) []string {
+	spec, _, err := parts(obj)
+	if err != nil {
+		return nil
+	}
+	return clusterNames(spec.Clusters)
+}
+
+// tolerates follows Kubernetes' toleration semantics (the scheduler's
+// too): an empty effect matches every effect, an empty key with Exists
+// matches every key, Exists ignores the value and Equal (or empty)
+// compares it.
+func tolerates(t corev1.Toleration, taint corev1.Taint) bool {
+	if t.Effect != "" && t.Effect != taint.Effect {
+		return false
+	}
+	if t.Key != "" && t.Key != taint.Key {
+		return false
+	}
+	switch t.Operator {
+	case corev1.TolerationOpExists:
+		return true
+	case "", corev1.TolerationOpEqual:
+		return t.Key != "" && t.Value == taint.Value
+	default:
+		return false
+	}
+}
+
+// noExecuteTaints returns the NoExecute taints among taints.
+func noExecuteTaints(taints []corev1.Taint) []corev1.Taint {
+	var out []corev1.Taint
+	for _, t := range taints {
+		if t.Effect == corev1.TaintEffectNoExecute {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// evictionDeadline is when a workload must leave a cluster because of its
+// NoExecute taints.
+type evictionDeadline struct {
+	// never: every taint is tolerated without a time limit (or there is no
+	// NoExecute taint).
+	never bool
+	// at is when the workload must leave; the zero time means at once (a
+	// taint is not tolerated).
+	at time.Time
+	// taint decides: the untolerated taint, or the one whose toleration
+	// runs out first.
+	taint corev1.Taint
+	// seconds is that toleration's tolerationSeconds.
+	seconds int64
+}
+
+// noExecuteDeadline is the taint manager's toleration rule, Karmada's and
+// Kubernetes' taint-eviction rule:
+//
+//  1. each NoExecute taint is matched with the first toleration that
+//     tolerates it; a taint that none tolerates means: leave now;
+//  2. for every matched toleration with tolerationSeconds, and every
+//     NoExecute taint it tolerates that has a timeAdded, the workload may
+//     stay until timeAdded + tolerationSeconds; the earliest of these is
+//     the deadline (so 0 or a negative value means at once);
+//  3. if no matched toleration has tolerationSeconds, the workload stays
+//     (tolerated forever). Taints without timeAdded do not count, as in
+//     Karmada (the API server's mutation and `lifeboat taint` set it).
+func noExecuteDeadline(taints []corev1.Taint, tolerations []corev1.Toleration) evictionDeadline {
+	taints = noExecuteTaints(taints)
+	var used []corev1.Toleration
+	for _, taint := range taints {
+		idx := -1
+		for i := range tolerations {
+			if tolerates(tolerations[i], taint) {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			return evictionDeadline{taint: taint}
+		}
+		dup := false
+		for _, u := range used {
+			if equality.Semantic.DeepEqual(u, tolerations[idx]) {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			used = append(used, tolerations[idx])
+		}
+	}
+	d := evictionDeadline{never: true}
+	for _, tol := range used {
+		if tol.TolerationSeconds == nil {
+			continue
+		}
+		for _, taint := range taints {
+			if taint.TimeAdded == nil || !tolerates(tol, taint) {
+				continue
+			}
+			at := taint.TimeAdded.Add(time.Duration(*tol.TolerationSeconds) * time.Second)
+			if d.never || at.Before(d.at) {
+				d = evictionDeadline{at: at, taint: taint, seconds: *tol.TolerationSeconds}
+			}
+		}
+	}
+	return d
+}
+
+// taintEviction is one cluster to evict and why.
+type taintEviction struct {
+	cluster string
+	message string
+}
+
+// planTaintEvictions decides which of a binding's scheduled clusters must
+// be evicted at now, given each cluster's taints (a cluster missing from
+// taints does not exist: nothing is evicted from it) and the binding's
+// tolerations. requeueAfter is the time to the earliest future deadline
+// (0 for none).
+func planTaintEvictions(clusters []workv1alpha2.TargetCluster, taints map[string][]corev1.Taint, tolerations []corev1.Toleration, now time.Time) ([]taintEviction, time.Duration) {
+	var evict []taintEviction
+	var requeueAfter time.Duration
+	for _, c := range clusters {
+		ts, ok := taints[c.Name]
+		if !ok {
+			continue
+		}
+		d := noExecuteDeadline(ts, tolerations)
+		switch {
+		case d.never:
+		case d.at.IsZero():
+			evict = append(evict, taintEviction{cluster: c.Name, message: fmt.Sprintf(
+				"cluster %s has the taint %s, which the placement does not tolerate", c.Name, formatTaint(d.taint))})
+		case !now.Before(d.at):
+			evict = append(evict, taintEviction{cluster: c.Name, message: fmt.Sprintf(
+				"the placement tolerated the taint %s of cluster %s for %ds, until %s", formatTaint(d.taint), c.Name, d.seconds, d.at.UTC().Format(time.RFC3339))})
+		default:
+			if wait := d.at.Sub(now); requeueAfter == 0 || wait < requeueAfter {
+				requeueAfter = wait
+			}
+		}
+	}
+	return evict, requeueAfter
+}
+
+func formatTaint(t corev1.Taint) string {
+	if t.Value == "" {
+		return t.Key + ":" + string(t.Effect)
+	}
+	return t.Key + "=" + t.Value + ":" + string(t.Effect)
+}
+
+// TaintManager is cluster failover: it evicts ResourceBindings and
+// ClusterResourceBindings from clusters with a NoExecute taint that
+// spec.placement.clusterTolerations does not tolerate, or no longer
+// tolerates (timeAdded + tolerationSeconds has passed). Each eviction goes
+// through the storm guard and is written with Evict (reason
+// TaintUntolerated, producer TaintManager) in one spec Update.
+type TaintManager struct {
+	// Client reads bindings and Clusters (from the cache) and writes
+	// bindings.
+	Client client.Client
+	// Recorder records Events on bindings and resource templates.
+	Recorder record.EventRecorder
+	// Clock tells the time; clock.RealClock{} in production.
+	Clock clock.PassiveClock
+	// Gates: Failover enables the controller; StatefulFailoverInjection
+	// enables state capture.
+	Gates *features.Gates
+	// Guard paces evictions; nil evicts without a limit (tests only).
+	Guard *StormGuard
+	// Enabled is --enable-no-execute-taint-eviction; when false the
+	// controller is not registered.
+	Enabled bool
+	// DefaultPurgeMode applies to bindings without spec.failover.cluster
+	// (--no-execute-taint-eviction-purge-mode); empty means Gracefully.
+	DefaultPurgeMode policyv1alpha1.PurgeMode
+	// MaxConcurrentReconciles per binding kind; 0 means 1.
+	MaxConcurrentReconciles int
+}
+
+// SetupWithManager registers the IndexBindingsByScheduledCluster index
+// and one controller per binding kind. A controller reconciles a binding
+// when it is created or its spec changes, and every binding scheduled to a
+// Cluster whose NoExecute taints change (found through the index). With
+// the Failover gate off or eviction disabled it registers nothing.
+func (r *TaintManager) SetupWithManager(mgr ctrl.Manager) error {
+	if !r.Gates.Enabled(features.Failover) || !r.Enabled {
+		return nil
+	}
+	ctx := context.Background()
+	for _, k := range bindingKinds {
+		k := k
+		if err := mgr.GetFieldIndexer().IndexField(ctx, k.newObject(), IndexBindingsByScheduledCluster, scheduledClusterValues); err != nil {
+			return fmt.Errorf("indexing %ss by scheduled cluster: %w", k.name, err)
+		}
+		err := ctrl.NewControllerManagedBy(mgr).
+			Named(k.short+"-taint-manager").
+			For(k.newObject(), builder.WithPredicates(taintManagerBindingPredicate())).
+			Watches(&clusterv1alpha1.Cluster{},
+				handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
+					return r.bindingsOnCluster(ctx, k, obj.GetName())
+				}),
+				builder.WithPredicates(noExecuteTaintsChanged())).
+			WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+			Complete(reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+				return r.reconcile(ctx, k, req)
+			}))
+		if err != nil {
+			return fmt.Errorf("setting up the %s taint manager: %w", k.name, err)
+		}
+	}
+	return nil
+}
+
+// taintManagerBindingPredicate passes bindings with a placement when they
+// are created or their spec changes; status updates do not matter.
+func taintManagerBindingPredicate() predicate.Predicate {
+	scheduled := func(obj client.Object) bool {
+		spec, _, err := parts(obj)
+		return err == nil && len(spec.Clusters) > 0
+	}
+	return predicate.Funcs{
+		CreateFunc: func(e event.CreateEvent) bool { return scheduled(e.Object) },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() && scheduled(e.ObjectNew)
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(e event.GenericEvent) bool { return scheduled(e.Object) },
+	}
+}
+
+// noExecuteTaintsChanged passes Clusters created with NoExecute taints
+// and Clusters whose NoExecute taints changed.
+func noExecuteTaintsChanged() predicate.Predicate {
+	taintsOf := func(obj client.Object) []corev1.Taint {
+		c, ok := obj.(*clusterv1alpha1.Cluster)
+		if !ok {
+			return nil
+		}
+		return noExecuteTaints(c.Spec.Taints)
+	}
+	return predicate.Funcs{
+		CreateFunc: func(e event.CreateEvent) bool { return len(taintsOf(e.Object)) > 0 },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return !equality.Semantic.DeepEqual(taintsOf(e.ObjectOld), taintsOf(e.ObjectNew))
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(e event.GenericEvent) bool { return len(taintsOf(e.Object)) > 0 },
+	}
+}
+
+// bindingsOnCluster returns the bindings of kind k scheduled to cluster.
+func (r *TaintManager) bindingsOnCluster(ctx context.Context, k bindingKind, cluster string) []reconcile.Request {
+	var list client.ObjectList = &workv1alpha2.ResourceBindingList{}
+	if k.short == clusterResourceBindingKind.short {
+		list = &workv1alpha2.ClusterResourceBindingList{}
+	}
+	if err := r.Client.List(ctx, list, client.MatchingFields{IndexBindingsByScheduledCluster: cluster}, client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing bindings on a tainted cluster", "cluster", cluster, "kind", k.name)
+		return nil
+	}
+	var out []reconcile.Request
+	switch l := list.(type) {
+	case *workv1alpha2.ResourceBindingList:
+		for i := range l.Items {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: l.Items[i].Namespace, Name: l.Items[i].Name}})
+		}
+	case *workv1alpha2.ClusterResourceBindingList:
+		for i := range l.Items {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: l.Items[i].Name}})
+		}
+	}
+	return out
+}
+
+// clusterTaints returns the taints of the named clusters that exist.
+func (r *TaintManager) clusterTaints(ctx context.Context, clusters []workv1alpha2.TargetCluster) (map[string][]corev1.Taint, error) {
+	all, err := listClusters(ctx, r.Client)
+	if err != nil {
+		return nil, err
+	}
+	wanted := make(map[string]bool, len(clusters))
+	for _, c := range clusters {
+		wanted[c.Name] = true
+	}
+	out := make(map[string][]corev1.Taint, len(clusters))
+	for i := range all {
+		if wanted[all[i].Name] {
+			out[all[i].Name] = noExecuteTaints(all[i].Spec.Taints) // a copy: the items are the cache's
+		}
+	}
+	return out, nil
+}
+
+func (r *TaintManager) reconcile(ctx context.Context, k bindingKind, req ctrl.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx).WithValues(k.name, req.NamespacedName)
+	ctx = ctrl.LoggerInto(ctx, log)
+	if !r.Gates.Enabled(features.Failover) || !r.Enabled {
+		return ctrl.Result{}, nil
+	}
+	obj := k.newObject()
+	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("reading %s %s: %w", k.name, req.NamespacedName, err)
+	}
+	if obj.GetDeletionTimestamp() != nil {
+		return ctrl.Result{}, nil
+	}
+	spec, _ := mustParts(obj)
+	if len(spec.Clusters) == 0 {
+		return ctrl.Result{}, nil
+	}
+	taints, err := r.clusterTaints(ctx, spec.Clusters)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var tolerations []corev1.Toleration
+	if spec.Placement != nil {
+		tolerations = spec.Placement.ClusterTolerations
+	}
+	now := r.Clock.Now()
+	due, requeueAfter := planTaintEvictions(spec.Clusters, taints, tolerations, now)
+	if len(due) == 0 {
+		return ctrl.Result{RequeueAfter: requeueAfter}, nil
+	}
+
+	// The storm guard admits each eviction or says when to ask again.
+	var admitted []taintEviction
+	for _, e := range due {
+		if r.Guard == nil {
+			admitted = append(admitted, e)
+			continue
+		}
+		a, err := r.Guard.Admit(ctx, k.short+"/"+req.String()+"@"+e.cluster, e.cluster)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("asking the storm guard: %w", err)
+		}
+		if !a.Allowed {
+			log.V(1).Info("eviction held by the storm guard", "cluster", e.cluster, "group", a.Group, "state", a.State.String(), "reason", a.Reason, "retryAfter", a.RetryAfter)
+			if requeueAfter == 0 || a.RetryAfter < requeueAfter {
+				requeueAfter = a.RetryAfter
+			}
+			continue
+		}
+		admitted = append(admitted, e)
+	}
+	if len(admitted) == 0 {
+		return ctrl.Result{RequeueAfter: requeueAfter}, nil
+	}
+	if res, done, err := r.evict(ctx, k, obj, admitted, now); done {
+		return res, err
+	}
+	return ctrl.Result{RequeueAfter: requeueAfter}, nil
+}
+
+// evict writes the evictions in one spec Update. done is true when the
+// reconcile must return at once with the result and error.
+func (r *TaintManager) evict(ctx context.Context, k bindingKind, obj client.Object, evictions []taintEviction, now time.Time) (ctrl.Result, bool, error) {
+	log := ctrl.LoggerFrom(ctx)
+	spec, status := mustParts(obj)
+	var behavior *policyv1alpha1.ClusterFailoverBehavior
+	if spec.Failover != nil {
+		behavior = spec.Failover.Cluster
+	}
+	mode := behavior.EffectivePurgeMode(r.DefaultPurgeMode)
+	var rules []policyv1alpha1.StatePreservationRule
+	if behavior != nil && behavior.StatePreservation != nil && r.Gates.Enabled(features.StatefulFailoverInjection) {
+		rules = behavior.StatePreservation.Rules
+	}
+
+	type report struct {
+		cluster  string
+		problems []StateProblem
+		note     string
+	}
+	var reports []report
+	before := clusterNames(spec.Clusters)
+	newSpec := spec.DeepCopy()
+	var evicted []string
+	for _, e := range evictions {
+		state, problems, carried := captureForEviction(spec, status, rules, e.cluster)
+		notes := []string{e.message}
+		if carried != "" {
+			notes = append(notes, carried)
+		}
+		for _, p := range problems {
+			notes = append(notes, "state not preserved for "+p.String())
+		}
+		Evict(newSpec, e.cluster, EvictOptions{
+			Reason:              workv1alpha2.EvictionReasonTaintUntolerated,
+			Producer:            workv1alpha2.EvictionProducerTaintManager,
+			PurgeMode:           mode,
+			PreservedLabelState: state,
+			Message:             strings.Join(notes, "; "),
+			ClustersBefore:      before,
+			Now:                 now,
+		})
+		evicted = append(evicted, e.cluster)
+		reports = append(reports, report{cluster: e.cluster, problems: problems, note: carried})
+	}
+	if equality.Semantic.DeepEqual(spec, newSpec) {
+		return ctrl.Result{}, false, nil
+	}
+	old := *spec
+	*spec = *newSpec
+	if err := r.Client.Update(ctx, obj); err != nil {
+		*spec = old
+		if apierrors.IsConflict(err) {
+			log.V(1).Info("write conflict while evicting from a tainted cluster; re-reading")
+			return ctrl.Result{RequeueAfter: conflictRetry}, true, nil
+		}
+		eventBoth(r.Recorder, obj, spec, "Warning", EventReasonEvictionFailed,
+			"Failed to evict from tainted cluster(s) %s: %v", strings.Join(evicted, ", "), err)
+		return ctrl.Result{}, true, fmt.Errorf("evicting %v: %w", evicted, err)
+	}
+	for _, rep := range reports {
+		log.Info("evicted from a tainted cluster", "cluster", rep.cluster, "purgeMode", mode)
+		for _, p := range rep.problems {
+			eventBoth(r.Recorder, obj, spec, "Warning", EventReasonStatePreservationFailed,
+				"Failing over from %s without state for %s; the failover goes on.", rep.cluster, p)
+		}
+		if rep.note != "" {
+			eventBoth(r.Recorder, obj, spec, "Normal", EventReasonStateCarriedForward, "%s", capitalise(rep.note)+".")
+		}
+	}
+	return ctrl.Result{}, false, nil
+}

@@ -1,0 +1,109 @@
+package failover
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+)
+
+// ClusterFailoverOptions are the flags of cluster failover: the taint
+// manager and its storm guard. The names are Karmada's ("cluster failover"
+// flag set) where Karmada has the flag; the storm-guard flags are
+// Lifeboat's, named after kube-controller-manager's node-eviction flags.
+//
+// Defaults that differ from Karmada's:
+//   - --enable-no-execute-taint-eviction is true (Karmada: false). NoExecute
+//     taints still only come from a ClusterTaintPolicy or a user, and a
+//     placement can tolerate them, so cluster failover remains opt-in per
+//     cluster and per workload; the flag only removes one of Karmada's three
+//     switches.
+//   - --resource-eviction-rate is 50/s (Karmada: 0.5/s per worker), so that
+//     hundreds of bindings leave a failed cluster in seconds, not minutes.
+//     The storm guard is what protects against mass eviction: it slows or
+//     stops evictions when many clusters look down at once.
+type ClusterFailoverOptions struct {
+	// EnableNoExecuteTaintEviction lets the taint manager evict workloads
+	// from clusters with NoExecute taints they do not tolerate.
+	EnableNoExecuteTaintEviction bool
+	// NoExecuteTaintEvictionPurgeMode is the purge mode of bindings without
+	// spec.failover.cluster: Gracefully or Directly (old spellings
+	// accepted).
+	NoExecuteTaintEvictionPurgeMode string
+	// ResourceEvictionRate is the evictions per second from the tainted
+	// clusters of a healthy cluster group.
+	ResourceEvictionRate float64
+	// SecondaryResourceEvictionRate is the evictions per second of a large
+	// cluster group with many clusters not Ready.
+	SecondaryResourceEvictionRate float64
+	// UnhealthyClusterThreshold is the share of not-Ready clusters (at
+	// least 3) at which a group is partially disrupted.
+	UnhealthyClusterThreshold float64
+	// LargeClusterNumThreshold: a partially disrupted group with at most
+	// this many clusters stops evicting instead of slowing down.
+	LargeClusterNumThreshold int
+}
+
+// NewClusterFailoverOptions returns the defaults.
+func NewClusterFailoverOptions() *ClusterFailoverOptions {
+	return &ClusterFailoverOptions{
+		EnableNoExecuteTaintEviction:    true,
+		NoExecuteTaintEvictionPurgeMode: string(policyv1alpha1.PurgeModeGracefully),
+		ResourceEvictionRate:            50,
+		SecondaryResourceEvictionRate:   1,
+		UnhealthyClusterThreshold:       0.55,
+		LargeClusterNumThreshold:        10,
+	}
+}
+
+// AddFlags registers the options on fs.
+func (o *ClusterFailoverOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.EnableNoExecuteTaintEviction, "enable-no-execute-taint-eviction", o.EnableNoExecuteTaintEviction,
+		"Evict workloads from clusters with NoExecute taints their placement does not tolerate (cluster failover). Lifeboat's default is true (Karmada's: false).")
+	fs.StringVar(&o.NoExecuteTaintEvictionPurgeMode, "no-execute-taint-eviction-purge-mode", o.NoExecuteTaintEvictionPurgeMode,
+		"Purge mode of a NoExecute eviction when the binding has no spec.failover.cluster: Gracefully or Directly.")
+	fs.Float64Var(&o.ResourceEvictionRate, "resource-eviction-rate", o.ResourceEvictionRate,
+		"Evictions per second from the tainted clusters of a cluster group (region) in state Normal; 0 evicts nothing. Karmada's default is 0.5.")
+	fs.Float64Var(&o.SecondaryResourceEvictionRate, "secondary-resource-eviction-rate", o.SecondaryResourceEvictionRate,
+		"Evictions per second of a cluster group with more than --large-cluster-num-threshold clusters in state PartialDisruption.")
+	fs.Float64Var(&o.UnhealthyClusterThreshold, "unhealthy-cluster-threshold", o.UnhealthyClusterThreshold,
+		"Share of not-Ready clusters (and at least 3) at which a cluster group is in state PartialDisruption and evictions slow down or stop.")
+	fs.IntVar(&o.LargeClusterNumThreshold, "large-cluster-num-threshold", o.LargeClusterNumThreshold,
+		"A cluster group in state PartialDisruption with at most this many clusters stops evicting instead of slowing down.")
+}
+
+// Validate reports flag values that cannot work.
+func (o *ClusterFailoverOptions) Validate() error {
+	switch policyv1alpha1.NormalizePurgeMode(policyv1alpha1.PurgeMode(o.NoExecuteTaintEvictionPurgeMode)) {
+	case policyv1alpha1.PurgeModeGracefully, policyv1alpha1.PurgeModeDirectly:
+	default:
+		return fmt.Errorf("--no-execute-taint-eviction-purge-mode must be Gracefully or Directly, got %q", o.NoExecuteTaintEvictionPurgeMode)
+	}
+	switch {
+	case o.ResourceEvictionRate < 0:
+		return fmt.Errorf("--resource-eviction-rate must not be negative, got %g", o.ResourceEvictionRate)
+	case o.SecondaryResourceEvictionRate < 0:
+		return fmt.Errorf("--secondary-resource-eviction-rate must not be negative, got %g", o.SecondaryResourceEvictionRate)
+	case o.UnhealthyClusterThreshold <= 0 || o.UnhealthyClusterThreshold > 1:
+		return fmt.Errorf("--unhealthy-cluster-threshold must be in (0, 1], got %g", o.UnhealthyClusterThreshold)
+	case o.LargeClusterNumThreshold < 0:
+		return fmt.Errorf("--large-cluster-num-threshold must not be negative, got %d", o.LargeClusterNumThreshold)
+	}
+	return nil
+}
+
+// PurgeMode is the normalised default purge mode.
+func (o *ClusterFailoverOptions) PurgeMode() policyv1alpha1.PurgeMode {
+	return policyv1alpha1.NormalizePurgeMode(policyv1alpha1.PurgeMode(o.NoExecuteTaintEvictionPurgeMode))
+}
+
+// StormGuardConfig returns the storm guard's part of the options.
+func (o *ClusterFailoverOptions) StormGuardConfig() StormGuardConfig {
+	return StormGuardConfig{
+		Rate:                o.ResourceEvictionRate,
+		SecondaryRate:       o.SecondaryResourceEvictionRate,
+		UnhealthyThreshold:  o.UnhealthyClusterThreshold,
+		LargeGroupThreshold: o.LargeClusterNumThreshold,
+	}
+}
