@@ -96,6 +96,10 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx 
 	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		ok, s, err := cond(ctx)
 		if err != nil {
+			if ctx.Err() != nil && seen != "" {
+				// Cut off by the deadline: keep the last real observation.
+				return false, nil
+			}
 			seen = "error: " + err.Error()
 			return false, nil
 		}
