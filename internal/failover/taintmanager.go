@@ -25,6 +25,7 @@ import (
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/features"
+	"github.com/lifeboat-dev/lifeboat/internal/scheduler/core"
 )
 
 // IndexBindingsByScheduledCluster indexes ResourceBindings and
@@ -41,27 +42,6 @@ func scheduledClusterValues(obj client.Object) []string {
 		return nil
 	}
 	return clusterNames(spec.Clusters)
-}
-
-// tolerates follows Kubernetes' toleration semantics (the scheduler's
-// too): an empty effect matches every effect, an empty key with Exists
-// matches every key, Exists ignores the value and Equal (or empty)
-// compares it.
-func tolerates(t corev1.Toleration, taint corev1.Taint) bool {
-	if t.Effect != "" && t.Effect != taint.Effect {
-		return false
-	}
-	if t.Key != "" && t.Key != taint.Key {
-		return false
-	}
-	switch t.Operator {
-	case corev1.TolerationOpExists:
-		return true
-	case "", corev1.TolerationOpEqual:
-		return t.Key != "" && t.Value == taint.Value
-	default:
-		return false
-	}
 }
 
 // noExecuteTaints returns the NoExecute taints among taints.
@@ -109,7 +89,7 @@ func noExecuteDeadline(taints []corev1.Taint, tolerations []corev1.Toleration) e
 	for _, taint := range taints {
 		idx := -1
 		for i := range tolerations {
-			if tolerates(tolerations[i], taint) {
+			if core.Tolerates(tolerations[i], taint) {
 				idx = i
 				break
 			}
@@ -134,7 +114,7 @@ func noExecuteDeadline(taints []corev1.Taint, tolerations []corev1.Toleration) e
 			continue
 		}
 		for _, taint := range taints {
-			if taint.TimeAdded == nil || !tolerates(tol, taint) {
+			if taint.TimeAdded == nil || !core.Tolerates(tol, taint) {
 				continue
 			}
 			at := taint.TimeAdded.Add(time.Duration(*tol.TolerationSeconds) * time.Second)

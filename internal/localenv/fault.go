@@ -13,15 +13,21 @@ import (
 // kube-apiserver (by its recorded PID) and records it as stopped. The
 // member's other components keep running and reconnect when it returns.
 func StopAPIServer(dir, member string) error {
-	s, err := Load(dir)
+	name, err := apiServerName(dir, member)
 	if err != nil {
 		return err
 	}
-	i, err := apiServerIndex(s, member)
+	return StopComponent(dir, name)
+}
+
+// StartAPIServer restarts a member's kube-apiserver stopped by StopAPIServer,
+// with the same flags and port, and waits until it is ready.
+func StartAPIServer(ctx context.Context, dir, member string) error {
+	name, err := apiServerName(dir, member)
 	if err != nil {
 		return err
 	}
-	return stopComponent(s, i)
+	return StartComponent(ctx, dir, name)
 }
 
 // StopComponent stops one recorded component by name (for example
@@ -74,20 +80,6 @@ func stopComponent(s *State, i int) error {
 	return s.save()
 }
 
-// StartAPIServer restarts a member's kube-apiserver stopped by StopAPIServer,
-// with the same flags and port, and waits until it is ready.
-func StartAPIServer(ctx context.Context, dir, member string) error {
-	s, err := Load(dir)
-	if err != nil {
-		return err
-	}
-	i, err := apiServerIndex(s, member)
-	if err != nil {
-		return err
-	}
-	return startComponent(ctx, s, i)
-}
-
 func startComponent(ctx context.Context, s *State, i int) error {
 	c := &s.Components[i]
 	if c.Process.Alive() {
@@ -109,15 +101,14 @@ func startComponent(ctx context.Context, s *State, i int) error {
 	return nil
 }
 
-func apiServerIndex(s *State, member string) (int, error) {
-	info, ok := s.Cluster(member)
-	if !ok || !info.Member {
-		return -1, fmt.Errorf("no member %q in the local environment (members: %v)", member, s.Members())
+// apiServerName validates member and returns its API server's component name.
+func apiServerName(dir, member string) (string, error) {
+	s, err := Load(dir)
+	if err != nil {
+		return "", err
 	}
-	for i, c := range s.Components {
-		if c.Name == member+"-apiserver" {
-			return i, nil
-		}
+	if info, ok := s.Cluster(member); !ok || !info.Member {
+		return "", fmt.Errorf("no member %q in the local environment (members: %v)", member, s.Members())
 	}
-	return -1, fmt.Errorf("no API server recorded for %s", member)
+	return member + "-apiserver", nil
 }

@@ -10,6 +10,7 @@ import (
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/scheduler/core"
 )
 
 // Kinds of override policies, as used in errors.
@@ -135,7 +136,7 @@ func applyPolicies(obj *unstructured.Unstructured, cluster *clusterv1alpha1.Clus
 	var applied []Applied
 	for _, p := range policies {
 		for _, rule := range rulesOf(p.spec) {
-			if !clusterMatches(cluster, rule.TargetCluster) {
+			if !core.ClusterMatches(cluster, rule.TargetCluster) {
 				continue
 			}
 			if err := applyOverriders(obj, &rule.Overriders); err != nil {

@@ -1,14 +1,10 @@
 package overrides
 
 import (
-	"slices"
-
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 
-	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 )
 
@@ -82,78 +78,4 @@ func MaySelect(spec *policyv1alpha1.OverrideSpec, policyNamespace, apiVersion, k
 		return true
 	}
 	return false
-}
-
-// clusterMatches reports whether a ClusterAffinity selects the cluster. A
-// nil affinity selects every cluster.
-//
-// All of these must hold: the name is not excluded; the label selector, if
-// any, matches the Cluster's labels; every field-selector expression holds
-// (provider and region as single-valued keys, zone against spec.zones);
-// clusterNames, if non-empty, lists the name.
-func clusterMatches(cluster *clusterv1alpha1.Cluster, affinity *policyv1alpha1.ClusterAffinity) bool {
-	if affinity == nil {
-		return true
-	}
-	if slices.Contains(affinity.Exclude, cluster.Name) {
-		return false
-	}
-	if affinity.LabelSelector != nil {
-		sel, err := metav1.LabelSelectorAsSelector(affinity.LabelSelector)
-		if err != nil || !sel.Matches(labels.Set(cluster.Labels)) {
-			return false
-		}
-	}
-	if affinity.FieldSelector != nil {
-		for _, req := range affinity.FieldSelector.MatchExpressions {
-			if !fieldMatches(cluster, req) {
-				return false
-			}
-		}
-	}
-	if len(affinity.ClusterNames) > 0 && !slices.Contains(affinity.ClusterNames, cluster.Name) {
-		return false
-	}
-	return true
-}
-
-// Field-selector keys of a ClusterAffinity.
-const (
-	fieldProvider = "provider"
-	fieldRegion   = "region"
-	fieldZone     = "zone"
-)
-
-func fieldMatches(cluster *clusterv1alpha1.Cluster, req corev1.NodeSelectorRequirement) bool {
-	var values []string
-	switch req.Key {
-	case fieldProvider:
-		if cluster.Spec.Provider != "" {
-			values = []string{cluster.Spec.Provider}
-		}
-	case fieldRegion:
-		if cluster.Spec.Region != "" {
-			values = []string{cluster.Spec.Region}
-		}
-	case fieldZone:
-		values = append(values, cluster.Spec.Zones...)
-		if cluster.Spec.Zone != "" && !slices.Contains(values, cluster.Spec.Zone) {
-			values = append(values, cluster.Spec.Zone)
-		}
-	default:
-		return false
-	}
-	overlap := slices.ContainsFunc(values, func(v string) bool { return slices.Contains(req.Values, v) })
-	switch req.Operator {
-	case corev1.NodeSelectorOpIn:
-		return overlap
-	case corev1.NodeSelectorOpNotIn:
-		return !overlap
-	case corev1.NodeSelectorOpExists:
-		return len(values) > 0
-	case corev1.NodeSelectorOpDoesNotExist:
-		return len(values) == 0
-	default:
-		return false
-	}
 }

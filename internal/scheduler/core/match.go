@@ -125,18 +125,18 @@ func untoleratedTaint(taints []corev1.Taint, tolerations []corev1.Toleration) (c
 		if taint.Effect != corev1.TaintEffectNoSchedule && taint.Effect != corev1.TaintEffectNoExecute {
 			continue
 		}
-		if !slices.ContainsFunc(tolerations, func(t corev1.Toleration) bool { return tolerates(t, taint) }) {
+		if !slices.ContainsFunc(tolerations, func(t corev1.Toleration) bool { return Tolerates(t, taint) }) {
 			return taint, true
 		}
 	}
 	return corev1.Taint{}, false
 }
 
-// tolerates follows Kubernetes' toleration semantics: an empty effect
+// Tolerates follows Kubernetes' toleration semantics: an empty effect
 // matches every effect, an empty key with Exists matches every key, Exists
 // ignores the value and Equal (or empty) compares it. tolerationSeconds does
 // not matter to the scheduler.
-func tolerates(t corev1.Toleration, taint corev1.Taint) bool {
+func Tolerates(t corev1.Toleration, taint corev1.Taint) bool {
 	if t.Effect != "" && t.Effect != taint.Effect {
 		return false
 	}
