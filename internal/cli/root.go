@@ -25,6 +25,7 @@ unhealthy, Lifeboat moves the workload to another cluster and carries its state 
 		newControllerManagerCommand(),
 		newVersionCommand(),
 		newHistoryCommand(),
+		newInterpretCommand(),
 	)
 	root.AddCommand(newClusterCommands()...)
 	return root

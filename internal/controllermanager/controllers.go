@@ -18,6 +18,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
 	"github.com/lifeboat-dev/lifeboat/internal/features"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
+	"github.com/lifeboat-dev/lifeboat/internal/interpreter/customization"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 	"github.com/lifeboat-dev/lifeboat/internal/scheduler"
 	"github.com/lifeboat-dev/lifeboat/internal/workstatus"
@@ -32,6 +33,7 @@ type deps struct {
 	hooks       failover.Hooks
 	metrics     *failover.Metrics
 	members     *membercluster.Cache
+	ricLayer    *customization.Layer
 }
 
 // controller is one named controller the manager can run.
@@ -43,6 +45,13 @@ type controller struct {
 // allControllers lists every controller in data-flow order.
 func allControllers() []controller {
 	return []controller{
+		{"resource-interpreter-customization", func(mgr ctrl.Manager, d deps) error {
+			return (&customization.Reconciler{
+				Client:   mgr.GetClient(),
+				Recorder: mgr.GetEventRecorderFor("resource-interpreter-customization"),
+				Layer:    d.ricLayer,
+			}).SetupWithManager(mgr)
+		}},
 		{"cluster", func(mgr ctrl.Manager, d deps) error {
 			o := d.opts.Cluster
 			return (&cluster.ClusterReconciler{

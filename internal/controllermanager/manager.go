@@ -21,7 +21,8 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
 	"github.com/lifeboat-dev/lifeboat/internal/features"
-	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
+	"github.com/lifeboat-dev/lifeboat/internal/interpreter/customization"
+	"github.com/lifeboat-dev/lifeboat/internal/interpreter/lua"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
@@ -135,8 +136,17 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return fmt.Errorf("registering failover metrics: %w", err)
 	}
+	// Resource semantics: users' ResourceInterpreterCustomizations (Lua)
+	// first, then the shipped third-party rules, then the built-in ones.
+	ricLayer := customization.NewLayer(lua.New(lua.DefaultOptions()),
+		mgr.GetEventRecorderFor("resource-interpreter-customization"), clock.RealClock{})
+	interp, err := customization.NewInterpreter(ricLayer)
+	if err != nil {
+		return fmt.Errorf("building the interpreter: %w", err)
+	}
 	d := deps{
-		interpreter: interpreter.NewDefault(),
+		interpreter: interp,
+		ricLayer:    ricLayer,
 		clock:       clock.RealClock{},
 		opts:        o,
 		hooks:       failover.NewHooks(o.FeatureGates),

@@ -223,6 +223,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		base := work.DeepCopy()
 		controllerutil.AddFinalizer(&work, workv1alpha1.ExecutionControllerFinalizer)
 		if err := r.Client.Patch(ctx, &work, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+			if apierrors.IsConflict(err) {
+				return r.conflicted(ctx, "adding the finalizer")
+			}
 			return reconcile.Result{}, fmt.Errorf("adding finalizer: %w", err)
 		}
 	}
@@ -479,10 +482,25 @@ func (r *Reconciler) finalize(ctx context.Context, clusterName string, cluster *
 	base := work.DeepCopy()
 	controllerutil.RemoveFinalizer(work, workv1alpha1.ExecutionControllerFinalizer)
 	if err := r.Client.Patch(ctx, work, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsConflict(err) {
+			return r.conflicted(ctx, "removing the finalizer")
+		}
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	return reconcile.Result{}, nil
 }
+
+// conflicted handles a finalizer write that lost a race with another
+// writer of the Work (the binding or work-status controller): nothing is
+// wrong, so it is not reported as an error; the Work is read and decided
+// again shortly (the other write's event usually brings it back sooner).
+func (r *Reconciler) conflicted(ctx context.Context, what string) (reconcile.Result, error) {
+	ctrl.LoggerFrom(ctx).V(1).Info("write conflict on the Work; re-reading", "while", what)
+	return reconcile.Result{RequeueAfter: conflictRetry}, nil
+}
+
+// conflictRetry is when a reconcile whose write lost a race runs again.
+const conflictRetry = time.Second
 
 // cleanupPending records why the Work cannot go yet and schedules a retry.
 func (r *Reconciler) cleanupPending(ctx context.Context, work *workv1alpha1.Work, cause error) (reconcile.Result, error) {

@@ -2,6 +2,7 @@ package execution
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
@@ -517,5 +520,49 @@ func TestInvalidManifestFailsWithReason(t *testing.T) {
 	c := f.applied(work)
 	if c.Status != metav1.ConditionFalse || c.Reason != ReasonAppliedFailed || !strings.Contains(c.Message, "(0/1)") {
 		t.Fatalf("Applied = %+v", c)
+	}
+}
+
+// A finalizer write that loses a race with another writer of the Work is
+// not an error (the e2e suite's log tripwire caught it as one): the Work is
+// requeued and the next pass finishes the job.
+func TestFinalizerWriteConflictIsRequeuedNotAnError(t *testing.T) {
+	for name, deleting := range map[string]bool{"adding the finalizer": false, "removing the finalizer": true} {
+		t.Run(name, func(t *testing.T) {
+			work := MakeWork("nginx", "member1").Manifest(deployment("nginx", 1)).Obj()
+			f := newFixture(t, work)
+			if deleting {
+				f.mustReconcile(work)
+				deleteWork(t, f, work)
+			}
+			conflicts := 0
+			f.r.Client = interceptor.NewClient(f.client.(client.WithWatch), interceptor.Funcs{
+				Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+					if _, ok := obj.(*workv1alpha1.Work); ok && conflicts == 0 {
+						conflicts++
+						return apierrors.NewConflict(schema.GroupResource{Group: "work.karmada.io", Resource: "works"}, obj.GetName(), errors.New("the object has been modified"))
+					}
+					return c.Patch(ctx, obj, patch, opts...)
+				},
+			})
+
+			res, err := f.reconcile(work)
+			if err != nil {
+				t.Fatalf("a write conflict was reported as an error: %v", err)
+			}
+			if conflicts != 1 || res.RequeueAfter <= 0 {
+				t.Fatalf("conflicts=%d result=%+v; want one conflict and a requeue", conflicts, res)
+			}
+
+			f.mustReconcile(work)
+			var got workv1alpha1.Work
+			err = f.client.Get(f.ctx, client.ObjectKeyFromObject(work), &got)
+			switch {
+			case deleting && !apierrors.IsNotFound(err):
+				t.Errorf("the retry should release the Work: %v", err)
+			case !deleting && (err != nil || !controllerutil.ContainsFinalizer(&got, workv1alpha1.ExecutionControllerFinalizer)):
+				t.Errorf("the retry should add the finalizer: %v %v", err, got.Finalizers)
+			}
+		})
 	}
 }

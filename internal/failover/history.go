@@ -55,8 +55,11 @@ func placementHealthy(spec *workv1alpha2.ResourceBindingSpec, status *workv1alph
 // syncHistory returns status.failoverHistory brought up to date with the
 // binding, and what changed:
 //  1. every eviction task (with a creation time) has an entry;
-//  2. entries without clustersAfter get the placement once the scheduler
-//     has placed the replacement (and it is not empty);
+//  2. entries without clustersAfter get the placement after their
+//     eviction: the clustersBefore of the next, later eviction if there is
+//     one (the current placement may be several failovers further on, e.g.
+//     A→B→C before this controller saw B placed), else the current
+//     placement once the scheduler has placed it (and it is not empty);
 //  3. entries without replacementHealthyTime get now once every cluster of
 //     the new placement is Healthy;
 //  4. at most MaxFailoverHistoryItems entries are kept, oldest dropped.
@@ -113,8 +116,12 @@ func syncHistory(generation int64, spec *workv1alpha2.ResourceBindingSpec, statu
 	stamp := metav1.NewTime(now).Rfc3339Copy()
 	for i := range history {
 		h := &history[i]
-		if placed && len(h.ClustersAfter) == 0 {
-			h.ClustersAfter = clusterNames(spec.Clusters)
+		if len(h.ClustersAfter) == 0 {
+			if next, ok := placementBeforeNext(history[i+1:], h.Time); ok {
+				h.ClustersAfter = next
+			} else if placed {
+				h.ClustersAfter = clusterNames(spec.Clusters)
+			}
 		}
 		if healthy && h.ReplacementHealthyTime == nil && len(h.ClustersAfter) > 0 && !stamp.Before(&h.Time) {
 			h.ReplacementHealthyTime = stamp.DeepCopy()
@@ -130,6 +137,18 @@ func syncHistory(generation int64, spec *workv1alpha2.ResourceBindingSpec, statu
 		history = nil
 	}
 	return history, change
+}
+
+// placementBeforeNext returns the clustersBefore of the first entry of
+// later (sorted by time) that is strictly after t and records one: the
+// placement right after the eviction at t.
+func placementBeforeNext(later []workv1alpha2.FailoverHistoryItem, t metav1.Time) ([]string, bool) {
+	for _, n := range later {
+		if n.Time.Unix() > t.Unix() && len(n.ClustersBefore) > 0 {
+			return append([]string(nil), n.ClustersBefore...), true
+		}
+	}
+	return nil, false
 }
 
 // historyOpen reports whether syncHistory may still change an entry: the

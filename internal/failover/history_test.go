@@ -22,6 +22,13 @@ func TestSyncHistory(t *testing.T) {
 	placed.ClustersAfter = []string{"member1"}
 	healed := placed
 	healed.ReplacementHealthyTime = mt(300)
+	chainA := workv1alpha2.FailoverHistoryItem{Time: *mt(100), FromCluster: "member1", ClustersBefore: []string{"member1"}}
+	chainAPlaced := chainA
+	chainAPlaced.ClustersAfter = []string{"member2"}
+	chainB := workv1alpha2.FailoverHistoryItem{
+		Time: *mt(200), Reason: workv1alpha2.EvictionReasonApplicationFailure, Producer: workv1alpha2.EvictionProducerRBApplicationFailover,
+		FromCluster: "member2", PurgeMode: policyv1alpha1.PurgeModeDirectly, ClustersBefore: []string{"member2"}, ClustersAfter: []string{"member3"},
+	}
 
 	for name, tc := range map[string]struct {
 		binding      *bindingWrapper
@@ -50,6 +57,15 @@ func TestSyncHistory(t *testing.T) {
 		"closed entries stay as they are": {
 			binding: makeBinding("a").clusters("member3").health("member3", workv1alpha2.ResourceHealthy).history(healed),
 			want:    []workv1alpha2.FailoverHistoryItem{healed},
+		},
+		// A→B→C, the controller did not see B placed before B failed:
+		// the entry of A gets B (the next eviction's clustersBefore), not
+		// the current placement C.
+		"chained: the next eviction tells where the earlier one went": {
+			binding: makeBinding("a").clusters("member3").health("member3", workv1alpha2.ResourceUnhealthy).
+				history(chainA).task(makeTask("member2", policyv1alpha1.PurgeModeDirectly, 200, "member2")),
+			want:         []workv1alpha2.FailoverHistoryItem{chainAPlaced, chainB},
+			wantAppended: 1,
 		},
 		"task without creation time waits": {
 			binding: makeBinding("a").task(workv1alpha2.GracefulEvictionTask{FromCluster: "member2"}).unscheduled(),

@@ -418,3 +418,25 @@ func eventWith(t *testing.T, ns, name, typ, reason string, parts ...string) {
 		return false, summarizeEvents(evs), nil
 	})
 }
+
+// stays polls cond every 250ms until the time until and fails the test as
+// soon as cond does not hold (false or an error): a "must stay true for a
+// while" check.
+func stays(t *testing.T, until time.Time, what string, cond func(ctx context.Context) (bool, string, error)) {
+	t.Helper()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ok, seen, err := cond(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if !ok {
+			t.Fatalf("%s: no longer true: %s", what, seen)
+		}
+		if !time.Now().Before(until) {
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}

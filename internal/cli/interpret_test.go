@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const interpretRIC = `apiVersion: config.karmada.io/v1alpha1
+kind: ResourceInterpreterCustomization
+metadata:
+  name: workload
+spec:
+  target:
+    apiVersion: workload.example.io/v1alpha1
+    kind: Workload
+  customizations:
+    healthInterpretation:
+      luaScript: |
+        function InterpretHealth(observedObj)
+          return observedObj.status.readyReplicas == observedObj.spec.replicas
+        end
+    replicaRevision:
+      luaScript: |
+        function ReviseReplica(obj, desiredReplica)
+          obj.spec.replicas = desiredReplica
+          return obj
+        end
+    statusAggregation:
+      luaScript: |
+        function AggregateStatus(desiredObj, statusItems)
+          local ready = 0
+          for i = 1, #statusItems do
+            ready = ready + statusItems[i].status.readyReplicas
+          end
+          desiredObj.status = {readyReplicas = ready}
+          return desiredObj
+        end
+`
+
+const interpretWorkload = `apiVersion: workload.example.io/v1alpha1
+kind: Workload
+metadata: {name: sample, namespace: default}
+spec: {replicas: 3}
+status: {readyReplicas: 3}
+`
+
+const interpretItems = `- clusterName: member1
+  status: {readyReplicas: 2}
+  applied: true
+  health: Healthy
+- clusterName: member2
+  status: {readyReplicas: 1}
+  applied: true
+  health: Healthy
+`
+
+const interpretFlink = `apiVersion: flink.apache.org/v1beta1
+kind: FlinkDeployment
+metadata: {name: job, namespace: default}
+spec: {}
+status:
+  jobStatus: {state: CREATED}
+  error: "Back-off pulling image \"fake/flink\": ImagePullBackOff"
+`
+
+func TestInterpretCommand(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ric := write("ric.yaml", interpretRIC)
+	obj := write("obj.yaml", interpretWorkload)
+	items := write("items.yaml", interpretItems)
+	flink := write("flink.yaml", interpretFlink)
+
+	cases := map[string]struct {
+		args    []string
+		want    []string
+		wantErr string
+	}{
+		"health": {
+			args: []string{"--customization", ric, "--operation", "InterpretHealth", "--observed-file", obj},
+			want: []string{"health: Healthy"},
+		},
+		"revise by function name": {
+			args: []string{"--customization", ric, "--operation", "ReviseReplica", "--desired-file", obj, "--desired-replica", "2"},
+			want: []string{"replicas: 2", "kind: Workload"},
+		},
+		"aggregate": {
+			args: []string{"--customization", ric, "--operation", "AggregateStatus", "--desired-file", obj, "--status-file", items},
+			want: []string{"readyReplicas: 3"},
+		},
+		"operation the customization lacks": {
+			args:    []string{"--customization", ric, "--operation", "GetReplicas", "--desired-file", obj},
+			wantErr: "no script for InterpretReplica",
+		},
+		"built-in rules": {
+			args: []string{"--operation", "InterpretHealth", "--observed-file", flink},
+			want: []string{"health: Healthy"},
+		},
+		"built-in reflection": {
+			args: []string{"--operation", "ReflectStatus", "--observed-file", flink},
+			want: []string{"state: CREATED"},
+		},
+		"unknown operation": {
+			args:    []string{"--operation", "Prune", "--observed-file", obj},
+			wantErr: "unknown operation",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cmd := newInterpretCommand()
+			var out bytes.Buffer
+			cmd.SetOut(&out)
+			cmd.SetErr(&out)
+			cmd.SetArgs(tc.args)
+			err := cmd.Execute()
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, out.String())
+				}
+			}
+		})
+	}
+}
