@@ -72,11 +72,19 @@ func Schedule(p Problem) (Result, error) {
 
 	// 1. Start at the term in use: the scheduler never moves back to an
 	//    earlier group by itself, only a manual reschedule does.
+	//    The term in use is the observed one, or the term the currently
+	//    scheduled clusters belong to when that is later: the status write
+	//    that records the term can lose a race after the spec was written,
+	//    and starting from a stale, earlier term would move the workload
+	//    back to the group it was just evicted from.
 	start := 0
 	if !p.Fresh {
 		if i := slices.IndexFunc(placement.ClusterAffinities, func(t policyv1alpha1.ClusterAffinityTerm) bool {
 			return t.AffinityName == p.ObservedAffinityName
 		}); i >= 0 {
+			start = i
+		}
+		if i := termOfScheduled(placement.ClusterAffinities, p.Spec.Clusters, p.Clusters); i > start {
 			start = i
 		}
 	}
@@ -201,4 +209,31 @@ func zeroReplicas(cs []*candidate) []workv1alpha2.TargetCluster {
 
 func sortTargets(ts []workv1alpha2.TargetCluster) {
 	slices.SortFunc(ts, func(a, b workv1alpha2.TargetCluster) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// termOfScheduled returns the index of the first clusterAffinities term that
+// selects every currently scheduled cluster, or -1 when nothing is scheduled
+// or no term selects them all.
+func termOfScheduled(terms []policyv1alpha1.ClusterAffinityTerm, scheduled []workv1alpha2.TargetCluster, clusters []*clusterv1alpha1.Cluster) int {
+	if len(scheduled) == 0 {
+		return -1
+	}
+	byName := make(map[string]*clusterv1alpha1.Cluster, len(clusters))
+	for _, c := range clusters {
+		byName[c.Name] = c
+	}
+	for i := range terms {
+		all := true
+		for _, tc := range scheduled {
+			c, ok := byName[tc.Name]
+			if !ok || !ClusterMatches(c, &terms[i].ClusterAffinity) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return i
+		}
+	}
+	return -1
 }
