@@ -155,14 +155,16 @@ func allControllers() []controller {
 			if err := exec.SetupWithManager(mgr); err != nil {
 				return err
 			}
-			return (&workstatus.Reconciler{
+			ws := &workstatus.Reconciler{
 				Client:                  mgr.GetClient(),
 				Recorder:                mgr.GetEventRecorderFor("work-status-controller"),
 				Interpreter:             d.interpreter,
 				Members:                 d.members,
 				Drift:                   exec,
 				MaxConcurrentReconciles: d.opts.Concurrency,
-			}).SetupWithManager(mgr)
+			}
+			d.ricLayer.OnKindChanged(ws.RequeueKind)
+			return ws.SetupWithManager(mgr)
 		}},
 		{"application-failover", func(mgr ctrl.Manager, d deps) error {
 			return (&failover.ApplicationFailoverReconciler{

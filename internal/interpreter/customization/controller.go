@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,35 +33,61 @@ type Reconciler struct {
 	Recorder record.EventRecorder
 	// Layer is the layer to keep up to date; the same one given to
 	// NewInterpreter.
+	// Its OnKindChanged subscribers are told when the rules of a kind
+	// change.
 	Layer *Layer
 }
 
 // Reconcile compiles one customization into the layer, or removes it.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx).WithValues("customization", req.Name)
+	oldTarget, served := r.Layer.Target(req.Name)
 	ric := &configv1alpha1.ResourceInterpreterCustomization{}
 	if err := r.Client.Get(ctx, req.NamespacedName, ric); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.Layer.Delete(req.Name)
+			r.delete(ctx, req.Name, oldTarget, served)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("get customization %s: %w", req.Name, err)
 	}
 	if !ric.DeletionTimestamp.IsZero() {
-		r.Layer.Delete(ric.Name)
+		r.delete(ctx, ric.Name, oldTarget, served)
 		return ctrl.Result{}, nil
 	}
-	r.load(ctx, ric)
+	program, changed := r.load(ctx, ric)
 	log.V(1).Info("customization loaded", "target", ric.Spec.Target.APIVersion+"/"+ric.Spec.Target.Kind)
+	if changed {
+		r.kindChanged(ctx, program.Target)
+		if served && oldTarget != program.Target {
+			r.kindChanged(ctx, oldTarget)
+		}
+	}
 	return ctrl.Result{}, nil
 }
 
+// delete stops serving the customization name, which was served for
+// target when served is true.
+func (r *Reconciler) delete(ctx context.Context, name string, target schema.GroupVersionKind, served bool) {
+	r.Layer.Delete(name)
+	if served {
+		r.kindChanged(ctx, target)
+	}
+}
+
+func (r *Reconciler) kindChanged(ctx context.Context, target schema.GroupVersionKind) {
+	if target.Empty() {
+		return
+	}
+	ctrl.LoggerFrom(ctx).V(1).Info("interpreter rules changed", "target", target.String())
+	r.Layer.kindChanged(ctx, target)
+}
+
 // load compiles ric into the layer and reports broken scripts once per
-// change.
-func (r *Reconciler) load(ctx context.Context, ric *configv1alpha1.ResourceInterpreterCustomization) {
+// change. It returns the program and whether the rules changed.
+func (r *Reconciler) load(ctx context.Context, ric *configv1alpha1.ResourceInterpreterCustomization) (*lua.Program, bool) {
 	program, changed := r.Layer.Set(ric)
 	if !changed {
-		return
+		return program, false
 	}
 	for _, op := range lua.Operations {
 		err := program.Errors[op]
@@ -73,6 +100,7 @@ func (r *Reconciler) load(ctx context.Context, ric *configv1alpha1.ResourceInter
 				truncate(fmt.Sprintf("%s script (function %s): %v", op, op.Function(), err)))
 		}
 	}
+	return program, true
 }
 
 // SetupWithManager registers the controller and a start-up step that loads

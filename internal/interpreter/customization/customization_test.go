@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -253,5 +254,70 @@ func TestInitialLoadGatesRules(t *testing.T) {
 	}
 	if rules := <-got; rules.Health == nil {
 		t.Error("rules after the initial load lack the customization")
+	}
+}
+
+func TestReconcileReportsChangedKinds(t *testing.T) {
+	scheme, err := lbscheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	thing := schema.GroupVersionKind{Group: "example.io", Version: "v1", Kind: "Thing"}
+	other := schema.GroupVersionKind{Group: "example.io", Version: "v1", Kind: "Other"}
+	ric := makeRIC("health", "example.io/v1", "Thing").Health(`function InterpretHealth(o) return true end`).Obj()
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(ric).Build()
+	layer, rec, _ := newTestLayer()
+	var changed []schema.GroupVersionKind
+	layer.OnKindChanged(func(_ context.Context, gvk schema.GroupVersionKind) { changed = append(changed, gvk) })
+	r := &Reconciler{Client: c, Recorder: rec, Layer: layer}
+	ctx := context.Background()
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Name: "health"}}
+	reconcile := func() []schema.GroupVersionKind {
+		t.Helper()
+		changed = nil
+		if _, err := r.Reconcile(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+		return changed
+	}
+	update := func(mutate func(*configv1alpha1.ResourceInterpreterCustomization)) {
+		t.Helper()
+		cur := &configv1alpha1.ResourceInterpreterCustomization{}
+		if err := c.Get(ctx, req.NamespacedName, cur); err != nil {
+			t.Fatal(err)
+		}
+		mutate(cur)
+		if err := c.Update(ctx, cur); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	steps := []struct {
+		name   string
+		before func()
+		want   []schema.GroupVersionKind
+	}{
+		{"created", func() {}, []schema.GroupVersionKind{thing}},
+		{"unchanged", func() {}, nil},
+		{"script changed", func() {
+			update(func(r *configv1alpha1.ResourceInterpreterCustomization) {
+				r.Spec.Customizations.HealthInterpretation.LuaScript = `function InterpretHealth(o) return false end`
+			})
+		}, []schema.GroupVersionKind{thing}},
+		{"moved to another kind", func() {
+			update(func(r *configv1alpha1.ResourceInterpreterCustomization) { r.Spec.Target.Kind = "Other" })
+		}, []schema.GroupVersionKind{other, thing}},
+		{"deleted", func() {
+			if err := c.Delete(ctx, ric); err != nil {
+				t.Fatal(err)
+			}
+		}, []schema.GroupVersionKind{other}},
+		{"deleted again", func() {}, nil},
+	}
+	for _, s := range steps {
+		s.before()
+		if diff := cmp.Diff(s.want, reconcile()); diff != "" {
+			t.Errorf("%s: changed kinds (-want +got):\n%s", s.name, diff)
+		}
 	}
 }

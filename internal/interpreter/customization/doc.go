@@ -5,6 +5,11 @@
 // interpreter chain built by NewInterpreter (customizations, then the
 // shipped third-party rules, then the native rules).
 //
+// When the rules of a kind change (a customization for it is created,
+// changed or deleted), the Reconciler tells the Layer's OnKindChanged
+// subscribers, so that the controller owning member statuses interprets
+// that kind's objects again with the new rules.
+//
 // The controller writes no object fields: ResourceInterpreterCustomization
 // has no status in our API (nor in Karmada's). Problems are Warning Events
 // on the customization: ScriptInvalid when a script does not compile or

@@ -2,6 +2,7 @@ package customization
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"reflect"
 	"slices"
@@ -56,6 +57,9 @@ type Layer struct {
 
 	reportMu sync.Mutex
 	reported map[reportKey]time.Time
+
+	subscribersMu sync.RWMutex
+	subscribers   []func(context.Context, schema.GroupVersionKind)
 }
 
 type entry struct {
@@ -163,6 +167,39 @@ func (l *Layer) Delete(name string) {
 	}
 	delete(l.entries, name)
 	l.rebuild()
+}
+
+// Target returns the kind the served customization name is for; false
+// when name is not served.
+func (l *Layer) Target(name string) (schema.GroupVersionKind, bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	e, ok := l.entries[name]
+	if !ok {
+		return schema.GroupVersionKind{}, false
+	}
+	return e.program.Target, true
+}
+
+// OnKindChanged registers fn to be called (by the Reconciler, after the
+// layer serves the new rules) whenever the rules of a kind change: a
+// customization for it was created, changed or deleted, or moved to or
+// from it. What was interpreted with the old rules should be interpreted
+// again: the health and status of member objects are otherwise re-read
+// only when a member object changes. fn must not block.
+func (l *Layer) OnKindChanged(fn func(ctx context.Context, target schema.GroupVersionKind)) {
+	l.subscribersMu.Lock()
+	defer l.subscribersMu.Unlock()
+	l.subscribers = append(l.subscribers, fn)
+}
+
+// kindChanged tells the subscribers that target's rules changed.
+func (l *Layer) kindChanged(ctx context.Context, target schema.GroupVersionKind) {
+	l.subscribersMu.RLock()
+	defer l.subscribersMu.RUnlock()
+	for _, fn := range l.subscribers {
+		fn(ctx, target)
+	}
 }
 
 // Names returns the customizations served, sorted.
