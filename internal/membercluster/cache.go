@@ -236,7 +236,9 @@ func (c *Cache) Stop() {
 
 // member is the connection to one member cluster.
 type member struct {
-	name        string
+	name string
+	// connectedAt is when the clients and informers were built.
+	connectedAt time.Time
 	fingerprint string
 	clients     *Clients
 	ctx         context.Context
@@ -248,6 +250,7 @@ type member struct {
 	// whether one caller is already probing, and the last failure.
 	failures    int
 	retryAt     time.Time
+	lastFailure time.Time
 	probing     bool
 	lastErr     error
 	lastReset   time.Time
@@ -320,6 +323,7 @@ func (c *Cache) connect(ctx context.Context, name string) (*member, error) {
 	mctx, cancel := context.WithCancel(c.ctx)
 	return &member{
 		name:        name,
+		connectedAt: c.opts.Clock.Now(),
 		fingerprint: fp,
 		clients:     clients,
 		ctx:         mctx,
@@ -368,9 +372,10 @@ func (c *Cache) watchesOfLocked(name string) map[schema.GroupVersionResource][]H
 }
 
 // Reconnect rebuilds a member's clients and informers when the connection
-// settings of its Cluster changed, and forgets the member when the Cluster is
-// gone or being deleted. Registered watches are carried over. A member never
-// used is left unconnected.
+// settings of its Cluster changed, or when the Cluster became Ready again
+// after the member was connected (see readyAgainSince), and forgets the
+// member when the Cluster is gone or being deleted. Registered watches are
+// carried over. A member never used is left unconnected.
 func (c *Cache) Reconnect(ctx context.Context, name string) error {
 	var cluster clusterv1alpha1.Cluster
 	err := c.reader.Get(ctx, types.NamespacedName{Name: name}, &cluster)
@@ -391,7 +396,7 @@ func (c *Cache) Reconnect(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if fp == old.fingerprint {
+	if fp == old.fingerprint && !readyAgainSince(&cluster, old.connectedAt) {
 		return nil
 	}
 	fresh, err := c.connect(ctx, name)
@@ -415,6 +420,18 @@ func (c *Cache) Reconnect(ctx context.Context, name string) error {
 		}
 	}
 	return nil
+}
+
+// readyAgainSince reports whether the Cluster's Ready condition turned True
+// after connectedAt: the member was unreachable while connected. Its
+// informers then wait out client-go's growing back-off (up to a minute
+// after a long outage) before they list again, so the statuses of the
+// member's objects would stay stale for that long; fresh informers list at
+// once (their Added events also re-queue everything of the member), and the
+// request back-off starts over.
+func readyAgainSince(cluster *clusterv1alpha1.Cluster, connectedAt time.Time) bool {
+	cond := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+	return cond != nil && cond.Status == metav1.ConditionTrue && cond.LastTransitionTime.Time.After(connectedAt)
 }
 
 // Forget tears down a member: its informers stop and its watches are
@@ -697,7 +714,7 @@ func resourceClient(m *member, gvr schema.GroupVersionResource, namespace string
 // member's back-off: while the member is backing off, it fails at once.
 func (c *Cache) call(ctx context.Context, m *member, fn func(context.Context) error) error {
 	now := c.opts.Clock.Now()
-	if wait, ok := m.admit(now, c.opts.InitialBackoff); !ok {
+	if wait, ok := m.admit(now, c.opts.InitialBackoff, c.readySince(ctx, m)); !ok {
 		return &UnreachableError{Cluster: m.name, RetryAfter: wait, Err: m.lastError()}
 	}
 	rctx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
@@ -713,16 +730,44 @@ func (c *Cache) call(ctx context.Context, m *member, fn func(context.Context) er
 	return err
 }
 
+// readySince is when the member's Cluster last became Ready, as the
+// cluster-status controller's own probe saw it; the zero time when it is
+// not Ready, or while the member has no failure to cut short (the common
+// case: no read at all).
+func (c *Cache) readySince(ctx context.Context, m *member) time.Time {
+	m.mu.Lock()
+	failing := m.failures > 0
+	m.mu.Unlock()
+	if !failing {
+		return time.Time{}
+	}
+	var cluster clusterv1alpha1.Cluster
+	if err := c.reader.Get(ctx, types.NamespacedName{Name: m.name}, &cluster); err != nil {
+		return time.Time{}
+	}
+	cond := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+	if cond == nil || cond.Status != metav1.ConditionTrue {
+		return time.Time{}
+	}
+	return cond.LastTransitionTime.Time
+}
+
 // admit says whether a request may go to the member now. After failures,
 // requests wait for retryAt; then exactly one caller probes while the others
-// keep failing fast until the probe answers.
-func (m *member) admit(now time.Time, probeWait time.Duration) (time.Duration, bool) {
+// keep failing fast until the probe answers. A Cluster that became Ready
+// after the last failure (readySince, second precision like every
+// condition time) ends the back-off at once: after a long outage the
+// back-off has grown to minutes, and the member's Ready transition is what
+// re-queues the work waiting for it (deleting stale copies, applying
+// changes), so waiting out the back-off would delay that work for nothing.
+func (m *member) admit(now time.Time, probeWait time.Duration, readySince time.Time) (time.Duration, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.failures == 0 {
 		return 0, true
 	}
-	if now.Before(m.retryAt) {
+	backOnline := !readySince.IsZero() && !readySince.Before(m.lastFailure.Truncate(time.Second))
+	if now.Before(m.retryAt) && !backOnline {
 		return m.retryAt.Sub(now), false
 	}
 	if m.probing {
@@ -740,6 +785,7 @@ func (m *member) recordFailure(now time.Time, err error, initial, max time.Durat
 	m.failures++
 	m.probing = false
 	m.lastErr = err
+	m.lastFailure = now
 	wait := backoff(m.failures, initial, max)
 	m.retryAt = now.Add(wait)
 	return wait

@@ -176,6 +176,46 @@ func TestUnreachableMemberFailsFastUntilTheBackoffEnds(t *testing.T) {
 	}
 }
 
+// After a long outage the back-off has grown to minutes; the member's
+// Cluster turning Ready again (the cluster-status controller's probe got
+// through) ends it, so stale copies are deleted as soon as the member is
+// back instead of minutes later.
+func TestReadyClusterEndsTheBackoff(t *testing.T) {
+	ctx := context.Background()
+	cp := controlPlane(t, "member1")
+	env := mct.New(cp)
+	defer env.Cache.Stop()
+	env.SetReachable("member1", false)
+	for i := 0; i < 6; i++ {
+		_, err := env.Cache.Get(ctx, "member1", mct.ConfigMaps, "ns", "x")
+		if !membercluster.IsUnreachable(err) {
+			t.Fatalf("attempt %d: err = %v", i, err)
+		}
+		after, _ := membercluster.RetryAfter(err)
+		env.Clock.Step(after)
+	}
+	_, err := env.Cache.Get(ctx, "member1", mct.ConfigMaps, "ns", "x")
+	if after, _ := membercluster.RetryAfter(err); after < time.Minute {
+		t.Fatalf("back-off after a long outage = %s, want at least a minute (err %v)", after, err)
+	}
+
+	env.SetReachable("member1", true)
+	var cluster clusterv1alpha1.Cluster
+	if err := cp.Get(ctx, client.ObjectKey{Name: "member1"}, &cluster); err != nil {
+		t.Fatal(err)
+	}
+	meta.SetStatusCondition(&cluster.Status.Conditions, metav1.Condition{
+		Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionTrue, Reason: "ClusterReady",
+		LastTransitionTime: metav1.NewTime(env.Clock.Now().Add(time.Second)),
+	})
+	if err := cp.Update(ctx, &cluster); err != nil { // the fake has no status subresource
+		t.Fatal(err)
+	}
+	if _, err := env.Cache.Get(ctx, "member1", mct.ConfigMaps, "ns", "x"); !apierrors.IsNotFound(err) {
+		t.Fatalf("member Ready again: err = %v, want NotFound from the member at once", err)
+	}
+}
+
 func TestReconnectWhenCredentialsChangeKeepsWatches(t *testing.T) {
 	ctx := context.Background()
 	cp := controlPlane(t, "member1")
@@ -215,6 +255,62 @@ func TestReconnectWhenCredentialsChangeKeepsWatches(t *testing.T) {
 	// The new informer lists again and the old handler hears about it.
 	if e := next(t, events); e.Type != membercluster.Added || e.Object.GetName() != "cm" {
 		t.Fatalf("after reconnect: event = %s %s", e.Type, e.Object.GetName())
+	}
+}
+
+// A member that comes back from an outage gets fresh informers (client-go's
+// would wait out their back-off before listing again) and the watches
+// carry over; once, not at every later reconcile.
+func TestClusterReadyAgainRebuildsTheInformers(t *testing.T) {
+	ctx := context.Background()
+	cp := controlPlane(t, "member1")
+	env := mct.New(cp)
+	defer env.Cache.Stop()
+	h, events := recorder()
+	started := env.WatchStarted("member1", mct.ConfigMaps)
+	env.Put("member1", mct.ConfigMaps, configMap("ns", "cm", true))
+	if err := env.Cache.Watch(ctx, "member1", mct.ConfigMaps, h); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, started)
+	if e := next(t, events); e.Type != membercluster.Added {
+		t.Fatalf("event = %s", e.Type)
+	}
+
+	setReady := func(status metav1.ConditionStatus) {
+		t.Helper()
+		env.Clock.Step(10 * time.Second)
+		var cluster clusterv1alpha1.Cluster
+		if err := cp.Get(ctx, client.ObjectKey{Name: "member1"}, &cluster); err != nil {
+			t.Fatal(err)
+		}
+		meta.SetStatusCondition(&cluster.Status.Conditions, metav1.Condition{
+			Type: clusterv1alpha1.ClusterConditionReady, Status: status, Reason: "Test",
+			LastTransitionTime: metav1.NewTime(env.Clock.Now()),
+		})
+		if err := cp.Update(ctx, &cluster); err != nil { // the fake has no status subresource
+			t.Fatal(err)
+		}
+		if err := env.Cache.Reconnect(ctx, "member1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setReady(metav1.ConditionFalse)
+	if got := env.Connects("member1"); got != 1 {
+		t.Fatalf("not Ready: connects = %d, want 1", got)
+	}
+	setReady(metav1.ConditionTrue)
+	if got := env.Connects("member1"); got != 2 {
+		t.Fatalf("Ready again: connects = %d, want 2", got)
+	}
+	if e := next(t, events); e.Type != membercluster.Added || e.Object.GetName() != "cm" {
+		t.Fatalf("after the rebuild: event = %s %s", e.Type, e.Object.GetName())
+	}
+	if err := env.Cache.Reconnect(ctx, "member1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := env.Connects("member1"); got != 2 {
+		t.Fatalf("Ready for a while: connects = %d, want still 2", got)
 	}
 }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -18,18 +20,19 @@ import (
 // SetupWithManager adds the cache to mgr (its informers stop with the
 // manager) and a small controller that keeps member connections in step with
 // Cluster objects and their Secrets: it reconnects on a changed endpoint,
-// proxy, TLS setting or credentials, and tears down a deleted Cluster's
-// informers. It writes nothing.
+// proxy, TLS setting or credentials, and when a Cluster becomes Ready again
+// after an outage, and tears down a deleted Cluster's informers. It writes
+// nothing.
 func (c *Cache) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.Add(c); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("membercluster-connections").
-		// Cluster status changes often (health probes) and never affects
-		// the connection: only spec changes (generation), creations and
-		// deletions matter.
-		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// Cluster status changes often (health probes) and rarely affects
+		// the connection: spec changes (generation), creations, deletions
+		// and the member becoming Ready again matter.
+		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, becameReady()))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(c.clustersUsingSecret)).
 		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 			err := c.Reconnect(ctx, req.Name)
@@ -56,4 +59,18 @@ func (c *Cache) clustersUsingSecret(ctx context.Context, obj client.Object) []re
 		}
 	}
 	return out
+}
+
+// becameReady passes Cluster updates whose Ready condition turned True.
+func becameReady() predicate.Predicate {
+	ready := func(obj client.Object) bool {
+		c, ok := obj.(*clusterv1alpha1.Cluster)
+		return ok && meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+	}
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return !ready(e.ObjectOld) && ready(e.ObjectNew) },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 }

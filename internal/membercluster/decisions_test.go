@@ -98,25 +98,54 @@ func TestIsConnectionFailure(t *testing.T) {
 func TestAdmitLetsOneProbeThrough(t *testing.T) {
 	m := &member{name: "m"}
 	now := time.Unix(0, 0)
-	if _, ok := m.admit(now, time.Second); !ok {
+	if _, ok := m.admit(now, time.Second, time.Time{}); !ok {
 		t.Fatal("a healthy member must admit")
 	}
 	wait := m.recordFailure(now, errors.New("refused"), 2*time.Second, time.Minute)
 	if wait != 2*time.Second {
 		t.Fatalf("wait = %s", wait)
 	}
-	if w, ok := m.admit(now.Add(time.Second), time.Second); ok || w != time.Second {
+	if w, ok := m.admit(now.Add(time.Second), time.Second, time.Time{}); ok || w != time.Second {
 		t.Fatalf("during back-off: admit = %s, %t; want 1s, false", w, ok)
 	}
 	later := now.Add(2 * time.Second)
-	if _, ok := m.admit(later, time.Second); !ok {
+	if _, ok := m.admit(later, time.Second, time.Time{}); !ok {
 		t.Fatal("after the back-off one probe must go through")
 	}
-	if _, ok := m.admit(later, time.Second); ok {
+	if _, ok := m.admit(later, time.Second, time.Time{}); ok {
 		t.Fatal("a second caller must not probe concurrently")
 	}
 	m.recordSuccess()
-	if _, ok := m.admit(later, time.Second); !ok {
+	if _, ok := m.admit(later, time.Second, time.Time{}); !ok {
 		t.Fatal("after a successful probe every caller is admitted")
+	}
+}
+
+func TestAdmitEndsTheBackoffWhenTheClusterIsReadyAgain(t *testing.T) {
+	failedAt := time.Date(2025, 1, 1, 0, 0, 10, 500e6, time.UTC) // 00:00:10.5
+	for name, tc := range map[string]struct {
+		readySince time.Time
+		want       bool
+	}{
+		"not Ready": {want: false},
+		"Ready before the failure (stale condition)":       {readySince: failedAt.Add(-time.Hour), want: false},
+		"Ready after the failure":                          {readySince: failedAt.Add(20 * time.Second), want: true},
+		"Ready in the failure's second (second precision)": {readySince: failedAt.Truncate(time.Second), want: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := &member{name: "m"}
+			for i := 0; i < 6; i++ { // a long outage: the back-off has grown to a minute
+				m.recordFailure(failedAt, errors.New("refused"), 2*time.Second, time.Minute)
+			}
+			now := failedAt.Add(25 * time.Second)
+			if _, ok := m.admit(now, time.Second, tc.readySince); ok != tc.want {
+				t.Fatalf("admit = %t, want %t", ok, tc.want)
+			}
+			if tc.want {
+				if _, ok := m.admit(now, time.Second, tc.readySince); ok {
+					t.Fatal("a second caller must not probe while the first one does")
+				}
+			}
+		})
 	}
 }

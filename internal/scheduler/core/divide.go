@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 )
 
@@ -39,12 +40,7 @@ func divideStatic(selected []*candidate, spec *workv1alpha2.ResourceBindingSpec)
 	total := int64(0)
 	if wp := placementOf(spec).ReplicaScheduling.WeightPreference; wp != nil {
 		for _, c := range selected {
-			weight, matched := int64(0), false
-			for _, entry := range wp.StaticWeightList {
-				if ClusterMatches(c.cluster, &entry.TargetCluster) && (!matched || entry.Weight > weight) {
-					weight, matched = entry.Weight, true
-				}
-			}
+			weight, matched := staticWeightOf(c, wp)
 			if matched && weight > 0 {
 				list = append(list, party{name: c.name(), votes: weight})
 				total += weight
@@ -58,6 +54,20 @@ func divideStatic(selected []*candidate, spec *workv1alpha2.ResourceBindingSpec)
 		}
 	}
 	return toTargets(webster(list, spec.Replicas, descendingTies(spec.Resource.UID)))
+}
+
+// staticWeightOf is a cluster's static weight: the largest weight among the
+// entries whose targetCluster matches it; matched is false when none does.
+func staticWeightOf(c *candidate, wp *policyv1alpha1.ClusterPreferences) (weight int64, matched bool) {
+	if wp == nil {
+		return 0, false
+	}
+	for _, entry := range wp.StaticWeightList {
+		if ClusterMatches(c.cluster, &entry.TargetCluster) && (!matched || entry.Weight > weight) {
+			weight, matched = entry.Weight, true
+		}
+	}
+	return weight, matched
 }
 
 // divideDynamic divides by available replicas. Normally (steady mode) it

@@ -328,11 +328,23 @@ func TestScheduleSpreadConstraints(t *testing.T) {
 			clusters: members(2),
 			wantErr:  unschedErr,
 		},
-		"static weights ignore spread constraints": {
+		"static weights: spread constraints do not select, maxGroups still caps (heaviest weight kept)": {
 			binding: st.MakeBinding("default", "nginx").Replicas(3).Placement(st.MakePlacement().Spread(policyv1alpha1.SpreadByFieldCluster, 1, 1).
 				StaticWeights(map[string]int64{"member1": 1, "member2": 2}).Obj()),
 			clusters: members(2),
+			want:     targets("member2", 3),
+		},
+		"static weights with maxGroups above the clusters: every weighted cluster": {
+			binding: st.MakeBinding("default", "nginx").Replicas(3).Placement(st.MakePlacement().Spread(policyv1alpha1.SpreadByFieldCluster, 1, 3).
+				StaticWeights(map[string]int64{"member1": 1, "member2": 2}).Obj()),
+			clusters: members(2),
 			want:     targets("member1", 1, "member2", 2),
+		},
+		"static weights: a scheduled cluster is kept over a heavier one": {
+			binding: st.MakeBinding("default", "nginx").Replicas(3).Placement(st.MakePlacement().Spread(policyv1alpha1.SpreadByFieldCluster, 1, 1).
+				StaticWeights(map[string]int64{"member1": 1, "member2": 2}).Obj()).Cluster("member1", 3),
+			clusters: members(2),
+			want:     targets("member1", 3),
 		},
 	}
 	for name, tc := range cases {

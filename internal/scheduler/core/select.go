@@ -34,17 +34,17 @@ func strategyOf(p *policyv1alpha1.Placement) strategy {
 	return staticWeight
 }
 
-// spreadIgnored: without constraints, and for static weights (a weight list
-// already says where replicas go), every candidate is selected.
-func spreadIgnored(p *policyv1alpha1.Placement) bool {
-	if len(p.SpreadConstraints) == 0 {
-		return true
-	}
+// staticWeightsOnly: a static weight list already says where replicas go,
+// so, as in Karmada, spread constraints do not select clusters; only the
+// cluster constraint's maxGroups still caps how many clusters are used
+// (capStaticWeights). Without a list (every cluster weighs 1) the spread
+// constraints select as for any other Divided workload.
+func staticWeightsOnly(p *policyv1alpha1.Placement) bool {
 	if strategyOf(p) != staticWeight {
 		return false
 	}
 	wp := p.ReplicaScheduling.WeightPreference
-	return wp == nil || len(wp.StaticWeightList) > 0
+	return wp != nil && len(wp.StaticWeightList) > 0
 }
 
 // spreadConstraints returns the cluster and region constraints with
@@ -73,11 +73,13 @@ func spreadConstraints(p *policyv1alpha1.Placement) (cluster, region *policyv1al
 // only filter (clusters must have the field).
 func selectClusters(cs []*candidate, spec *workv1alpha2.ResourceBindingSpec) ([]*candidate, error) {
 	placement := placementOf(spec)
-	if spreadIgnored(placement) {
+	if len(placement.SpreadConstraints) == 0 {
 		return cs, nil
 	}
 	clusterSC, regionSC, _ := spreadConstraints(placement)
 	switch {
+	case staticWeightsOnly(placement):
+		return capStaticWeights(cs, placement, clusterSC), nil
 	case regionSC != nil:
 		return selectByRegion(cs, spec, regionSC, clusterSC)
 	case clusterSC != nil:
@@ -103,6 +105,29 @@ func selectByCluster(cs []*candidate, spec *workv1alpha2.ResourceBindingSpec, sc
 		return selected, nil
 	}
 	return ensureCapacity(selected, cs[n:], spec.Replicas)
+}
+
+// capStaticWeights keeps at most the cluster constraint's maxGroups
+// candidates (all without one): the clusters already scheduled first, so a
+// failover does not move the survivors, then the heaviest weights, then the
+// candidates' order. A placement never uses more clusters than maxGroups.
+func capStaticWeights(cs []*candidate, placement *policyv1alpha1.Placement, clusterSC *policyv1alpha1.SpreadConstraint) []*candidate {
+	if clusterSC == nil || clusterSC.MaxGroups <= 0 || clusterSC.MaxGroups >= len(cs) {
+		return cs
+	}
+	wp := placement.ReplicaScheduling.WeightPreference
+	ranked := slices.Clone(cs)
+	slices.SortStableFunc(ranked, func(a, b *candidate) int {
+		if a.score != b.score {
+			return cmpDesc(a.score, b.score)
+		}
+		wa, _ := staticWeightOf(a, wp)
+		wb, _ := staticWeightOf(b, wp)
+		return cmpDesc(wa, wb)
+	})
+	selected := ranked[:clusterSC.MaxGroups]
+	sortCandidates(selected)
+	return selected
 }
 
 // ensureCapacity swaps selected clusters, lowest-ranked first, for richer

@@ -185,6 +185,16 @@ func (w *PlacementWrapper) Duplicated() *PlacementWrapper {
 	return w
 }
 
+// Divided sets Divided/Weighted without a weightPreference (every cluster
+// weighs 1).
+func (w *PlacementWrapper) Divided() *PlacementWrapper {
+	w.ReplicaScheduling = &policyv1alpha1.ReplicaSchedulingStrategy{
+		ReplicaSchedulingType:     policyv1alpha1.ReplicaSchedulingTypeDivided,
+		ReplicaDivisionPreference: policyv1alpha1.ReplicaDivisionPreferenceWeighted,
+	}
+	return w
+}
+
 // StaticWeights sets Divided/Weighted with one weight per cluster name.
 func (w *PlacementWrapper) StaticWeights(weights map[string]int64) *PlacementWrapper {
 	wp := &policyv1alpha1.ClusterPreferences{}

@@ -1,0 +1,551 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/localenv"
+)
+
+// Helpers of TestClusterFailover (clusterfailover_test.go). Everything here
+// works on the test's private environment, never on the shared one.
+
+// cfTimeout bounds the waits of the cluster-failover scenarios: failure
+// detection (3 s), a toleration (10 s) and a rescheduling fit well inside.
+const cfTimeout = 90 * time.Second
+
+// cfEnv is TestClusterFailover's own environment: it stops members, so it
+// must not be the suite's shared one.
+type cfEnv struct {
+	dir        string
+	kubeconfig string
+	state      *localenv.State
+	// cp reads and writes the control plane; cs lists its Events.
+	cp client.Client
+	cs kubernetes.Interface
+	// members are the member clusters' clientsets, by name.
+	members map[string]kubernetes.Interface
+
+	mu sync.Mutex
+	// stopping holds the result of each `lifeboat env stop` still running
+	// (it waits for the API server process to exit, seconds after the
+	// member stopped answering).
+	stopping map[string]chan error
+}
+
+// cfMembers are the private environment's members.
+var cfMembers = []string{"member1", "member2", "member3"}
+
+// startCFEnv brings up a private three-member environment with short health
+// periods, torn down when the test ends.
+func startCFEnv(t *testing.T) *cfEnv {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "env")
+	args := []string{"up", "--members", "3", "--state-dir", dir, "--cache-dir", suite.cacheDir}
+	for _, a := range []string{
+		"--cluster-status-update-frequency=1s",
+		"--cluster-failure-threshold=3s",
+		"--cluster-success-threshold=2s",
+	} {
+		args = append(args, "--controller-manager-arg="+a)
+	}
+	out, err := lifeboat(t, args...)
+	t.Cleanup(func() {
+		if _, err := os.Stat(dir); err == nil {
+			if out, err := lifeboat(t, "down", "--state-dir", dir); err != nil {
+				t.Logf("lifeboat down: %v\n%s", err, out)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatalf("lifeboat up: %v\n%s", err, out)
+	}
+	s, err := localenv.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &cfEnv{
+		dir:        dir,
+		kubeconfig: s.KubeconfigPath(),
+		state:      s,
+		cp:         clientFor(t, clusterConfig(t, s, localenv.ControlPlaneName)),
+		cs:         clientsetFor(t, clusterConfig(t, s, localenv.ControlPlaneName)),
+		members:    map[string]kubernetes.Interface{},
+		stopping:   map[string]chan error{},
+	}
+	for _, m := range cfMembers {
+		e.members[m] = clientsetFor(t, clusterConfig(t, s, m))
+	}
+	for _, m := range cfMembers {
+		e.waitReady(t, m, metav1.ConditionTrue)
+	}
+	return e
+}
+
+// namespace creates a namespace in the control plane (never deleted: the
+// environment goes away with the test).
+func (e *cfEnv) namespace(t *testing.T, prefix string) string {
+	t.Helper()
+	name := prefix + "-" + rand.String(5)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if _, err := e.cs.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+	return name
+}
+
+// apply applies manifest text to the private control plane in ns ("" for
+// cluster-scoped objects).
+func (e *cfEnv) apply(t *testing.T, ns, manifest string) {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "manifest.yaml")
+	if err := os.WriteFile(f, []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--context", localenv.ControlPlaneName, "apply", "-f", f}
+	if ns != "" {
+		args = append(args, "-n", ns)
+	}
+	kubectl(t, e.kubeconfig, args...)
+}
+
+// stop stops member's API server. It returns once the command is started;
+// the member stops answering at once, and start waits for the command.
+func (e *cfEnv) stop(t *testing.T, member string) {
+	t.Helper()
+	ch := make(chan error, 1)
+	cmd := exec.Command(suite.lifeboat, "env", "stop", member, "--state-dir", e.dir)
+	var b bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &b, &b
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("lifeboat env stop %s: %v", member, err)
+	}
+	go func() {
+		err := cmd.Wait()
+		if err != nil {
+			err = fmt.Errorf("%w: %s", err, b.String())
+		}
+		ch <- err
+	}()
+	e.mu.Lock()
+	e.stopping[member] = ch
+	e.mu.Unlock()
+}
+
+// start waits for a pending stop of member, starts its API server again and
+// waits until the Cluster is Ready and the not-ready taints are gone.
+//
+// The member's own controller manager, scheduler and kwok kept running
+// through the outage; their informers now wait out client-go's back-off
+// (up to a minute after a long outage) before they list again, so new
+// Deployments there would not get pods for that long. That is the member's
+// business, not Lifeboat's: they are restarted so the member is whole at
+// once.
+func (e *cfEnv) start(t *testing.T, member string) {
+	t.Helper()
+	e.finishStop(t, member)
+	if out, err := lifeboat(t, "env", "start", member, "--state-dir", e.dir); err != nil {
+		t.Fatalf("lifeboat env start %s: %v\n%s", member, err, out)
+	}
+	for _, c := range []string{"controller-manager", "scheduler", "kwok"} {
+		if out, err := lifeboat(t, "env", "restart", member+"-"+c, "--state-dir", e.dir); err != nil {
+			t.Fatalf("lifeboat env restart %s-%s: %v\n%s", member, c, err, out)
+		}
+	}
+	e.waitReady(t, member, metav1.ConditionTrue)
+	e.waitTaint(t, member, clusterv1alpha1.TaintClusterNotReady, corev1.TaintEffectNoExecute, false)
+	e.waitTaint(t, member, clusterv1alpha1.TaintClusterNotReady, corev1.TaintEffectNoSchedule, false)
+}
+
+// finishStop waits for a pending `lifeboat env stop` of member. A stop that
+// reported an error still counts when the API server is down (concurrent
+// stops race on the state file's temporary copy).
+func (e *cfEnv) finishStop(t *testing.T, member string) {
+	t.Helper()
+	e.mu.Lock()
+	ch := e.stopping[member]
+	delete(e.stopping, member)
+	e.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	if err := <-ch; err != nil {
+		s, lerr := localenv.Load(e.dir)
+		if lerr != nil {
+			t.Fatalf("lifeboat env stop %s: %v (and reading the state: %v)", member, err, lerr)
+		}
+		for _, c := range s.Components {
+			if c.Name == member+"-apiserver" && c.Process.Alive() {
+				t.Fatalf("lifeboat env stop %s: %v", member, err)
+			}
+		}
+		t.Logf("lifeboat env stop %s reported %v, but its API server is down", member, err)
+	}
+}
+
+// restoreAll starts every member that is stopped; subtests call it in
+// t.Cleanup so that each starts with three Ready members.
+func (e *cfEnv) restoreAll(t *testing.T) {
+	t.Helper()
+	s, err := localenv.Load(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range cfMembers {
+		e.mu.Lock()
+		pending := e.stopping[m] != nil
+		e.mu.Unlock()
+		for _, c := range s.Components {
+			if c.Name == m+"-apiserver" && (pending || !c.Process.Alive()) {
+				e.start(t, m)
+			}
+		}
+	}
+}
+
+func (e *cfEnv) cluster(ctx context.Context, name string) (*clusterv1alpha1.Cluster, error) {
+	var c clusterv1alpha1.Cluster
+	if err := e.cp.Get(ctx, types.NamespacedName{Name: name}, &c); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// waitReady waits until member's Ready condition has the given status.
+func (e *cfEnv) waitReady(t *testing.T, member string, want metav1.ConditionStatus) {
+	t.Helper()
+	cfEventually(t, cfTimeout, describe("Cluster %s Ready=%s", member, want), func(ctx context.Context) (bool, string, error) {
+		c, err := e.cluster(ctx, member)
+		if err != nil {
+			return false, "", err
+		}
+		cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+		if cond == nil {
+			return false, "no Ready condition", nil
+		}
+		return cond.Status == want, fmt.Sprintf("%s %s: %s", cond.Status, cond.Reason, cond.Message), nil
+	})
+}
+
+func findTaint(c *clusterv1alpha1.Cluster, key string, effect corev1.TaintEffect) *corev1.Taint {
+	for i := range c.Spec.Taints {
+		if c.Spec.Taints[i].Key == key && c.Spec.Taints[i].Effect == effect {
+			return &c.Spec.Taints[i]
+		}
+	}
+	return nil
+}
+
+// waitTaint waits until member has (present) or lacks the taint key:effect
+// and returns it when present.
+func (e *cfEnv) waitTaint(t *testing.T, member, key string, effect corev1.TaintEffect, present bool) corev1.Taint {
+	t.Helper()
+	var got corev1.Taint
+	cfEventually(t, cfTimeout, describe("taint %s:%s on %s present=%t", key, effect, member, present), func(ctx context.Context) (bool, string, error) {
+		c, err := e.cluster(ctx, member)
+		if err != nil {
+			return false, "", err
+		}
+		taint := findTaint(c, key, effect)
+		if taint != nil {
+			got = *taint
+		}
+		return (taint != nil) == present, fmt.Sprintf("taints %v", c.Spec.Taints), nil
+	})
+	return got
+}
+
+// setCondition sets a condition in a Cluster's status, as a health checker
+// of the user's would, retrying on conflicts with the status controller.
+func (e *cfEnv) setCondition(t *testing.T, member, typ string, status metav1.ConditionStatus) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		c, err := e.cluster(context.Background(), member)
+		if err != nil {
+			return err
+		}
+		meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{
+			Type: typ, Status: status, Reason: "SetByTest", Message: "set by TestClusterFailover",
+		})
+		return e.cp.Status().Update(context.Background(), c)
+	})
+	if err != nil {
+		t.Fatalf("setting condition %s=%s on %s: %v", typ, status, member, err)
+	}
+}
+
+func (e *cfEnv) binding(ctx context.Context, ns, name string) (*workv1alpha2.ResourceBinding, error) {
+	return getBinding(ctx, e.cp, ns, name+"-deployment")
+}
+
+// memberDeployment returns Deployment ns/name of member, nil when absent.
+func (e *cfEnv) memberDeployment(ctx context.Context, member, ns, name string) (*appsv1.Deployment, error) {
+	d, err := e.members[member].AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return d, err
+}
+
+func deploymentReady(d *appsv1.Deployment, replicas int32) bool {
+	return d != nil && d.Spec.Replicas != nil && *d.Spec.Replicas == replicas &&
+		d.Status.ObservedGeneration >= d.Generation && d.Status.ReadyReplicas == replicas && d.Status.AvailableReplicas == replicas
+}
+
+// waitPlaced waits until Deployment name is scheduled to exactly one
+// cluster, other than not, that reports it Healthy, and runs there with
+// replicas ready; it returns that cluster.
+func (e *cfEnv) waitPlaced(t *testing.T, ns, name string, replicas int32, not string) string {
+	t.Helper()
+	var placed string
+	cfEventually(t, cfTimeout, describe("%s healthy on one member other than %q", name, not), func(ctx context.Context) (bool, string, error) {
+		rb, err := e.binding(ctx, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		cs := scheduledClusters(rb)
+		if len(cs) != 1 || cs[0] == not {
+			return false, fmt.Sprintf("scheduled to %v; tasks %s", cs, cfTasks(rb)), nil
+		}
+		placed = cs[0]
+		item := aggregatedItem(rb, placed)
+		if item == nil || item.Health != workv1alpha2.ResourceHealthy {
+			return false, fmt.Sprintf("on %s, aggregated %+v", placed, item), nil
+		}
+		d, err := e.memberDeployment(ctx, placed, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		if !deploymentReady(d, replicas) {
+			return false, fmt.Sprintf("on %s, Deployment there %s", placed, summarizeDeployments(map[string]*appsv1.Deployment{placed: d})), nil
+		}
+		return true, "", nil
+	})
+	return placed
+}
+
+// waitHistory waits for a failoverHistory entry of Deployment name from
+// cluster with the given reason and returns it.
+func (e *cfEnv) waitHistory(t *testing.T, ns, name, from, reason string) workv1alpha2.FailoverHistoryItem {
+	t.Helper()
+	var entry workv1alpha2.FailoverHistoryItem
+	cfEventually(t, cfTimeout, describe("failover history of %s: %s from %s", name, reason, from), func(ctx context.Context) (bool, string, error) {
+		rb, err := e.binding(ctx, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		for _, h := range rb.Status.FailoverHistory {
+			if h.FromCluster == from && h.Reason == reason {
+				entry = h
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprintf("history %+v; clusters %v; tasks %s", rb.Status.FailoverHistory, scheduledClusters(rb), cfTasks(rb)), nil
+	})
+	return entry
+}
+
+// waitGoneFrom waits until Deployment ns/name and the binding's Work are
+// gone from member.
+func (e *cfEnv) waitGoneFrom(t *testing.T, ns, name, member string) {
+	t.Helper()
+	cfEventually(t, cfTimeout, describe("stale copy of %s deleted from %s", name, member), func(ctx context.Context) (bool, string, error) {
+		d, err := e.memberDeployment(ctx, member, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		if d != nil {
+			return false, fmt.Sprintf("Deployment still in %s (deleting: %t)", member, d.DeletionTimestamp != nil), nil
+		}
+		var works workv1alpha1.WorkList
+		if err := e.cp.List(ctx, &works, client.InNamespace(clusterv1alpha1.ExecutionSpacePrefix+member)); err != nil {
+			return false, "", err
+		}
+		for _, w := range works.Items {
+			if w.Annotations[workv1alpha2.ResourceBindingNameAnnotationKey] == name+"-deployment" &&
+				w.Annotations[workv1alpha2.ResourceBindingNamespaceAnnotationKey] == ns {
+				return false, fmt.Sprintf("Work %s/%s still there", w.Namespace, w.Name), nil
+			}
+		}
+		return true, "", nil
+	})
+}
+
+// cfEventually is eventually, logging the waits that took a while (the
+// scenarios' timings are in the test log).
+func cfEventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) {
+	t.Helper()
+	start := time.Now()
+	eventually(t, timeout, what, cond)
+	if d := time.Since(start); d >= 3*time.Second {
+		t.Logf("%s: %s", what, d.Round(100*time.Millisecond))
+	}
+}
+
+// cfStays polls cond every 250ms until the time until and fails as soon
+// as it does not hold: a "stays true for a bounded window" check.
+func cfStays(t *testing.T, until time.Time, what string, cond func(ctx context.Context) (bool, string, error)) {
+	t.Helper()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ok, seen, err := cond(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if !ok {
+			t.Fatalf("%s: no longer true: %s", what, seen)
+		}
+		if !time.Now().Before(until) {
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// staysOn is a cfStays condition: Deployment name is scheduled to exactly
+// cluster, with no eviction task.
+func (e *cfEnv) staysOn(ns, name, cluster string) func(ctx context.Context) (bool, string, error) {
+	return func(ctx context.Context) (bool, string, error) {
+		rb, err := e.binding(ctx, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		cs := scheduledClusters(rb)
+		return len(cs) == 1 && cs[0] == cluster && len(rb.Spec.GracefulEvictionTasks) == 0,
+			fmt.Sprintf("scheduled to %v; tasks %s", cs, cfTasks(rb)), nil
+	}
+}
+
+func cfTasks(rb *workv1alpha2.ResourceBinding) string {
+	if len(rb.Spec.GracefulEvictionTasks) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, task := range rb.Spec.GracefulEvictionTasks {
+		parts = append(parts, fmt.Sprintf("from %s (%s, %s)", task.FromCluster, task.Reason, task.PurgeMode))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// cfDeployment is a Deployment of the nginx image with replicas and the
+// given labels besides app: name.
+func cfDeployment(name string, replicas int, labels ...string) string {
+	extra := ""
+	for i := 0; i+1 < len(labels); i += 2 {
+		extra += fmt.Sprintf("\n    %s: %q", labels[i], labels[i+1])
+	}
+	return fmt.Sprintf(`
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: %[1]s
+  labels:
+    app: %[1]s%[3]s
+spec:
+  replicas: %[2]d
+  selector:
+    matchLabels:
+      app: %[1]s
+  template:
+    metadata:
+      labels:
+        app: %[1]s
+    spec:
+      containers:
+        - image: nginx
+          name: nginx
+`, name, replicas, extra)
+}
+
+// cfPinnedPolicy places the Deployments selected by selector (YAML of one
+// resourceSelectors item, indented by 6 spaces after "- ") on primary, and
+// on one of the other members when primary cannot take them: ordered
+// clusterAffinities, one cluster at a time. placement and spec are more
+// YAML for spec.placement (indented by 4) and spec (indented by 2).
+func cfPinnedPolicy(name, selector, primary, placement, spec string) string {
+	var backup []string
+	for _, m := range cfMembers {
+		if m != primary {
+			backup = append(backup, m)
+		}
+	}
+	return fmt.Sprintf(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: %[1]s
+spec:
+  resourceSelectors:
+    - %[2]s
+  placement:
+    clusterAffinities:
+      - affinityName: primary
+        clusterNames: [%[3]s]
+      - affinityName: backup
+        clusterNames: [%[4]s]
+    spreadConstraints:
+      - spreadByField: cluster
+        maxGroups: 1
+        minGroups: 1
+%[5]s
+%[6]s`, name, selector, primary, strings.Join(backup, ", "), placement, spec)
+}
+
+// byName is a resourceSelectors item for the Deployment name.
+func byName(name string) string {
+	return fmt.Sprintf("{apiVersion: apps/v1, kind: Deployment, name: %s}", name)
+}
+
+// clusterEvents lists the Events about Clusters with the given reason.
+func (e *cfEnv) clusterEvents(ctx context.Context, reason string) ([]corev1.Event, error) {
+	list, err := e.cs.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
+		FieldSelector: "involvedObject.kind=Cluster,reason=" + reason,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+// controllerErrors returns the error lines of the private controller
+// manager's log, for the test log.
+func (e *cfEnv) controllerErrors() []string {
+	data, err := os.ReadFile(controllerLog(e.state))
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, `"level":"error"`) {
+			out = append(out, line)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
