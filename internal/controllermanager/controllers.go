@@ -205,6 +205,7 @@ func allControllers() []controller {
 				Recorder:                mgr.GetEventRecorderFor("graceful-eviction-controller"),
 				Clock:                   d.clock,
 				Metrics:                 d.metrics,
+				DefaultGracePeriod:      d.opts.ClusterFailover.GracefulEvictionTimeout,
 				OldCopyExists:           failover.WorkExists(mgr.GetClient()),
 				MaxConcurrentReconciles: d.opts.Concurrency,
 			}).SetupWithManager(mgr)

@@ -2,6 +2,7 @@ package failover
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -43,6 +44,11 @@ type ClusterFailoverOptions struct {
 	// LargeClusterNumThreshold: a partially disrupted group with at most
 	// this many clusters stops evicting instead of slowing down.
 	LargeClusterNumThreshold int
+	// GracefulEvictionTimeout is the grace period of eviction tasks that set
+	// none: how long a Gracefully task waits for a healthy replacement, and
+	// how long a Directly task waits for an unreachable old cluster before
+	// the new copy is created anyway.
+	GracefulEvictionTimeout time.Duration
 }
 
 // NewClusterFailoverOptions returns the defaults.
@@ -54,6 +60,7 @@ func NewClusterFailoverOptions() *ClusterFailoverOptions {
 		SecondaryResourceEvictionRate:   1,
 		UnhealthyClusterThreshold:       0.55,
 		LargeClusterNumThreshold:        10,
+		GracefulEvictionTimeout:         DefaultGracePeriod,
 	}
 }
 
@@ -71,6 +78,8 @@ func (o *ClusterFailoverOptions) AddFlags(fs *pflag.FlagSet) {
 		"Share of not-Ready clusters (and at least 3) at which a cluster group is in state PartialDisruption and evictions slow down or stop.")
 	fs.IntVar(&o.LargeClusterNumThreshold, "large-cluster-num-threshold", o.LargeClusterNumThreshold,
 		"A cluster group in state PartialDisruption with at most this many clusters stops evicting instead of slowing down.")
+	fs.DurationVar(&o.GracefulEvictionTimeout, "graceful-eviction-timeout", o.GracefulEvictionTimeout,
+		"Grace period of eviction tasks that set no gracePeriodSeconds: how long a Gracefully eviction waits for a healthy replacement, and how long a Directly eviction waits for an unreachable old cluster before creating the new copy anyway (Karmada's flag, same default).")
 }
 
 // Validate reports flag values that cannot work.
@@ -81,6 +90,8 @@ func (o *ClusterFailoverOptions) Validate() error {
 		return fmt.Errorf("--no-execute-taint-eviction-purge-mode must be Gracefully or Directly, got %q", o.NoExecuteTaintEvictionPurgeMode)
 	}
 	switch {
+	case o.GracefulEvictionTimeout <= 0:
+		return fmt.Errorf("--graceful-eviction-timeout must be positive, got %s", o.GracefulEvictionTimeout)
 	case o.ResourceEvictionRate < 0:
 		return fmt.Errorf("--resource-eviction-rate must not be negative, got %g", o.ResourceEvictionRate)
 	case o.SecondaryResourceEvictionRate < 0:

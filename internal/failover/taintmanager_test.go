@@ -707,6 +707,14 @@ func TestClusterFailoverOptions(t *testing.T) {
 				return c.SecondaryRate == 0.1 && c.UnhealthyThreshold == 0.3 && c.LargeGroupThreshold == 50 && c.Rate == 50
 			},
 		},
+		"graceful eviction timeout": {
+			args:  []string{"--graceful-eviction-timeout=30s"},
+			check: func(o *ClusterFailoverOptions) bool { return o.GracefulEvictionTimeout == 30*time.Second },
+		},
+		"default graceful eviction timeout is Karmada's": {
+			check: func(o *ClusterFailoverOptions) bool { return o.GracefulEvictionTimeout == 10*time.Minute },
+		},
+		"zero graceful eviction timeout":    {args: []string{"--graceful-eviction-timeout=0s"}, wantErr: true},
 		"Never is not a cluster purge mode": {args: []string{"--no-execute-taint-eviction-purge-mode=Never"}, wantErr: true},
 		"negative rate":                     {args: []string{"--resource-eviction-rate=-1"}, wantErr: true},
 		"threshold above 1":                 {args: []string{"--unhealthy-cluster-threshold=1.5"}, wantErr: true},

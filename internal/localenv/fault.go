@@ -21,13 +21,27 @@ func StopAPIServer(dir, member string) error {
 }
 
 // StartAPIServer restarts a member's kube-apiserver stopped by StopAPIServer,
-// with the same flags and port, and waits until it is ready.
+// with the same flags and port, and waits until it is ready. The member's
+// kube-controller-manager, kube-scheduler and kwok are restarted too: after
+// an outage their clients back off for up to a minute before they notice the
+// API server is back, which no real member would show.
 func StartAPIServer(ctx context.Context, dir, member string) error {
 	name, err := apiServerName(dir, member)
 	if err != nil {
 		return err
 	}
-	return StartComponent(ctx, dir, name)
+	if err := StartComponent(ctx, dir, name); err != nil {
+		return err
+	}
+	for _, c := range []string{member + "-controller-manager", member + "-scheduler", member + "-kwok"} {
+		if err := StopComponent(dir, c); err != nil {
+			return err
+		}
+		if err := StartComponent(ctx, dir, c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // StopComponent stops one recorded component by name (for example
