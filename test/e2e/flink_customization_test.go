@@ -31,7 +31,9 @@ func TestCustomizationHealthRuleDrivesFailover(t *testing.T) {
 	installCRD(t, "testdata/flink/customization/widget-crd.yaml")
 	kubeconfig := suite.state.KubeconfigPath()
 	ric := "testdata/flink/customization/health-customization.yaml"
-	t.Cleanup(func() { _, _ = kubectlE(kubeconfig, "--context", "lifeboat", "delete", "--ignore-not-found", "-f", ric) })
+	t.Cleanup(func() {
+		_, _ = kubectlE(kubeconfig, "--context", "lifeboat", "delete", "--ignore-not-found", "-f", ric)
+	})
 	kubectl(t, kubeconfig, "--context", "lifeboat", "apply", "-f", ric)
 
 	ns := newNamespace(t, "ric-health")
