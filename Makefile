@@ -43,6 +43,17 @@ down: build ## Stop the local environment and remove its state.
 status: build ## Show the local environment's components and their health.
 	$(LIFEBOAT) status --state-dir $(STATE_DIR)
 
+BENCH_STATE_DIR ?= $(BIN)/bench-env
+BENCH_OUT       ?= $(BIN)/bench
+BENCH_ARGS      ?=
+
+.PHONY: bench
+bench: build ## Benchmarks on a fresh local environment; report in bin/bench/report.md (BENCH_ARGS adds `lifeboat bench` flags).
+	$(LIFEBOAT) down --state-dir $(BENCH_STATE_DIR)
+	rc=0; $(LIFEBOAT) up --members $(MEMBERS) --state-dir $(BENCH_STATE_DIR) && \
+	  $(LIFEBOAT) bench --state-dir $(BENCH_STATE_DIR) --out $(BENCH_OUT) $(BENCH_ARGS) || rc=$$?; \
+	  $(LIFEBOAT) down --state-dir $(BENCH_STATE_DIR); exit $$rc
+
 .PHONY: test-unit
 test-unit: ## Unit tests (seconds; no processes started).
 	$(GO) test ./...

@@ -265,8 +265,8 @@ func (r *Reconciler) finalize(ctx context.Context, b bindingObject, works []work
 	}
 	patch := client.MergeFromWithOptions(b.obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(b.obj, b.finalizer())
-	if err := r.Client.Patch(ctx, b.obj, patch); err != nil {
-		return fmt.Errorf("removing finalizer of %s: %w", b.describe(), client.IgnoreNotFound(err))
+	if err := r.Client.Patch(ctx, b.obj, patch); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("removing finalizer of %s: %w", b.describe(), err)
 	}
 	return nil
 }

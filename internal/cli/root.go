@@ -26,6 +26,7 @@ unhealthy, Lifeboat moves the workload to another cluster and carries its state 
 		newVersionCommand(),
 		newHistoryCommand(),
 		newInterpretCommand(),
+		newBenchCommand(),
 	)
 	root.AddCommand(newClusterCommands()...)
 	return root

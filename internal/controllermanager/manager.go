@@ -48,6 +48,8 @@ type Options struct {
 	FeatureGates *features.Gates
 	// ClusterFailover configures the taint manager and the storm guard.
 	ClusterFailover *failover.ClusterFailoverOptions
+	// PprofBindAddress serves net/http/pprof; empty disables it.
+	PprofBindAddress string
 }
 
 // NewOptions returns the defaults.
@@ -81,6 +83,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Client-side burst to the control plane.")
 	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, fmt.Sprintf("Controllers to run: '*' runs all, 'foo' enables foo, '-foo' disables foo. All: %s.", strings.Join(controllerNames(), ", ")))
 	fs.IntVar(&o.Concurrency, "concurrent-syncs", o.Concurrency, "Parallel reconciles per controller.")
+	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", o.PprofBindAddress, "Address serving Go's /debug/pprof profiles; empty (the default) disables it.")
 	o.Cluster.AddFlags(fs)
 	o.FeatureGates.AddFlag(fs)
 	o.ClusterFailover.AddFlags(fs)
@@ -116,6 +119,7 @@ func Run(ctx context.Context, o *Options) error {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
 		HealthProbeBindAddress:        o.HealthProbeBindAddress,
+		PprofBindAddress:              o.PprofBindAddress,
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsBindAddress},
 		LeaderElection:                o.LeaderElect,
 		LeaderElectionID:              o.LeaderElectionID,

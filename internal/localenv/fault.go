@@ -91,7 +91,9 @@ func stopComponent(s *State, i int) error {
 	if err := c.Process.Stop(10 * time.Second); err != nil {
 		return fmt.Errorf("stopping %s: %w", c.Name, err)
 	}
-	return s.save()
+	// The record stays as it is: a stopped process is one that is not
+	// Alive any more.
+	return nil
 }
 
 func startComponent(ctx context.Context, s *State, i int) error {
@@ -102,7 +104,10 @@ func startComponent(ctx context.Context, s *State, i int) error {
 	rec, err := process.Start(c.Binary, c.Args, nil, c.Log)
 	if rec.PID > 0 {
 		c.Process = rec
-		if serr := s.save(); serr != nil {
+		// Other lifeboat processes may update other components of the same
+		// environment at the same time: record only this one, under the
+		// state lock, on a fresh read.
+		if serr := updateComponent(s.Dir, c.Name, func(stored *Component) { stored.Process = rec }); serr != nil {
 			return serr
 		}
 	}

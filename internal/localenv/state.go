@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/lifeboat-dev/lifeboat/internal/localenv/process"
@@ -80,16 +81,53 @@ func (s *State) KubeconfigPath() string { return filepath.Join(s.Dir, "kubeconfi
 // CAPath is the CA bundle that verifies every API server of the environment.
 func (s *State) CAPath() string { return filepath.Join(s.Dir, "pki", "ca.crt") }
 
+// save writes the state atomically: to a temporary file of its own, then a
+// rename, so that a reader never sees half a file and two writers never share
+// a temporary file.
 func (s *State) save() error {
 	data, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(s.Dir, stateFile+".tmp")
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+	tmp, err := os.CreateTemp(s.Dir, stateFile+".*.tmp")
+	if err != nil {
 		return fmt.Errorf("writing state: %w", err)
 	}
-	return os.Rename(tmp, filepath.Join(s.Dir, stateFile))
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing state: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing state: %w", err)
+	}
+	return os.Rename(tmp.Name(), filepath.Join(s.Dir, stateFile))
+}
+
+// updateComponent changes one component's record under an exclusive lock
+// on the state directory, re-reading the state first, so that concurrent
+// lifeboat processes (env start of two members at once) never lose each
+// other's updates.
+func updateComponent(dir, name string, change func(*Component)) error {
+	lock, err := os.OpenFile(filepath.Join(dir, ".state.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("locking state: %w", err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return fmt.Errorf("locking state: %w", err)
+	}
+	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // released on close anyway
+	s, err := Load(dir)
+	if err != nil {
+		return err
+	}
+	i, err := componentIndex(s, name)
+	if err != nil {
+		return err
+	}
+	change(&s.Components[i])
+	return s.save()
 }
 
 // ErrNotFound says there is no environment in the state directory.

@@ -366,6 +366,8 @@ func (u *upper) startMember(ctx context.Context, c ClusterInfo) error {
 				"--authentication-kubeconfig=" + kubeconfig,
 				"--authorization-kubeconfig=" + kubeconfig,
 				"--leader-elect=false",
+				"--kube-api-qps=200",
+				"--kube-api-burst=400",
 				"--bind-address=127.0.0.1",
 				"--secure-port=" + strconv.Itoa(schedPort),
 				"--cert-dir=" + filepath.Join(dir, "scheduler-certs"),
@@ -414,6 +416,10 @@ func (u *upper) kubeControllerManager(c ClusterInfo, kubeconfig string, port int
 			"--bind-address=127.0.0.1",
 			"--secure-port=" + strconv.Itoa(port),
 			"--cert-dir=" + filepath.Join(dir, "kcm-certs"),
+			// Members here create hundreds of pods at once (failover of many
+			// workloads); the default 20 QPS would queue them for seconds.
+			"--kube-api-qps=200",
+			"--kube-api-burst=400",
 			"--concurrent-deployment-syncs=10",
 			"--concurrent-replicaset-syncs=10",
 			"--concurrent-gc-syncs=20",

@@ -1,0 +1,314 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/discovery"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Scenario names.
+const (
+	ScenarioPropagation     = "propagation"
+	ScenarioAppFailover     = "app-failover"
+	ScenarioClusterFailover = "cluster-failover"
+	ScenarioFootprint       = "footprint"
+)
+
+// AllScenarios are the scenarios in the order they run.
+var AllScenarios = []string{ScenarioPropagation, ScenarioAppFailover, ScenarioClusterFailover, ScenarioFootprint}
+
+// Options are the bench's parameters.
+type Options struct {
+	Scenarios []string
+	// Runs of each scenario.
+	Runs int
+	// N Deployments of the propagation scenario.
+	N int
+	// ClusterFailoverN Deployments pinned to the stopped member.
+	ClusterFailoverN int
+	// ClusterFailoverMember is the member stopped ("" = the first).
+	ClusterFailoverMember string
+	// Toleration is app-failover's tolerationSeconds.
+	Toleration int32
+	// Timeout bounds each wait of a run (scaled up for large N).
+	Timeout time.Duration
+	// IdleWindow is how long footprint watches the controllers idle.
+	IdleWindow time.Duration
+	// SteadyBindings > 0 adds footprint's steady state at that many
+	// bindings over the members.
+	SteadyBindings int
+	// Controllers are the controller processes footprint measures
+	// (name -> PID); none skips the process figures.
+	Controllers map[string]int
+	// Flags are the command line, for the report.
+	Flags map[string]string
+}
+
+// DefaultOptions are the issue's settings.
+func DefaultOptions() Options {
+	return Options{
+		Scenarios:        slices.Clone(AllScenarios),
+		Runs:             3,
+		N:                50,
+		ClusterFailoverN: 50,
+		Toleration:       10,
+		Timeout:          5 * time.Minute,
+		IdleWindow:       time.Minute,
+	}
+}
+
+// Bench runs the scenarios on one environment.
+type Bench struct {
+	Env     *Env
+	Members MemberControl
+	Options Options
+	// Progress receives one line per step; the bench runs for minutes.
+	Progress io.Writer
+	// Versions are extra versions for the report (lifeboat's, ...).
+	Versions map[string]string
+	Clock    clock.Clock
+
+	tracker *Tracker
+	mu      sync.Mutex
+}
+
+// Run runs the selected scenarios and returns the report. A failed run is
+// recorded in the report, not returned: the other runs still count.
+func (b *Bench) Run(ctx context.Context) (*Report, error) {
+	if b.Clock == nil {
+		b.Clock = clock.RealClock{}
+	}
+	if b.Progress == nil {
+		b.Progress = io.Discard
+	}
+	for _, s := range b.Options.Scenarios {
+		if !slices.Contains(AllScenarios, s) {
+			return nil, fmt.Errorf("unknown scenario %q (known: %s)", s, strings.Join(AllScenarios, ", "))
+		}
+	}
+	if b.Options.Runs < 1 {
+		return nil, errors.New("--runs must be at least 1")
+	}
+	b.tracker = NewTracker(b.Clock)
+	rep := &Report{Started: b.Clock.Now(), Machine: ReadMachine(), Versions: b.versions(), Flags: b.Options.Flags}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	if err := watchClusters(watchCtx, b.Env, b.tracker); err != nil {
+		return nil, fmt.Errorf("watching Clusters: %w", err)
+	}
+	for _, name := range AllScenarios {
+		if !slices.Contains(b.Options.Scenarios, name) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		b.logf("== %s", name)
+		var res *ScenarioResult
+		switch name {
+		case ScenarioPropagation:
+			res = b.runScenario(ctx, name, b.propagationSettings(), propagationFigures(), b.propagationRun)
+		case ScenarioAppFailover:
+			res = b.runScenario(ctx, name, b.appFailoverSettings(), appFailoverFigures(b.Options.Toleration), b.appFailoverRun)
+		case ScenarioClusterFailover:
+			res = b.clusterFailover(ctx)
+		case ScenarioFootprint:
+			res = b.footprint(ctx)
+		}
+		rep.Scenarios = append(rep.Scenarios, res)
+	}
+	rep.Finished = b.Clock.Now()
+	return rep, nil
+}
+
+// runScenario runs one scenario Options.Runs times and pools the figures.
+func (b *Bench) runScenario(ctx context.Context, name string, settings map[string]string, specs []FigureSpec,
+	run func(ctx context.Context, r *RunResult) error) *ScenarioResult {
+	res := &ScenarioResult{Name: name, Settings: settings}
+	for i := 1; i <= b.Options.Runs; i++ {
+		if ctx.Err() != nil {
+			break
+		}
+		r := &RunResult{Index: i, Started: b.Clock.Now(), Values: map[string][]Value{}}
+		b.logf("%s run %d/%d", name, i, b.Options.Runs)
+		err := run(ctx, r)
+		r.Duration = b.Clock.Since(r.Started)
+		if err != nil {
+			r.Error = err.Error()
+			b.logf("%s run %d FAILED: %v", name, i, err)
+		} else {
+			b.logf("%s run %d done in %s", name, i, r.Duration.Round(100*time.Millisecond))
+		}
+		res.Runs = append(res.Runs, r)
+	}
+	res.Figures = Pool(specs, res.Runs)
+	return res
+}
+
+func (b *Bench) logf(format string, args ...any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	fmt.Fprintf(b.Progress, "[%s] %s\n", b.Clock.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+}
+
+// timeout is Options.Timeout, longer for many objects (the API servers of
+// a small machine create a few hundred objects per second).
+func (b *Bench) timeout(n int) time.Duration {
+	return b.Options.Timeout + time.Duration(n)*200*time.Millisecond
+}
+
+// newNamespace creates a fresh namespace for one run of scenario and
+// starts watching it. The returned cleanup stops the watch and deletes the
+// namespace (waiting a bounded time for it to go); call it deferred.
+func (b *Bench) newNamespace(ctx context.Context, scenario string, r *RunResult) (string, func(), error) {
+	name := "bench-" + scenario + "-" + rand.String(5)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{LabelRun: scenario}}}
+	if err := b.Env.ControlPlane.Create(ctx, ns); err != nil {
+		return "", func() {}, fmt.Errorf("creating namespace %s: %w", name, err)
+	}
+	r.Namespace = name
+	watchCtx, stop := context.WithCancel(ctx)
+	cleanup := func() {
+		stop()
+		b.deleteNamespace(name)
+	}
+	if err := watchNamespace(watchCtx, b.Env, b.tracker, name); err != nil {
+		cleanup()
+		return "", func() {}, err
+	}
+	return name, cleanup, nil
+}
+
+// deleteNamespace deletes a run's namespace from the control plane (the
+// control plane removes the members' copies) and waits up to three minutes
+// for it to go, so that runs do not overlap. It runs on its own context:
+// cleanup happens even when the bench is interrupted.
+func (b *Bench) deleteNamespace(name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if err := b.Env.ControlPlane.Delete(ctx, ns); err != nil && !apierrors.IsNotFound(err) {
+		b.logf("cleanup: deleting namespace %s: %v", name, err)
+		return
+	}
+	for {
+		err := b.Env.ControlPlane.Get(ctx, client.ObjectKeyFromObject(ns), ns)
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			b.logf("cleanup: namespace %s still terminating after 3m; going on", name)
+			return
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// createAll creates objs concurrently (at once, as a user's `kubectl apply`
+// of many files would) and returns the first error.
+func createAll(ctx context.Context, c client.Client, objs []client.Object) error {
+	const workers = 32
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error
+	)
+	work := make(chan client.Object)
+	for range min(workers, len(objs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for o := range work {
+				if err := c.Create(ctx, o); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("creating %s: %w", o.GetName(), err)
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, o := range objs {
+		work <- o
+	}
+	close(work)
+	wg.Wait()
+	return firstErr
+}
+
+// countBindings counts the Deployments of names whose binding satisfies ok.
+func countBindings(namespace string, names []string, ok func(key string) bool) int {
+	n := 0
+	for _, name := range names {
+		if ok(BindingKey(namespace, name)) {
+			n++
+		}
+	}
+	return n
+}
+
+// healthyAnywhere reports whether the binding under key is Healthy in a
+// scheduled cluster other than not ("" = any).
+func (b *Bench) healthyElsewhere(not string) func(key string) bool {
+	return func(key string) bool {
+		for _, m := range b.tracker.Marks(key) {
+			if c := HealthyCluster(m); c != "" && c != not {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// seconds is d in seconds, at the millisecond resolution of the watch
+// timestamps.
+func seconds(d time.Duration) float64 {
+	return float64(d.Round(time.Millisecond)) / float64(time.Second)
+}
+
+func (b *Bench) versions() map[string]string {
+	v := map[string]string{"go": runtime.Version()}
+	for k, x := range b.Versions {
+		v[k] = x
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" {
+			v["lifeboat"] = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				v["lifeboat-revision"] = s.Value
+			}
+		}
+	}
+	if dc, err := discovery.NewDiscoveryClientForConfig(b.Env.ControlPlaneConfig); err == nil {
+		if sv, err := dc.ServerVersion(); err == nil {
+			v["control-plane-apiserver"] = sv.GitVersion
+		}
+	}
+	for _, m := range b.Env.Members {
+		if dc, err := discovery.NewDiscoveryClientForConfig(b.Env.MemberConfigs[m]); err == nil {
+			if sv, err := dc.ServerVersion(); err == nil {
+				v["member-apiserver"] = sv.GitVersion
+			}
+		}
+	}
+	return v
+}

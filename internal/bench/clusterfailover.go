@@ -1,0 +1,233 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Figures of the cluster-failover scenario. t0 the member's API server is
+// stopped, t1 its Cluster's Ready is no longer True, t2 a NoExecute taint
+// is on it, then each binding gets an eviction task and becomes Healthy
+// elsewhere.
+const (
+	FigCFDetect           = "t1-t0"
+	FigCFTaint            = "t2-t1"
+	FigCFEviction         = "taint-to-eviction"
+	FigCFFirstEviction    = "taint-to-first-eviction"
+	FigCFLastEviction     = "taint-to-last-eviction"
+	FigCFHealthy          = "kill-to-healthy"
+	FigCFEvictionMember   = "eviction-to-member"
+	FigCFEvictionSched    = "eviction-to-scheduled"
+	FigCFMemberAvailable  = "member-to-available"
+	FigCFAvailableHealthy = "available-to-healthy"
+	FigCFKillAllHealthy   = "kill-to-all-healthy"
+	FigCFTaintAllHealthy  = "taint-to-all-healthy"
+)
+
+func clusterFailoverFigures(n int) []FigureSpec {
+	specs := []FigureSpec{
+		{ID: FigCFDetect, Name: "t1 − t0: API server stopped → Cluster Ready not True", Unit: UnitSeconds},
+		{ID: FigCFTaint, Name: "t2 − t1: not Ready → NoExecute taint", Unit: UnitSeconds},
+		{ID: FigCFEviction, Name: "taint → eviction task (per binding)", Unit: UnitSeconds},
+		{ID: FigCFFirstEviction, Name: "taint → first eviction", Unit: UnitSeconds},
+		{ID: FigCFLastEviction, Name: fmt.Sprintf("taint → last eviction (%d bindings)", n), Unit: UnitSeconds},
+		{ID: FigCFEvictionSched, Name: "eviction task → scheduled to the new member (per binding; scheduler)", Unit: UnitSeconds},
+		{ID: FigCFEvictionMember, Name: "eviction task → object in the new member (per binding)", Unit: UnitSeconds},
+		{ID: FigCFMemberAvailable, Name: "object in the new member → available there (the member's own controllers)", Unit: UnitSeconds},
+		{ID: FigCFAvailableHealthy, Name: "available in the new member → binding Healthy (status collection)", Unit: UnitSeconds},
+		{ID: FigCFHealthy, Name: "API server stopped → Healthy elsewhere (per binding)", Unit: UnitSeconds},
+		{ID: FigCFKillAllHealthy, Name: fmt.Sprintf("API server stopped → all %d Healthy elsewhere", n), Unit: UnitSeconds},
+		{ID: FigCFTaintAllHealthy, Name: fmt.Sprintf("taint → all %d Healthy elsewhere", n), Unit: UnitSeconds},
+	}
+	fig := func(id string) int {
+		return slices.IndexFunc(specs, func(s FigureSpec) bool { return s.ID == id })
+	}
+	// The targets, for the sizes they were set at.
+	if n == 50 {
+		specs[fig(FigCFLastEviction)].Target = &Target{Stat: "max", Limit: 2, Reference: "50 evicted within 2 s of the taint"}
+		specs[fig(FigCFKillAllHealthy)].Target = &Target{Stat: "max", Limit: 40, Reference: "Karmada 68 s (probe 10 s, threshold 30 s)"}
+	}
+	if n >= 1000 {
+		specs[fig(FigCFTaintAllHealthy)].Target = &Target{Stat: "max", Limit: 60, Reference: "Karmada ~670 s"}
+	}
+	return specs
+}
+
+func (b *Bench) clusterFailoverMember() string {
+	if b.Options.ClusterFailoverMember != "" {
+		return b.Options.ClusterFailoverMember
+	}
+	return b.Env.Members[0]
+}
+
+func (b *Bench) clusterFailover(ctx context.Context) *ScenarioResult {
+	n := b.Options.ClusterFailoverN
+	settings := map[string]string{
+		"n":             strconv.Itoa(n),
+		"stoppedMember": b.clusterFailoverMember(),
+		"tolerations":   "none",
+	}
+	if b.Members == nil {
+		return &ScenarioResult{Name: ScenarioClusterFailover, Settings: settings,
+			Skipped: "no way to stop a member: give --state-dir of a local environment or --member-stop-cmd and --member-start-cmd"}
+	}
+	settings["memberControl"] = b.Members.Describe()
+	return b.runScenario(ctx, ScenarioClusterFailover, settings, clusterFailoverFigures(n), b.clusterFailoverRun)
+}
+
+// clusterFailoverRun pins N Deployments to one member (ordered
+// clusterAffinities, that member first, maxGroups 1, no tolerations),
+// stops the member's API server and measures detection, the taint, the
+// evictions and the moves. The member is started again and Ready before
+// the run ends, even on failure.
+func (b *Bench) clusterFailoverRun(ctx context.Context, r *RunResult) error {
+	member := b.clusterFailoverMember()
+	ns, cleanup, err := b.newNamespace(ctx, "cf", r)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	policy, err := decodePolicy(pinnedPolicyYAML("bench", "cf", member, others(b.Env.Members, member)), ns)
+	if err != nil {
+		return err
+	}
+	if err := b.Env.ControlPlane.Create(ctx, policy); err != nil {
+		return fmt.Errorf("creating the policy: %w", err)
+	}
+	b.Clock.Sleep(time.Second)
+	n := b.Options.ClusterFailoverN
+	names := make([]string, n)
+	objs := make([]client.Object, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("cf-%04d", i)
+		d, err := decodeDeployment(deploymentYAML(names[i], "cf", 1), ns)
+		if err != nil {
+			return err
+		}
+		objs[i] = d
+	}
+	b.logf("creating %d Deployments pinned to %s", n, member)
+	if err := createAll(ctx, b.Env.ControlPlane, objs); err != nil {
+		return err
+	}
+	if err := b.tracker.WaitFor(ctx, b.timeout(n), fmt.Sprintf("%d bindings Healthy in %s", n, member), b.progressLine, func() (bool, string) {
+		c := countBindings(ns, names, b.tracker.Is(Healthy(member)))
+		return c == n, fmt.Sprintf("%d/%d Healthy in %s", c, n, member)
+	}); err != nil {
+		return err
+	}
+
+	clusterKey := Key(SourceCluster, "", member)
+	b.logf("stopping %s's API server", member)
+	t0 := b.Clock.Now()
+	stopped := make(chan error, 1)
+	go func() { stopped <- b.Members.Stop(ctx, member) }()
+	defer b.restoreMember(member, stopped)
+
+	err = b.tracker.WaitFor(ctx, b.timeout(n), fmt.Sprintf("%d bindings Healthy outside %s", n, member), b.progressLine, func() (bool, string) {
+		c := countBindings(ns, names, b.healthyElsewhere(member))
+		e := countBindings(ns, names, b.tracker.Is(Evicting(member)))
+		return c == n, fmt.Sprintf("cluster %v; %d/%d evicted, %d/%d Healthy elsewhere", b.tracker.Marks(clusterKey), e, n, c, n)
+	})
+
+	// Whatever was seen counts, also after a timeout.
+	t1, ok1 := b.tracker.FirstMark(clusterKey, MarkNotReady, t0)
+	taint, ok2 := b.tracker.First(clusterKey, t0, NoExecuteTaint)
+	t2 := taint.At
+	if ok1 {
+		r.Add(FigCFDetect, "", seconds(t1.Sub(t0)))
+	}
+	if ok1 && ok2 {
+		r.Add(FigCFTaint, "", seconds(t2.Sub(t1)))
+		r.Notes = append(r.Notes, "taint "+taint.Mark[len("taint:"):])
+	}
+	var firstEv, lastEv, lastHealthy time.Time
+	evicted, healthy := 0, 0
+	for _, name := range names {
+		key := BindingKey(ns, name)
+		ev, evOK := b.tracker.FirstMark(key, Evicting(member), t0)
+		if ok2 {
+			if evOK {
+				evicted++
+				r.Add(FigCFEviction, name, seconds(ev.Sub(t2)))
+				if firstEv.IsZero() || ev.Before(firstEv) {
+					firstEv = ev
+				}
+				if ev.After(lastEv) {
+					lastEv = ev
+				}
+			}
+		}
+		if h, ok := b.tracker.First(key, t0, func(m string) bool { c := HealthyCluster(m); return c != "" && c != member }); ok {
+			healthy++
+			to := HealthyCluster(h.Mark)
+			if sched, ok := b.tracker.FirstMark(key, Scheduled(to), t0); ok && evOK {
+				r.Add(FigCFEvictionSched, name, seconds(sched.Sub(ev)))
+			}
+			if at, ok := b.tracker.FirstMark(Key(MemberSource(to), ns, name), MarkPresent, t0); ok && evOK {
+				r.Add(FigCFEvictionMember, name, seconds(at.Sub(ev)))
+			}
+			b.addMemberSteps(r, ns, name, to, t0, h.At, FigCFMemberAvailable, FigCFAvailableHealthy)
+			r.Add(FigCFHealthy, name, seconds(h.At.Sub(t0)))
+			if h.At.After(lastHealthy) {
+				lastHealthy = h.At
+			}
+		}
+	}
+	if evicted > 0 {
+		r.Add(FigCFFirstEviction, "", seconds(firstEv.Sub(t2)))
+	}
+	if evicted == n {
+		r.Add(FigCFLastEviction, "", seconds(lastEv.Sub(t2)))
+	}
+	if healthy == n {
+		r.Add(FigCFKillAllHealthy, "", seconds(lastHealthy.Sub(t0)))
+		if ok2 {
+			r.Add(FigCFTaintAllHealthy, "", seconds(lastHealthy.Sub(t2)))
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if !ok1 || !ok2 || evicted != n {
+		return fmt.Errorf("missed a step: not-Ready seen %v, NoExecute taint seen %v, %d/%d eviction tasks seen", ok1, ok2, evicted, n)
+	}
+	return nil
+}
+
+// restoreMember waits for the stop of member to finish, starts it again and
+// waits until its Cluster is Ready without NoExecute taints, so that the
+// next run starts with every member healthy. It runs on its own context:
+// the member comes back even when the bench is interrupted.
+func (b *Bench) restoreMember(member string, stopped <-chan error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := <-stopped; err != nil {
+		b.logf("stopping %s reported: %v", member, err)
+	}
+	b.logf("starting %s's API server again", member)
+	if err := b.Members.Start(ctx, member); err != nil {
+		b.logf("cleanup: starting %s: %v", member, err)
+		return
+	}
+	key := Key(SourceCluster, "", member)
+	err := b.tracker.WaitFor(ctx, 5*time.Minute, member+" Ready without NoExecute taints", b.progressLine, func() (bool, string) {
+		if !b.tracker.Has(key, MarkReady) {
+			return false, fmt.Sprint(b.tracker.Marks(key))
+		}
+		for _, m := range b.tracker.Marks(key) {
+			if NoExecuteTaint(m) {
+				return false, fmt.Sprint(b.tracker.Marks(key))
+			}
+		}
+		return true, ""
+	})
+	if err != nil {
+		b.logf("cleanup: %v", err)
+	}
+}

@@ -1,0 +1,259 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Units of figures.
+const (
+	UnitSeconds   = "s"
+	UnitMiB       = "MiB"
+	UnitCPUPerMin = "CPU-s/min"
+	UnitCPU       = "CPU-s"
+)
+
+// Report is everything one `lifeboat bench` measured: the machine, the
+// versions and flags, and per scenario every raw value and its summary.
+type Report struct {
+	Started   time.Time         `json:"started"`
+	Finished  time.Time         `json:"finished"`
+	Machine   Machine           `json:"machine"`
+	Versions  map[string]string `json:"versions"`
+	Flags     map[string]string `json:"flags"`
+	Scenarios []*ScenarioResult `json:"scenarios"`
+}
+
+// Machine is what the figures depend on.
+type Machine struct {
+	NumCPU      int    `json:"nproc"`
+	MemoryBytes uint64 `json:"memoryBytes"`
+	Kernel      string `json:"kernel"`
+	OS          string `json:"os"`
+	Arch        string `json:"arch"`
+	GoVersion   string `json:"goVersion"`
+}
+
+// ScenarioResult is one scenario's runs and figures.
+type ScenarioResult struct {
+	Name string `json:"name"`
+	// Settings are the scenario's parameters (N, toleration, member...).
+	Settings map[string]string `json:"settings,omitempty"`
+	Runs     []*RunResult      `json:"runs"`
+	Figures  []*Figure         `json:"figures"`
+	// Skipped says why the scenario did not run.
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// RunResult is one run of a scenario.
+type RunResult struct {
+	Index     int           `json:"index"`
+	Namespace string        `json:"namespace,omitempty"`
+	Started   time.Time     `json:"started"`
+	Duration  time.Duration `json:"durationNanoseconds"`
+	// Values are the raw values of each figure (by figure ID), with the
+	// object each belongs to where the figure is per object.
+	Values map[string][]Value `json:"values"`
+	// Notes are facts worth keeping (the member that failed over, ...).
+	Notes []string `json:"notes,omitempty"`
+	Error string   `json:"error,omitempty"`
+}
+
+// Value is one raw measurement.
+type Value struct {
+	Object string  `json:"object,omitempty"`
+	V      float64 `json:"value"`
+}
+
+// Add appends a value of figure id.
+func (r *RunResult) Add(id, object string, v float64) {
+	if r.Values == nil {
+		r.Values = map[string][]Value{}
+	}
+	r.Values[id] = append(r.Values[id], Value{Object: object, V: v})
+}
+
+// Figure is one measured quantity pooled over the runs.
+type Figure struct {
+	ID      string  `json:"id"`
+	Name    string  `json:"name"`
+	Unit    string  `json:"unit"`
+	Summary Summary `json:"summary"`
+	Target  *Target `json:"target,omitempty"`
+	// Met is whether Target's statistic is within its limit (nil without a
+	// target or without values).
+	Met *bool `json:"met,omitempty"`
+}
+
+// Target is a goal for one statistic of a figure.
+type Target struct {
+	// Stat is the statistic compared: p50, p90, p99 or max.
+	Stat string `json:"stat"`
+	// Limit is the largest acceptable value.
+	Limit float64 `json:"limit"`
+	// Reference is the figure being compared with (Karmada's).
+	Reference string `json:"reference,omitempty"`
+}
+
+// FigureSpec names a figure and its target before it is measured.
+type FigureSpec struct {
+	ID     string
+	Name   string
+	Unit   string
+	Target *Target
+}
+
+// Pool builds the figures of specs from the values of every run, in the
+// order of specs.
+func Pool(specs []FigureSpec, runs []*RunResult) []*Figure {
+	var out []*Figure
+	for _, spec := range specs {
+		var vs []float64
+		for _, r := range runs {
+			for _, v := range r.Values[spec.ID] {
+				vs = append(vs, v.V)
+			}
+		}
+		f := &Figure{ID: spec.ID, Name: spec.Name, Unit: spec.Unit, Summary: Summarize(vs), Target: spec.Target}
+		if spec.Target != nil && len(vs) > 0 {
+			got, _ := f.Summary.Stat(spec.Target.Stat)
+			met := got <= spec.Target.Limit
+			f.Met = &met
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// WriteFiles writes DIR/report.json and DIR/report.md.
+func (r *Report) WriteFiles(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating report directory: %w", err)
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding report: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing report.json: %w", err)
+	}
+	var md strings.Builder
+	r.Markdown(&md)
+	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(md.String()), 0o644); err != nil {
+		return fmt.Errorf("writing report.md: %w", err)
+	}
+	return nil
+}
+
+// Markdown renders the report: the machine, versions and flags, one table
+// of every figure with its target, and the runs.
+func (r *Report) Markdown(w io.Writer) {
+	fmt.Fprintf(w, "# Lifeboat bench report\n\n")
+	fmt.Fprintf(w, "Started %s, took %s.\n\n", r.Started.UTC().Format(time.RFC3339), r.Finished.Sub(r.Started).Round(time.Second))
+	m := r.Machine
+	fmt.Fprintf(w, "Machine: %d CPUs, %.1f GiB memory, %s/%s kernel %s, %s.\n\n",
+		m.NumCPU, float64(m.MemoryBytes)/(1<<30), m.OS, m.Arch, m.Kernel, m.GoVersion)
+	if len(r.Versions) > 0 {
+		fmt.Fprintf(w, "Versions: %s.\n\n", joinSorted(r.Versions))
+	}
+	if len(r.Flags) > 0 {
+		fmt.Fprintf(w, "Flags: %s.\n\n", joinSorted(r.Flags))
+	}
+	fmt.Fprintf(w, "| Scenario | Figure | Unit | n | p50 | p90 | p99 | max | Target | Met |\n")
+	fmt.Fprintf(w, "|---|---|---|---:|---:|---:|---:|---:|---|---|\n")
+	for _, s := range r.Scenarios {
+		if s.Skipped != "" {
+			fmt.Fprintf(w, "| %s | skipped: %s | | | | | | | | |\n", s.Name, escapeCell(s.Skipped))
+			continue
+		}
+		for _, f := range s.Figures {
+			sum := f.Summary
+			if sum.N == 0 {
+				fmt.Fprintf(w, "| %s | %s | %s | 0 | | | | | %s | |\n", s.Name, escapeCell(f.Name), f.Unit, targetCell(f))
+				continue
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s |\n", s.Name, escapeCell(f.Name), f.Unit, sum.N,
+				formatValue(sum.P50, f.Unit), formatValue(sum.P90, f.Unit), formatValue(sum.P99, f.Unit), formatValue(sum.Max, f.Unit),
+				targetCell(f), metCell(f))
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Percentiles are nearest-rank over every run's values; Met compares the target's statistic with its limit.\n\n")
+	for _, s := range r.Scenarios {
+		if len(s.Runs) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "## %s\n\n", s.Name)
+		if len(s.Settings) > 0 {
+			fmt.Fprintf(w, "Settings: %s.\n\n", joinSorted(s.Settings))
+		}
+		for _, run := range s.Runs {
+			status := "ok"
+			if run.Error != "" {
+				status = "FAILED: " + run.Error
+			}
+			fmt.Fprintf(w, "- run %d", run.Index)
+			if run.Namespace != "" {
+				fmt.Fprintf(w, " (namespace %s)", run.Namespace)
+			}
+			fmt.Fprintf(w, ": %s, %s", run.Duration.Round(100*time.Millisecond), status)
+			for _, n := range run.Notes {
+				fmt.Fprintf(w, "; %s", n)
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func targetCell(f *Figure) string {
+	if f.Target == nil {
+		return ""
+	}
+	s := fmt.Sprintf("%s ≤ %s", f.Target.Stat, formatValue(f.Target.Limit, f.Unit))
+	if f.Target.Reference != "" {
+		s += " (" + escapeCell(f.Target.Reference) + ")"
+	}
+	return s
+}
+
+func metCell(f *Figure) string {
+	switch {
+	case f.Met == nil:
+		return ""
+	case *f.Met:
+		return "yes"
+	default:
+		return "**no**"
+	}
+}
+
+func formatValue(v float64, unit string) string {
+	switch unit {
+	case UnitMiB:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.3f", v)
+	}
+}
+
+func escapeCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+func joinSorted(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%s", k, m[k]))
+	}
+	return "`" + strings.Join(parts, "`, `") + "`"
+}

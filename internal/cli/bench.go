@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/lifeboat-dev/lifeboat/internal/bench"
+	"github.com/lifeboat-dev/lifeboat/internal/localenv"
+	"github.com/lifeboat-dev/lifeboat/internal/localenv/components"
+)
+
+// controllerComponent is the local environment's controller process.
+const controllerComponent = "lifeboat-controller-manager"
+
+func newBenchCommand() *cobra.Command {
+	opts := bench.DefaultOptions()
+	var (
+		stateDir, kubeconfig, cpContext, out string
+		stopCmd, startCmd                    string
+		memberContexts, controllerPIDs       []string
+	)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure propagation, application and cluster failover, and the controllers' footprint",
+		Long: `Run the benchmark scenarios against a Karmada-compatible control plane and write
+DIR/report.md and DIR/report.json (every raw value, p50/p90/p99/max per figure,
+the machine, versions and flags). Timestamps come from watch events.
+
+Scenarios (each run --runs times, in a fresh namespace removed afterwards):
+  propagation       -n Deployments created at once under one policy
+  app-failover      the seed's nginx: a member's node cordoned, the pods deleted
+  cluster-failover  --cluster-failover-n Deployments pinned to one member whose
+                    API server is stopped (and started again afterwards)
+  footprint         RSS and CPU time of the controller processes, idle CPU
+
+By default it measures the local environment in --state-dir (its kubeconfig,
+"lifeboat env stop|start" for members, the recorded controller PID). For
+another control plane give --kubeconfig, the contexts, --member-stop-cmd and
+--member-start-cmd ({member} is replaced by the member's name) and
+--controller-pids.`,
+		Example: `  lifeboat bench --state-dir .lifeboat --out bench-results
+  lifeboat bench --scenarios cluster-failover --cluster-failover-n 1000 --runs 1
+  lifeboat bench --kubeconfig ~/.kube/karmada --control-plane-context karmada-apiserver \
+    --member-stop-cmd 'ssh {member} systemctl stop kube-apiserver' \
+    --member-start-cmd 'ssh {member} systemctl start kube-apiserver' \
+    --controller-pids karmada-controller-manager=4242,karmada-scheduler=4243`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			var env *localenv.State
+			if kubeconfig == "" || cmd.Flags().Changed("state-dir") {
+				s, err := localenv.Load(stateDir)
+				if err != nil {
+					return fmt.Errorf("%w (give --kubeconfig to measure another control plane)", err)
+				}
+				env = s
+				if kubeconfig == "" {
+					kubeconfig = s.KubeconfigPath()
+				}
+			}
+			contexts, err := bench.ParsePairs(memberContexts)
+			if err != nil {
+				return fmt.Errorf("--member-context %w", err)
+			}
+			e, err := bench.Connect(ctx, kubeconfig, cpContext, contexts)
+			if err != nil {
+				return err
+			}
+			b := &bench.Bench{Env: e, Options: opts, Progress: cmd.ErrOrStderr(), Versions: map[string]string{}}
+			switch {
+			case stopCmd != "" || startCmd != "":
+				if stopCmd == "" || startCmd == "" {
+					return fmt.Errorf("--member-stop-cmd and --member-start-cmd go together")
+				}
+				b.Members = bench.CommandControl{StopTemplate: stopCmd, StartTemplate: startCmd,
+					Vars: map[string]string{"kubeconfig": kubeconfig}}
+			case env != nil:
+				b.Members = bench.LocalEnvControl{Dir: env.Dir}
+			}
+			if len(controllerPIDs) > 0 {
+				if b.Options.Controllers, err = bench.ParsePIDs(controllerPIDs); err != nil {
+					return fmt.Errorf("--controller-pids %w", err)
+				}
+			} else if env != nil {
+				b.Options.Controllers = map[string]int{}
+				for _, c := range env.Components {
+					if c.Name == controllerComponent && c.Process.Alive() {
+						b.Options.Controllers[c.Name] = c.Process.PID
+					}
+				}
+			}
+			if key, err := components.Key(); err == nil && env != nil {
+				b.Versions["local-env-components"] = key
+			}
+			b.Options.Flags = map[string]string{}
+			cmd.Flags().VisitAll(func(f *pflag.Flag) {
+				if f.Name != "help" {
+					b.Options.Flags[f.Name] = f.Value.String()
+				}
+			})
+			b.Options.Flags["kubeconfig"] = kubeconfig
+
+			rep, err := b.Run(ctx)
+			if rep != nil {
+				if werr := rep.WriteFiles(out); werr != nil {
+					return werr
+				}
+				fmt.Fprintln(cmd.ErrOrStderr())
+				rep.Markdown(cmd.OutOrStdout())
+				abs, _ := filepath.Abs(out)
+				fmt.Fprintf(cmd.ErrOrStderr(), "\nReport written to %s/report.md and report.json\n", abs)
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&stateDir, "state-dir", defaultStateDir, "Local environment to measure (its kubeconfig, member stop/start and controller PID).")
+	f.StringVar(&kubeconfig, "kubeconfig", "", "Kubeconfig with the control-plane and member contexts (default: the local environment's).")
+	f.StringVar(&cpContext, "control-plane-context", localenv.ControlPlaneName, "Kubeconfig context of the control plane.")
+	f.StringArrayVar(&memberContexts, "member-context", nil, "CLUSTER=CONTEXT when a member's context is not named after its Cluster (repeatable).")
+	f.StringSliceVar(&opts.Scenarios, "scenarios", opts.Scenarios, "Scenarios to run: "+strings.Join(bench.AllScenarios, ", ")+".")
+	f.IntVar(&opts.Runs, "runs", opts.Runs, "Runs of each scenario.")
+	f.IntVarP(&opts.N, "n", "n", opts.N, "Deployments of the propagation scenario.")
+	f.IntVar(&opts.ClusterFailoverN, "cluster-failover-n", opts.ClusterFailoverN, "Deployments pinned to the stopped member (the issue also asks for 1000).")
+	f.StringVar(&opts.ClusterFailoverMember, "cluster-failover-member", "", "Member whose API server is stopped (default: the first by name).")
+	f.Int32Var(&opts.Toleration, "toleration-seconds", opts.Toleration, "app-failover's decisionConditions.tolerationSeconds.")
+	f.StringVar(&stopCmd, "member-stop-cmd", "", "Shell command stopping a member's API server; {member} is its name, {kubeconfig} the kubeconfig.")
+	f.StringVar(&startCmd, "member-start-cmd", "", "Shell command starting it again (returns once it serves).")
+	f.StringSliceVar(&controllerPIDs, "controller-pids", nil, "Controller processes footprint measures: NAME=PID or PID, comma-separated (default: the local environment's).")
+	f.DurationVar(&opts.IdleWindow, "idle-window", opts.IdleWindow, "How long footprint watches the controllers idle.")
+	f.IntVar(&opts.SteadyBindings, "steady-bindings", 0, "Also measure footprint at this many bindings over the members (the issue's 5000); 0 skips it.")
+	f.DurationVar(&opts.Timeout, "timeout", opts.Timeout, "Bound of each wait in a run (longer for many objects).")
+	f.StringVar(&out, "out", "bench-results", "Directory for report.md and report.json.")
+	return cmd
+}
