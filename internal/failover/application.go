@@ -171,7 +171,6 @@ func (r *ApplicationFailoverReconciler) reconcile(ctx context.Context, k binding
 // evict writes the eviction of clusters in one spec Update. done is true
 // when the reconcile must return at once with the result and error.
 func (r *ApplicationFailoverReconciler) evict(ctx context.Context, k bindingKind, obj client.Object, app *policyv1alpha1.ApplicationFailoverBehavior, clusters []string, timers []workv1alpha2.UnhealthyCluster, now time.Time) (ctrl.Result, bool, error) {
-	log := ctrl.LoggerFrom(ctx)
 	spec, status := mustParts(obj)
 	before := clusterNames(spec.Clusters)
 
@@ -191,12 +190,7 @@ func (r *ApplicationFailoverReconciler) evict(ctx context.Context, k bindingKind
 	for _, t := range timers {
 		since[t.ClusterName] = t.UnhealthySince
 	}
-	type report struct {
-		cluster  string
-		problems []StateProblem
-		note     string
-	}
-	var reports []report
+	var reports []evictionReport
 	newSpec := spec.DeepCopy()
 	for _, cluster := range clusters {
 		state, problems, carried := captureForEviction(spec, status, rules, cluster)
@@ -224,34 +218,9 @@ func (r *ApplicationFailoverReconciler) evict(ctx context.Context, k bindingKind
 			o.GracePeriodSeconds = &grace
 		}
 		Evict(newSpec, cluster, o)
-		reports = append(reports, report{cluster: cluster, problems: problems, note: carried})
+		reports = append(reports, evictionReport{cluster: cluster, problems: problems, note: carried})
 	}
-	if equality.Semantic.DeepEqual(spec, newSpec) {
-		return ctrl.Result{}, false, nil
-	}
-	old := *spec
-	*spec = *newSpec
-	if err := r.Client.Update(ctx, obj); err != nil {
-		*spec = old
-		if apierrors.IsConflict(err) {
-			log.V(1).Info("write conflict while evicting; re-reading")
-			return ctrl.Result{RequeueAfter: conflictRetry}, true, nil
-		}
-		eventBoth(r.Recorder, obj, spec, "Warning", EventReasonEvictionFailed,
-			"Failed to evict from cluster(s) %s: %v", strings.Join(clusters, ", "), err)
-		return ctrl.Result{}, true, fmt.Errorf("evicting %v: %w", clusters, err)
-	}
-	for _, rep := range reports {
-		log.Info("evicted an unhealthy application", "cluster", rep.cluster, "purgeMode", mode)
-		for _, p := range rep.problems {
-			eventBoth(r.Recorder, obj, spec, "Warning", EventReasonStatePreservationFailed,
-				"Failing over from %s without state for %s; the failover goes on.", rep.cluster, p)
-		}
-		if rep.note != "" {
-			eventBoth(r.Recorder, obj, spec, "Normal", EventReasonStateCarriedForward, "%s", capitalise(rep.note)+".")
-		}
-	}
-	return ctrl.Result{}, false, nil
+	return writeEvictions(ctx, r.Client, r.Recorder, obj, spec, newSpec, clusters, reports, mode, "an unhealthy application")
 }
 
 // writeTimers writes status.unhealthyClusters when it changed.

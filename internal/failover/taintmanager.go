@@ -379,7 +379,6 @@ func (r *TaintManager) reconcile(ctx context.Context, k bindingKind, req ctrl.Re
 // evict writes the evictions in one spec Update. done is true when the
 // reconcile must return at once with the result and error.
 func (r *TaintManager) evict(ctx context.Context, k bindingKind, obj client.Object, evictions []taintEviction, now time.Time) (ctrl.Result, bool, error) {
-	log := ctrl.LoggerFrom(ctx)
 	spec, status := mustParts(obj)
 	var behavior *policyv1alpha1.ClusterFailoverBehavior
 	if spec.Failover != nil {
@@ -391,12 +390,7 @@ func (r *TaintManager) evict(ctx context.Context, k bindingKind, obj client.Obje
 		rules = behavior.StatePreservation.Rules
 	}
 
-	type report struct {
-		cluster  string
-		problems []StateProblem
-		note     string
-	}
-	var reports []report
+	var reports []evictionReport
 	before := clusterNames(spec.Clusters)
 	newSpec := spec.DeepCopy()
 	var evicted []string
@@ -419,32 +413,7 @@ func (r *TaintManager) evict(ctx context.Context, k bindingKind, obj client.Obje
 			Now:                 now,
 		})
 		evicted = append(evicted, e.cluster)
-		reports = append(reports, report{cluster: e.cluster, problems: problems, note: carried})
+		reports = append(reports, evictionReport{cluster: e.cluster, problems: problems, note: carried})
 	}
-	if equality.Semantic.DeepEqual(spec, newSpec) {
-		return ctrl.Result{}, false, nil
-	}
-	old := *spec
-	*spec = *newSpec
-	if err := r.Client.Update(ctx, obj); err != nil {
-		*spec = old
-		if apierrors.IsConflict(err) {
-			log.V(1).Info("write conflict while evicting from a tainted cluster; re-reading")
-			return ctrl.Result{RequeueAfter: conflictRetry}, true, nil
-		}
-		eventBoth(r.Recorder, obj, spec, "Warning", EventReasonEvictionFailed,
-			"Failed to evict from tainted cluster(s) %s: %v", strings.Join(evicted, ", "), err)
-		return ctrl.Result{}, true, fmt.Errorf("evicting %v: %w", evicted, err)
-	}
-	for _, rep := range reports {
-		log.Info("evicted from a tainted cluster", "cluster", rep.cluster, "purgeMode", mode)
-		for _, p := range rep.problems {
-			eventBoth(r.Recorder, obj, spec, "Warning", EventReasonStatePreservationFailed,
-				"Failing over from %s without state for %s; the failover goes on.", rep.cluster, p)
-		}
-		if rep.note != "" {
-			eventBoth(r.Recorder, obj, spec, "Normal", EventReasonStateCarriedForward, "%s", capitalise(rep.note)+".")
-		}
-	}
-	return ctrl.Result{}, false, nil
+	return writeEvictions(ctx, r.Client, r.Recorder, obj, spec, newSpec, evicted, reports, mode, "a tainted cluster")
 }
