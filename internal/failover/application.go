@@ -13,10 +13,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
@@ -95,20 +92,7 @@ func (r *ApplicationFailoverReconciler) SetupWithManager(mgr ctrl.Manager) error
 	if !r.Gates.Enabled(features.Failover) {
 		return nil
 	}
-	for _, k := range bindingKinds {
-		k := k
-		err := ctrl.NewControllerManagedBy(mgr).
-			Named(k.short+"-application-failover").
-			For(k.newObject(), builder.WithPredicates(relevantPredicate(applicationFailoverRelevant))).
-			WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
-			Complete(reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-				return r.reconcile(ctx, k, req)
-			}))
-		if err != nil {
-			return fmt.Errorf("setting up the %s application-failover controller: %w", k.name, err)
-		}
-	}
-	return nil
+	return setupPerKind(mgr, "application-failover", applicationFailoverRelevant, r.MaxConcurrentReconciles, r.reconcile)
 }
 
 // applicationFailoverRelevant: application failover is configured, or

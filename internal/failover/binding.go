@@ -1,10 +1,15 @@
 package failover
 
 import (
+	"context"
 	"fmt"
 	"time"
 
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 )
@@ -65,3 +70,24 @@ func mustParts(obj client.Object) (*workv1alpha2.ResourceBindingSpec, *workv1alp
 // conflictRetry is when a reconcile that lost a write race runs again. The
 // newer object's watch event usually triggers it sooner.
 const conflictRetry = time.Second
+
+// setupPerKind registers one controller per binding kind (ResourceBinding,
+// ClusterResourceBinding), named "<rb|crb>-<name>", for the objects
+// relevant says it must see.
+func setupPerKind(mgr ctrl.Manager, name string, relevant func(client.Object) bool, maxConcurrent int,
+	rec func(ctx context.Context, k bindingKind, req ctrl.Request) (ctrl.Result, error)) error {
+	for _, k := range bindingKinds {
+		k := k
+		err := ctrl.NewControllerManagedBy(mgr).
+			Named(k.short+"-"+name).
+			For(k.newObject(), builder.WithPredicates(relevantPredicate(relevant))).
+			WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrent}).
+			Complete(reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+				return rec(ctx, k, req)
+			}))
+		if err != nil {
+			return fmt.Errorf("setting up the %s %s controller: %w", k.name, name, err)
+		}
+	}
+	return nil
+}

@@ -13,12 +13,9 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
@@ -57,20 +54,7 @@ type GracefulEvictionReconciler struct {
 // SetupWithManager registers one controller for ResourceBindings and one
 // for ClusterResourceBindings.
 func (r *GracefulEvictionReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	for _, k := range bindingKinds {
-		k := k
-		err := ctrl.NewControllerManagedBy(mgr).
-			Named(k.short+"-graceful-eviction").
-			For(k.newObject(), builder.WithPredicates(relevantPredicate(gracefulEvictionRelevant))).
-			WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
-			Complete(reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-				return r.reconcile(ctx, k, req)
-			}))
-		if err != nil {
-			return fmt.Errorf("setting up the %s graceful-eviction controller: %w", k.name, err)
-		}
-	}
-	return nil
+	return setupPerKind(mgr, "graceful-eviction", gracefulEvictionRelevant, r.MaxConcurrentReconciles, r.reconcile)
 }
 
 // gracefulEvictionRelevant: the binding has tasks, history entries to

@@ -407,27 +407,6 @@ func cfEventually(t *testing.T, timeout time.Duration, what string, cond func(ct
 	}
 }
 
-// cfStays polls cond every 250ms until the time until and fails as soon
-// as it does not hold: a "stays true for a bounded window" check.
-func cfStays(t *testing.T, until time.Time, what string, cond func(ctx context.Context) (bool, string, error)) {
-	t.Helper()
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		ok, seen, err := cond(ctx)
-		cancel()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		if !ok {
-			t.Fatalf("%s: no longer true: %s", what, seen)
-		}
-		if !time.Now().Before(until) {
-			return
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-}
-
 // staysOn is a cfStays condition: Deployment name is scheduled to exactly
 // cluster, with no eviction task.
 func (e *cfEnv) staysOn(ns, name, cluster string) func(ctx context.Context) (bool, string, error) {

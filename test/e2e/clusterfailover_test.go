@@ -84,7 +84,7 @@ func untoleratedAndRecovery(t *testing.T, e *cfEnv) {
 	// Recovery: taints removed, the stale copy deleted, no move back.
 	e.start(t, from)
 	e.waitGoneFrom(t, ns, "nginx", from)
-	cfStays(t, time.Now().Add(5*time.Second), "nginx stays on "+to+" after "+from+" returned", func(ctx context.Context) (bool, string, error) {
+	stays(t, time.Now().Add(5*time.Second), "nginx stays on "+to+" after "+from+" returned", func(ctx context.Context) (bool, string, error) {
 		ok, seen, err := e.staysOn(ns, "nginx", to)(ctx)
 		if err != nil || !ok {
 			return ok, seen, err
@@ -120,7 +120,7 @@ func tolerations(t *testing.T, e *cfEnv) {
 	taint := e.waitTaint(t, member, clusterv1alpha1.TaintClusterNotReady, corev1.TaintEffectNoExecute, true)
 	added := taint.TimeAdded.Time
 	// The untimed toleration holds for a bounded window well past the timed one.
-	cfStays(t, added.Add((seconds+5)*time.Second), "forever stays on "+member, e.staysOn(ns, "forever", member))
+	stays(t, added.Add((seconds+5)*time.Second), "forever stays on "+member, e.staysOn(ns, "forever", member))
 
 	entry := e.waitHistory(t, ns, "timed", member, workv1alpha2.EvictionReasonTaintUntolerated)
 	if entry.Time.Time.Before(added.Add(seconds * time.Second)) {
@@ -308,7 +308,7 @@ func allMembersDown(t *testing.T, e *cfEnv) {
 	})
 	// Due at added + 8 s (evicted within a second when not held); held for
 	// a bounded window well past it.
-	cfStays(t, added.Add((seconds+6)*time.Second), "alldown is not evicted from "+member, e.staysOn(ns, "alldown", member))
+	stays(t, added.Add((seconds+6)*time.Second), "alldown is not evicted from "+member, e.staysOn(ns, "alldown", member))
 	if out, _ := lifeboat(t, "status", "--state-dir", e.dir); !strings.Contains(out, "Storm guard: HALTED") {
 		t.Errorf("lifeboat status during the outage:\n%s", out)
 	}
@@ -353,7 +353,7 @@ spec:
 	// NoSchedule: added, evicts nothing, removed.
 	e.setCondition(t, member, "TestMaintenance", metav1.ConditionTrue)
 	e.waitTaint(t, member, "lifeboat.test/maintenance", corev1.TaintEffectNoSchedule, true)
-	cfStays(t, time.Now().Add(5*time.Second), "first stays on "+member+" with a NoSchedule taint", e.staysOn(ns, "first", member))
+	stays(t, time.Now().Add(5*time.Second), "first stays on "+member+" with a NoSchedule taint", e.staysOn(ns, "first", member))
 	e.setCondition(t, member, "TestMaintenance", metav1.ConditionFalse)
 	e.waitTaint(t, member, "lifeboat.test/maintenance", corev1.TaintEffectNoSchedule, false)
 
