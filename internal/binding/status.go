@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -26,6 +27,8 @@ import (
 
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
+	"github.com/lifeboat-dev/lifeboat/internal/conflict"
 )
 
 const worksIndexForStatus = "binding-status.lifeboat.io/works-by-binding"
@@ -64,6 +67,14 @@ type StatusReconciler struct {
 	Clock clock.PassiveClock
 	// MaxConcurrentReconciles defaults to 5.
 	MaxConcurrentReconciles int
+	// Writes spaces out status writes without news (default: a
+	// coalesce.DefaultWindow per binding).
+	Writes *coalesce.Writes
+
+	// templateSynced holds the bindings whose template status was written
+	// or found up to date since their aggregated status last changed in
+	// this process.
+	templateSynced sync.Map
 }
 
 // Reconcile aggregates the Works of one binding:
@@ -87,9 +98,13 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	b, err := getBinding(ctx, r.Client, req.NamespacedName)
 	if err != nil {
+		if kerrors.IsNotFound(err) {
+			r.templateSynced.Delete(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !b.obj.GetDeletionTimestamp().IsZero() {
+		r.templateSynced.Delete(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	works, err := listWorks(ctx, r.Client, worksIndexForStatus, b)
@@ -98,16 +113,35 @@ func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	expected := expectedClusters(b.spec, r.Eviction)
 	items := aggregateStatus(works, expected, b.spec.Resource)
+	same, err := sameJSONValue(b.status.AggregatedStatus, items)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !same {
+		if !aggregatedNews(b.status.AggregatedStatus, items) {
+			if wait := r.Writes.Wait(req.NamespacedName); wait > 0 {
+				return ctrl.Result{RequeueAfter: wait}, nil
+			}
+		}
+		r.Writes.Wrote(req.NamespacedName)
+	}
 
 	if err := r.updateBindingStatus(ctx, b, items, expected); err != nil {
 		return ctrl.Result{}, err
 	}
+	if _, synced := r.templateSynced.Load(req.NamespacedName); same && synced {
+		// The template's status was brought up to these items already
+		// (reading it means a GET from the API server).
+		return ctrl.Result{}, nil
+	}
 	if err := r.updateTemplateStatus(ctx, b, items); err != nil {
+		r.templateSynced.Delete(req.NamespacedName)
 		if r.Recorder != nil && !kerrors.IsConflict(err) {
 			r.Recorder.Event(b.obj, corev1.EventTypeWarning, ReasonAggregateStatusFailed, err.Error())
 		}
 		return ctrl.Result{}, err
 	}
+	r.templateSynced.Store(req.NamespacedName, struct{}{})
 	return ctrl.Result{}, nil
 }
 
@@ -124,6 +158,11 @@ func (r *StatusReconciler) updateBindingStatus(ctx context.Context, b bindingObj
 	if err != nil {
 		return err
 	}
+	if !changed && expected.Len() == 0 && meta.FindStatusCondition(b.status.Conditions, workv1alpha2.FullyApplied) == nil {
+		// Not scheduled yet: nothing to report, and a write now would only
+		// race the scheduler's first write of the binding.
+		return nil
+	}
 	cond := fullyAppliedCondition(expected, items)
 	cond.LastTransitionTime = r.now()
 	if meta.SetStatusCondition(&b.status.Conditions, cond) {
@@ -137,6 +176,23 @@ func (r *StatusReconciler) updateBindingStatus(ctx context.Context, b bindingObj
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("updated binding status", "clusters", len(items))
 	return nil
+}
+
+// aggregatedNews reports whether items b tell something a decision depends
+// on that a does not: which clusters have an item, and each one's applied
+// state, message and health. A change of the reflected status alone is no
+// news (see package coalesce).
+func aggregatedNews(a, b []workv1alpha2.AggregatedStatusItem) bool {
+	if len(a) != len(b) {
+		return true
+	}
+	for i := range a {
+		if a[i].ClusterName != b[i].ClusterName || a[i].Applied != b[i].Applied ||
+			a[i].AppliedMessage != b[i].AppliedMessage || a[i].Health != b[i].Health {
+			return true
+		}
+	}
+	return false
 }
 
 // setAggregatedStatus replaces status.aggregatedStatus with items and says
@@ -286,6 +342,9 @@ func (r *StatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if concurrency <= 0 {
 		concurrency = defaultConcurrency
 	}
+	if r.Writes == nil {
+		r.Writes = coalesce.New(0, nil)
+	}
 	bindingChanged := builder.WithPredicates(predicate.GenerationChangedPredicate{})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("binding-status").
@@ -293,7 +352,7 @@ func (r *StatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&workv1alpha2.ClusterResourceBinding{}, &handler.EnqueueRequestForObject{}, bindingChanged).
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(workToBinding), builder.WithPredicates(workStatusChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
-		Complete(r)
+		Complete(conflict.Retrying(r))
 }
 
 // workStatusChanged passes Work creations, deletions, status changes and

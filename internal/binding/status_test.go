@@ -8,12 +8,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 )
 
 func (e *env) binding(rb *workv1alpha2.ResourceBinding) *workv1alpha2.ResourceBinding {
@@ -115,5 +117,81 @@ func TestFullyAppliedWhenEveryTargetApplied(t *testing.T) {
 	cond := meta.FindStatusCondition(e.binding(rb).Status.Conditions, workv1alpha2.FullyApplied)
 	if cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != workv1alpha2.FullyAppliedSuccessReason {
 		t.Errorf("FullyApplied = %+v, want True", cond)
+	}
+}
+
+func TestAggregatedNews(t *testing.T) {
+	healthy := func(cluster string, ready string) workv1alpha2.AggregatedStatusItem {
+		return workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Applied: true, Health: workv1alpha2.ResourceHealthy,
+			Status: &runtime.RawExtension{Raw: []byte(`{"readyReplicas":` + ready + `}`)}}
+	}
+	unhealthy := healthy("m1", "1")
+	unhealthy.Health = workv1alpha2.ResourceUnhealthy
+	notApplied := healthy("m1", "1")
+	notApplied.Applied, notApplied.AppliedMessage = false, "quota"
+	tests := map[string]struct {
+		a, b []workv1alpha2.AggregatedStatusItem
+		want bool
+	}{
+		"reflected status only":  {[]workv1alpha2.AggregatedStatusItem{healthy("m1", "1")}, []workv1alpha2.AggregatedStatusItem{healthy("m1", "2")}, false},
+		"health":                 {[]workv1alpha2.AggregatedStatusItem{healthy("m1", "1")}, []workv1alpha2.AggregatedStatusItem{unhealthy}, true},
+		"applied and message":    {[]workv1alpha2.AggregatedStatusItem{healthy("m1", "1")}, []workv1alpha2.AggregatedStatusItem{notApplied}, true},
+		"a cluster added":        {[]workv1alpha2.AggregatedStatusItem{healthy("m1", "1")}, []workv1alpha2.AggregatedStatusItem{healthy("m1", "1"), healthy("m2", "1")}, true},
+		"a cluster replaced":     {[]workv1alpha2.AggregatedStatusItem{healthy("m1", "1")}, []workv1alpha2.AggregatedStatusItem{healthy("m2", "1")}, true},
+		"first items":            {nil, []workv1alpha2.AggregatedStatusItem{healthy("m1", "1")}, true},
+		"nothing at all changed": {[]workv1alpha2.AggregatedStatusItem{healthy("m1", "1")}, []workv1alpha2.AggregatedStatusItem{healthy("m1", "1")}, false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := aggregatedNews(tc.a, tc.b); got != tc.want {
+				t.Errorf("aggregatedNews = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A change of the reflected figures alone waits for the binding's window;
+// a change of health is written at once, whatever the window.
+func TestStatusWritesWithoutNewsAreSpacedOut(t *testing.T) {
+	rb := makeBinding("nginx").Cluster("member1", 2).Obj()
+	work := applied(makeWork("member1", rb), true, 1, workv1alpha1.ResourceUnhealthy)
+	e := newEnv(t, rb, makeDeployment("nginx", 2), work)
+	clk := clocktesting.NewFakePassiveClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	e.status.Writes = coalesce.New(time.Second, clk)
+
+	e.reconcileStatus(rb) // the first items: news, written
+	if got := e.binding(rb).Status.AggregatedStatus; len(got) != 1 || got[0].Health != workv1alpha2.ResourceUnhealthy {
+		t.Fatalf("aggregatedStatus = %+v", got)
+	}
+
+	setWork := func(ready int, health workv1alpha1.ResourceHealth) {
+		t.Helper()
+		w := &workv1alpha1.Work{}
+		if err := e.client.Get(context.Background(), client.ObjectKeyFromObject(work), w); err != nil {
+			t.Fatal(err)
+		}
+		applied(w, true, ready, health)
+		if err := e.client.Status().Update(context.Background(), w); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	setWork(2, workv1alpha1.ResourceUnhealthy)
+	clk.SetTime(clk.Now().Add(200 * time.Millisecond))
+	res, err := e.status.Reconcile(context.Background(), reqFor(rb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RequeueAfter != 800*time.Millisecond {
+		t.Errorf("figures only, 200ms after a write: requeue after %v, want 800ms", res.RequeueAfter)
+	}
+	if got := string(e.binding(rb).Status.AggregatedStatus[0].Status.Raw); got != `{"readyReplicas":1}` {
+		t.Errorf("written within the window: status %s", got)
+	}
+
+	setWork(2, workv1alpha1.ResourceHealthy)
+	e.reconcileStatus(rb)
+	if got := e.binding(rb).Status.AggregatedStatus[0]; got.Health != workv1alpha2.ResourceHealthy || string(got.Status.Raw) != `{"readyReplicas":2}` {
+		t.Errorf("health changed within the window: item %+v (status %s), want Healthy with the latest figures", got, got.Status.Raw)
 	}
 }

@@ -8,10 +8,12 @@ import (
 
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/lifeboat-dev/lifeboat/internal/binding"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
+	"github.com/lifeboat-dev/lifeboat/internal/conflict"
 	"github.com/lifeboat-dev/lifeboat/internal/dependencies"
 	"github.com/lifeboat-dev/lifeboat/internal/detector"
 	"github.com/lifeboat-dev/lifeboat/internal/execution"
@@ -114,7 +116,7 @@ func allControllers() []controller {
 		}},
 		{"scheduler", func(mgr ctrl.Manager, d deps) error {
 			return (&scheduler.Reconciler{
-				Client:                  mgr.GetClient(),
+				Client:                  watched(mgr),
 				Recorder:                mgr.GetEventRecorderFor("lifeboat-scheduler"),
 				Clock:                   d.clock,
 				MaxConcurrentReconciles: d.opts.Concurrency,
@@ -122,7 +124,7 @@ func allControllers() []controller {
 		}},
 		{"binding", func(mgr ctrl.Manager, d deps) error {
 			return (&binding.Reconciler{
-				Client:                  mgr.GetClient(),
+				Client:                  watched(mgr),
 				Recorder:                mgr.GetEventRecorderFor("binding-controller"),
 				Interpreter:             d.interpreter,
 				InjectState:             d.hooks.InjectLabels,
@@ -132,7 +134,7 @@ func allControllers() []controller {
 		}},
 		{"binding-status", func(mgr ctrl.Manager, d deps) error {
 			return (&binding.StatusReconciler{
-				Client:                  mgr.GetClient(),
+				Client:                  watched(mgr),
 				Recorder:                mgr.GetEventRecorderFor("binding-status-controller"),
 				Interpreter:             d.interpreter,
 				Eviction:                d.hooks,
@@ -145,7 +147,7 @@ func allControllers() []controller {
 		}},
 		{"execution", func(mgr ctrl.Manager, d deps) error {
 			exec := &execution.Reconciler{
-				Client:                  mgr.GetClient(),
+				Client:                  watched(mgr),
 				Recorder:                mgr.GetEventRecorderFor("execution-controller"),
 				Clock:                   d.clock,
 				Interpreter:             d.interpreter,
@@ -156,7 +158,7 @@ func allControllers() []controller {
 				return err
 			}
 			ws := &workstatus.Reconciler{
-				Client:                  mgr.GetClient(),
+				Client:                  watched(mgr),
 				Recorder:                mgr.GetEventRecorderFor("work-status-controller"),
 				Interpreter:             d.interpreter,
 				Members:                 d.members,
@@ -168,7 +170,7 @@ func allControllers() []controller {
 		}},
 		{"application-failover", func(mgr ctrl.Manager, d deps) error {
 			return (&failover.ApplicationFailoverReconciler{
-				Client:                  mgr.GetClient(),
+				Client:                  watched(mgr),
 				Recorder:                mgr.GetEventRecorderFor("application-failover-controller"),
 				Clock:                   d.clock,
 				Gates:                   d.opts.FeatureGates,
@@ -189,7 +191,7 @@ func allControllers() []controller {
 				return err
 			}
 			return (&failover.TaintManager{
-				Client:                  mgr.GetClient(),
+				Client:                  watched(mgr),
 				Recorder:                rec,
 				Clock:                   d.clock,
 				Gates:                   d.opts.FeatureGates,
@@ -201,7 +203,7 @@ func allControllers() []controller {
 		}},
 		{"graceful-eviction", func(mgr ctrl.Manager, d deps) error {
 			return (&failover.GracefulEvictionReconciler{
-				Client:                  mgr.GetClient(),
+				Client:                  watched(mgr),
 				Recorder:                mgr.GetEventRecorderFor("graceful-eviction-controller"),
 				Clock:                   d.clock,
 				Metrics:                 d.metrics,
@@ -211,6 +213,13 @@ func allControllers() []controller {
 			}).SetupWithManager(mgr)
 		}},
 	}
+}
+
+// watched is the manager's client for controllers wrapped by
+// conflict.Retrying: a conflicting write makes them run again at once,
+// reading from the API server.
+func watched(mgr ctrl.Manager) client.Client {
+	return conflict.Client(mgr.GetClient(), mgr.GetAPIReader())
 }
 
 // controllerNames returns every controller's name, sorted.

@@ -85,6 +85,10 @@ type Detector struct {
 	// Reader reads templates (unstructured and metadata-only), policies and
 	// bindings; the manager's cache by default.
 	Reader client.Reader
+	// APIReader reads from the API server; the manager's by default. It is
+	// asked for a binding the cache does not have yet before one is
+	// created for an already claimed template.
+	APIReader client.Reader
 	// Cache provides the informers of the templates watched; the manager's
 	// cache by default.
 	Cache cache.Cache
@@ -161,6 +165,9 @@ func (d *Detector) setDefaults() {
 func (d *Detector) SetupWithManager(mgr ctrl.Manager) error {
 	if d.Cache == nil {
 		d.Cache = mgr.GetCache()
+	}
+	if d.APIReader == nil {
+		d.APIReader = mgr.GetAPIReader()
 	}
 	if d.ServerResources == nil {
 		dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())

@@ -181,6 +181,19 @@ func (d *Detector) applyPolicy(ctx context.Context, tmpl *unstructured.Unstructu
 	if err != nil {
 		return reconcile.Result{}, d.failed(tmpl, p, err)
 	}
+	if existing == nil && !claimChanged && d.APIReader != nil {
+		// Claimed already, usually by this controller a moment ago, whose
+		// binding has not reached the cache yet: ask the API server rather
+		// than fail a create.
+		key := TemplateKey{GVK: tmpl.GroupVersionKind(), Namespace: tmpl.GetNamespace(), Name: tmpl.GetName()}
+		if existing, err = d.getBindingFrom(ctx, d.APIReader, key); err != nil {
+			return reconcile.Result{}, err
+		}
+		if existing != nil && (!refersTo(existing, key) || bindingSpec(existing).Resource.UID != tmpl.GetUID()) {
+			// Not simply ours: decide from the cache once it has caught up.
+			return reconcile.Result{RequeueAfter: conflictRequeue}, nil
+		}
+	}
 	if existing == nil {
 		b := buildBinding(tmpl, p, r, d.NewID())
 		if err := d.Client.Create(ctx, b); err != nil {
@@ -289,8 +302,13 @@ func (d *Detector) releaseClaim(ctx context.Context, tmpl *unstructured.Unstruct
 
 // getBinding returns the binding named after the template, or nil.
 func (d *Detector) getBinding(ctx context.Context, key TemplateKey) (client.Object, error) {
+	return d.getBindingFrom(ctx, d.Reader, key)
+}
+
+// getBindingFrom is getBinding reading through r.
+func (d *Detector) getBindingFrom(ctx context.Context, r client.Reader, key TemplateKey) (client.Object, error) {
 	b := newBindingObject(key.Namespace != "")
-	if err := d.Reader.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: BindingName(key.GVK.Kind, key.Name)}, b); err != nil {
+	if err := r.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: BindingName(key.GVK.Kind, key.Name)}, b); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/conflict"
 )
 
 // bindingKind is what differs between ResourceBinding and
@@ -82,9 +83,9 @@ func setupPerKind(mgr ctrl.Manager, name string, relevant func(client.Object) bo
 			Named(k.short+"-"+name).
 			For(k.newObject(), builder.WithPredicates(relevantPredicate(relevant))).
 			WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrent}).
-			Complete(reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+			Complete(conflict.Retrying(reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 				return rec(ctx, k, req)
-			}))
+			})))
 		if err != nil {
 			return fmt.Errorf("setting up the %s %s controller: %w", k.name, name, err)
 		}

@@ -24,6 +24,7 @@ import (
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/conflict"
 	"github.com/lifeboat-dev/lifeboat/internal/features"
 	"github.com/lifeboat-dev/lifeboat/internal/scheduler/core"
 )
@@ -223,9 +224,9 @@ func (r *TaintManager) SetupWithManager(mgr ctrl.Manager) error {
 				}),
 				builder.WithPredicates(noExecuteTaintsChanged())).
 			WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
-			Complete(reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+			Complete(conflict.Retrying(reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 				return r.reconcile(ctx, k, req)
-			}))
+			})))
 		if err != nil {
 			return fmt.Errorf("setting up the %s taint manager: %w", k.name, err)
 		}

@@ -19,6 +19,7 @@ import (
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/conflict"
 )
 
 // IndexScheduled is a field index on ResourceBindings and
@@ -66,7 +67,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&workv1alpha2.ResourceBinding{}, bindingEvents).
 		Watches(&clusterv1alpha1.Cluster{}, r.clusterHandler(r.listResourceBindings)).
 		WithOptions(opts).
-		Complete(reconcile.Func(r.ReconcileResourceBinding)); err != nil {
+		Complete(conflict.Retrying(reconcile.Func(r.ReconcileResourceBinding))); err != nil {
 		return fmt.Errorf("setting up the ResourceBinding scheduler: %w", err)
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).
@@ -74,7 +75,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&workv1alpha2.ClusterResourceBinding{}, bindingEvents).
 		Watches(&clusterv1alpha1.Cluster{}, r.clusterHandler(r.listClusterResourceBindings)).
 		WithOptions(opts).
-		Complete(reconcile.Func(r.ReconcileClusterResourceBinding)); err != nil {
+		Complete(conflict.Retrying(reconcile.Func(r.ReconcileClusterResourceBinding))); err != nil {
 		return fmt.Errorf("setting up the ClusterResourceBinding scheduler: %w", err)
 	}
 	return nil

@@ -23,6 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
+	"github.com/lifeboat-dev/lifeboat/internal/conflict"
 	"github.com/lifeboat-dev/lifeboat/internal/execution"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
@@ -62,6 +64,9 @@ type Reconciler struct {
 
 	// MaxConcurrentReconciles is the number of workers (default 10).
 	MaxConcurrentReconciles int
+	// Writes spaces out status writes without news (default: a
+	// coalesce.DefaultWindow per Work).
+	Writes *coalesce.Writes
 
 	mu    sync.RWMutex
 	queue workqueue.TypedRateLimitingInterface[reconcile.Request]
@@ -110,6 +115,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if workers <= 0 {
 		workers = 10
 	}
+	if r.Writes == nil {
+		r.Writes = coalesce.New(0, nil)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("workstatus").
 		For(&workv1alpha1.Work{}, builder.WithPredicates(
@@ -126,7 +134,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return nil
 		})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		Complete(r)
+		Complete(conflict.Retrying(r))
 }
 
 // Reconcile rebuilds status.manifestStatuses of one Work from the member
@@ -206,6 +214,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.Drift.NotifyDrift(req.NamespacedName)
 	}
 	if !Equal(work.Status.ManifestStatuses, statuses) {
+		if !News(work.Status.ManifestStatuses, statuses) {
+			if wait := r.Writes.Wait(req.NamespacedName); wait > 0 {
+				return reconcile.Result{RequeueAfter: wait}, nil
+			}
+		}
+		r.Writes.Wrote(req.NamespacedName)
 		base := work.DeepCopy()
 		work.Status.ManifestStatuses = statuses
 		if err := r.Client.Status().Patch(ctx, &work, client.MergeFrom(base)); client.IgnoreNotFound(err) != nil {

@@ -53,6 +53,22 @@ func Previous(statuses []workv1alpha1.ManifestStatus, id workv1alpha1.ResourceId
 	return workv1alpha1.ManifestStatus{}, false
 }
 
+// News reports whether statuses b tell something a decision depends on
+// that a does not: a manifest's health, or which manifests have a status.
+// A change of the reflected status alone is no news (see package
+// coalesce).
+func News(a, b []workv1alpha1.ManifestStatus) bool {
+	if len(a) != len(b) {
+		return true
+	}
+	for i := range a {
+		if a[i].Identifier != b[i].Identifier || a[i].Health != b[i].Health {
+			return true
+		}
+	}
+	return false
+}
+
 // Equal compares manifest statuses, the reflected statuses as JSON values
 // (so that key order and formatting do not count).
 func Equal(a, b []workv1alpha1.ManifestStatus) bool {

@@ -329,3 +329,30 @@ func TestStatusMayHaveChanged(t *testing.T) {
 		})
 	}
 }
+func TestNews(t *testing.T) {
+	id := func(name string) workv1alpha1.ResourceIdentifier {
+		return workv1alpha1.ResourceIdentifier{Version: "v1", Kind: "Deployment", Group: "apps", Namespace: "ns", Name: name}
+	}
+	st := func(name, ready string, h workv1alpha1.ResourceHealth) workv1alpha1.ManifestStatus {
+		return workv1alpha1.ManifestStatus{Identifier: id(name), Health: h,
+			Status: &runtime.RawExtension{Raw: []byte(`{"readyReplicas":` + ready + `}`)}}
+	}
+	tests := map[string]struct {
+		a, b []workv1alpha1.ManifestStatus
+		want bool
+	}{
+		"figures only":     {[]workv1alpha1.ManifestStatus{st("a", "0", "Unhealthy")}, []workv1alpha1.ManifestStatus{st("a", "1", "Unhealthy")}, false},
+		"health":           {[]workv1alpha1.ManifestStatus{st("a", "1", "Unhealthy")}, []workv1alpha1.ManifestStatus{st("a", "1", "Healthy")}, true},
+		"first status":     {nil, []workv1alpha1.ManifestStatus{st("a", "0", "Unhealthy")}, true},
+		"another manifest": {[]workv1alpha1.ManifestStatus{st("a", "0", "Healthy")}, []workv1alpha1.ManifestStatus{st("b", "0", "Healthy")}, true},
+		"a manifest added": {[]workv1alpha1.ManifestStatus{st("a", "0", "Healthy")}, []workv1alpha1.ManifestStatus{st("a", "0", "Healthy"), st("b", "0", "Healthy")}, true},
+		"nothing changed":  {[]workv1alpha1.ManifestStatus{st("a", "0", "Healthy")}, []workv1alpha1.ManifestStatus{st("a", "0", "Healthy")}, false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := News(tc.a, tc.b); got != tc.want {
+				t.Errorf("News = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
