@@ -107,8 +107,8 @@ type Options struct {
 // DefaultOptions are sized for thousands of objects over a few members.
 func DefaultOptions() Options {
 	return Options{
-		QPS:                 100,
-		Burst:               200,
+		QPS:                 300,
+		Burst:               600,
 		RequestTimeout:      15 * time.Second,
 		InitialBackoff:      2 * time.Second,
 		MaxBackoff:          2 * time.Minute,
