@@ -31,9 +31,11 @@ fmt: ## Format the Go code.
 verify: ## Fail when generated files are stale, code is unformatted or go vet complains.
 	hack/verify.sh
 
+UP_ARGS    ?=
+
 .PHONY: up
-up: build ## Build everything and start the local environment (MEMBERS=3, STATE_DIR=.lifeboat).
-	$(LIFEBOAT) up --members $(MEMBERS) --state-dir $(STATE_DIR)
+up: build ## Build everything and start the local environment (MEMBERS=3, STATE_DIR=.lifeboat, UP_ARGS=--with-kyverno adds Kyverno).
+	$(LIFEBOAT) up --members $(MEMBERS) --state-dir $(STATE_DIR) $(UP_ARGS)
 
 .PHONY: down
 down: build ## Stop the local environment and remove its state.

@@ -24,7 +24,17 @@ import (
 // installCRDs creates Lifeboat's CRDs in the control plane and waits until
 // every one is Established.
 func installCRDs(ctx context.Context, s *State) error {
-	cfg, err := s.RESTConfig(ControlPlaneName)
+	crds, err := crd.All()
+	if err != nil {
+		return fmt.Errorf("loading CRDs: %w", err)
+	}
+	return applyCRDs(ctx, s, ControlPlaneName, crds)
+}
+
+// applyCRDs server-side applies crds to the named cluster and waits until
+// every one is Established.
+func applyCRDs(ctx context.Context, s *State, cluster string, crds []*apiextensionsv1.CustomResourceDefinition) error {
+	cfg, err := s.RESTConfig(cluster)
 	if err != nil {
 		return err
 	}
@@ -32,22 +42,20 @@ func installCRDs(ctx context.Context, s *State) error {
 	if err != nil {
 		return err
 	}
-	crds, err := crd.All()
-	if err != nil {
-		return fmt.Errorf("loading CRDs: %w", err)
-	}
 	for _, c := range crds {
 		// Server-side apply, so that an environment reused across versions
-		// gets the current schemas.
-		c.APIVersion, c.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
-		data, err := json.Marshal(c)
+		// gets the current schemas. A shallow copy: callers may share crds
+		// between clusters applied in parallel.
+		obj := *c
+		obj.APIVersion, obj.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
+		data, err := json.Marshal(&obj)
 		if err != nil {
 			return err
 		}
 		force := true
 		if _, err := cs.ApiextensionsV1().CustomResourceDefinitions().Patch(ctx, c.Name, types.ApplyPatchType, data,
 			metav1.PatchOptions{FieldManager: "lifeboat", Force: &force}); err != nil {
-			return fmt.Errorf("applying CRD %s: %w", c.Name, err)
+			return fmt.Errorf("applying CRD %s in %s: %w", c.Name, cluster, err)
 		}
 	}
 	for _, c := range crds {
@@ -69,7 +77,7 @@ func installCRDs(ctx context.Context, s *State) error {
 			return false, nil
 		})
 		if err != nil {
-			return fmt.Errorf("CRD %s not Established: %s: %w", c.Name, last, err)
+			return fmt.Errorf("CRD %s not Established in %s: %s: %w", c.Name, cluster, last, err)
 		}
 	}
 	return nil

@@ -1,7 +1,10 @@
 // Package localenv runs Lifeboat's local environment: one etcd, a control-plane
 // kube-apiserver with Lifeboat's CRDs, N member clusters (each a real
 // kube-apiserver, kube-controller-manager and kube-scheduler, with kwok
-// simulating one node and its pods) and the Lifeboat controller manager.
+// simulating one node and its pods) and the Lifeboat controller manager; with
+// Options.WithKyverno, also Kyverno's admission controller against every
+// member, serving the Flink restore ClusterPolicy shipped in examples/flink
+// (kyverno.go).
 //
 // It is what `lifeboat up`, `lifeboat down` and `lifeboat status` drive, and
 // what the end-to-end tests run on. Every process it starts is recorded in

@@ -24,7 +24,8 @@ func StopAPIServer(dir, member string) error {
 // with the same flags and port, and waits until it is ready. The member's
 // kube-controller-manager, kube-scheduler and kwok are restarted too: after
 // an outage their clients back off for up to a minute before they notice the
-// API server is back, which no real member would show.
+// API server is back, which no real member would show. So is its Kyverno,
+// when the environment runs one (it exits during the outage).
 func StartAPIServer(ctx context.Context, dir, member string) error {
 	name, err := apiServerName(dir, member)
 	if err != nil {
@@ -38,6 +39,24 @@ func StartAPIServer(ctx context.Context, dir, member string) error {
 			return err
 		}
 		if err := StartComponent(ctx, dir, c); err != nil {
+			return err
+		}
+	}
+	// Kyverno, when the environment runs it, exits about ten seconds into
+	// the outage, when it cannot renew its leader lease (in a cluster its
+	// Pod would be restarted): start it again, whether or not it is still
+	// running.
+	s, err := Load(dir)
+	if err != nil {
+		return err
+	}
+	if i, err := componentIndex(s, KyvernoComponent(member)); err == nil {
+		if s.Components[i].Process.Alive() {
+			if err := stopComponent(s, i); err != nil {
+				return err
+			}
+		}
+		if err := startComponent(ctx, s, i); err != nil {
 			return err
 		}
 	}
@@ -101,7 +120,7 @@ func startComponent(ctx context.Context, s *State, i int) error {
 	if c.Process.Alive() {
 		return fmt.Errorf("%s is already running (pid %d)", c.Name, c.Process.PID)
 	}
-	rec, err := process.Start(c.Binary, c.Args, nil, c.Log)
+	rec, err := process.Start(c.Binary, c.Args, c.Env, c.Log)
 	if rec.PID > 0 {
 		c.Process = rec
 		// Other lifeboat processes may update other components of the same

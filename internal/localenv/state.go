@@ -48,7 +48,9 @@ type Component struct {
 	Cluster string   `json:"cluster,omitempty"`
 	Binary  string   `json:"binary"`
 	Args    []string `json:"args"`
-	Log     string   `json:"log"`
+	// Env are extra environment variables (NAME=value), kept for restarts.
+	Env []string `json:"env,omitempty"`
+	Log string   `json:"log"`
 	// Health is the URL whose 200 answer means the component is healthy.
 	Health  string         `json:"health"`
 	Process process.Record `json:"process"`

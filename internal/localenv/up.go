@@ -29,6 +29,11 @@ type Options struct {
 	LifeboatBinary string
 	// ControllerManagerArgs are extra flags for `lifeboat controller-manager`.
 	ControllerManagerArgs []string
+	// WithKyverno also runs Kyverno's admission controller against every
+	// member and installs the shipped Flink restore ClusterPolicy
+	// (examples/flink/kyverno-clusterpolicy.yaml) there. Kyverno is built
+	// on first use only.
+	WithKyverno bool
 	// Out receives progress for a person.
 	Out io.Writer
 }
@@ -85,7 +90,11 @@ func Up(ctx context.Context, opts Options) (*State, error) {
 		return nil, err
 	}
 
-	bins, err := components.Ensure(ctx, opts.CacheDir, opts.Out)
+	var optional []string
+	if opts.WithKyverno {
+		optional = append(optional, components.Kyverno)
+	}
+	bins, err := components.Ensure(ctx, opts.CacheDir, opts.Out, optional...)
 	if err != nil {
 		return nil, fmt.Errorf("building components: %w", err)
 	}
@@ -189,15 +198,44 @@ func (u *upper) run(ctx context.Context) error {
 	fmt.Fprintln(out, "✓ CRDs and the default ClusterTaintPolicy installed in the control plane")
 	fmt.Fprintf(out, "✓ members ready, one node each: %s\n", strings.Join(names[1:], ", "))
 
-	// 4. Register the members as Clusters.
-	for _, c := range members {
+	// 4. Kyverno in every member, when asked for, while the members are
+	// registered and the controller manager starts. Every return below
+	// waits for it first: a failed start stops all that was started, and
+	// nothing may start after that.
+	kyvernoCtx, cancelKyverno := context.WithCancel(ctx)
+	defer cancelKyverno()
+	kyvernoDone := make(chan error, 1)
+	if u.opts.WithKyverno {
+		go func() {
+			kyvernoDone <- u.startKyvernos(kyvernoCtx, members)
+		}()
+	} else {
+		kyvernoDone <- nil
+	}
+	if err := u.registerAndStartControllers(ctx); err != nil {
+		cancelKyverno()
+		return errors.Join(err, <-kyvernoDone)
+	}
+	if err := <-kyvernoDone; err != nil {
+		return err
+	}
+	if u.opts.WithKyverno {
+		fmt.Fprintln(out, "✓ Kyverno in every member, with the Flink restore ClusterPolicy (examples/flink/kyverno-clusterpolicy.yaml)")
+	}
+	return nil
+}
+
+// registerAndStartControllers registers the members as Clusters and starts
+// the Lifeboat controller manager.
+func (u *upper) registerAndStartControllers(ctx context.Context) error {
+	s, out := u.state, u.opts.Out
+	for _, c := range s.Clusters[1:] {
 		if err := registerCluster(ctx, s, c); err != nil {
 			return fmt.Errorf("registering %s: %w", c.Name, err)
 		}
 	}
 	fmt.Fprintln(out, "✓ members registered as Clusters")
 
-	// 5. The Lifeboat controller manager.
 	if err := u.startControllerManager(ctx); err != nil {
 		return err
 	}
@@ -224,7 +262,7 @@ func (u *upper) parallel(cs []ClusterInfo, f func(ClusterInfo) error) error {
 // later failure can stop it) and waits until its health URL answers 200.
 func (u *upper) start(ctx context.Context, c Component, h healthCheck, timeout time.Duration) error {
 	c.Log = filepath.Join(u.state.Dir, "logs", c.Name+".log")
-	rec, err := process.Start(c.Binary, c.Args, nil, c.Log)
+	rec, err := process.Start(c.Binary, c.Args, c.Env, c.Log)
 	c.Process = rec
 	if rec.PID > 0 {
 		u.mu.Lock()

@@ -291,6 +291,15 @@ type flinkScenario struct {
 // x (OverridePolicy failFlinkIn).
 func startFlinkScenario(t *testing.T, prefix, policyFile string) *flinkScenario {
 	t.Helper()
+	f := runFlinkScenario(t, prefix, policyFile)
+	f.breakCopy(t)
+	return f
+}
+
+// runFlinkScenario applies policyFile and the FlinkDeployment foo in a new
+// namespace and waits until foo runs on some member x.
+func runFlinkScenario(t *testing.T, prefix, policyFile string) *flinkScenario {
+	t.Helper()
 	f := &flinkScenario{
 		ns:      newNamespace(t, prefix),
 		cp:      clientFor(t, controlPlaneConfig(t)),
@@ -301,8 +310,13 @@ func startFlinkScenario(t *testing.T, prefix, policyFile string) *flinkScenario 
 	applyFile(t, f.ns, "flink/foo.yaml")
 	f.x, f.jobID = waitFlinkRunning(t, f.cp, f.ns, "foo", "")
 	t.Logf("foo runs on %s as job %s", f.x, f.jobID)
-	applyYAML(t, f.ns, failFlinkIn("foo", f.x))
 	return f
+}
+
+// breakCopy makes the job of foo's copy in x fail (OverridePolicy failFlinkIn).
+func (f *flinkScenario) breakCopy(t *testing.T) {
+	t.Helper()
+	applyYAML(t, f.ns, failFlinkIn("foo", f.x))
 }
 
 func statusOf(u *unstructured.Unstructured) map[string]any {
@@ -389,4 +403,118 @@ func (f *flinkScenario) waitHistory(t *testing.T) workv1alpha2.FailoverHistoryIt
 		return false, fmt.Sprintf("history %+v", rb.Status.FailoverHistory), nil
 	})
 	return entry
+}
+
+// The member side of the Flink story: Kyverno in every member of the shared
+// environment (lifeboat up --with-kyverno) runs the shipped ClusterPolicy.
+const (
+	// flinkRestorePolicy is the ClusterPolicy of
+	// examples/flink/kyverno-clusterpolicy.yaml.
+	flinkRestorePolicy = "flink-restore-after-failover"
+	// checkpointsConfigMap maps job IDs to their latest checkpoints; the
+	// policy reads it in the FlinkDeployment's namespace.
+	checkpointsConfigMap = "flink-latest-checkpoints"
+)
+
+// requireKyverno ends the test when the shared environment runs no Kyverno
+// (a reused LIFEBOAT_E2E_STATE_DIR started without --with-kyverno).
+func requireKyverno(t *testing.T) {
+	t.Helper()
+	if !suite.state.HasKyverno() {
+		t.Fatalf("the environment in %s runs no Kyverno; start it with lifeboat up --with-kyverno", suite.state.Dir)
+	}
+}
+
+// checkpointFor is where a job's latest retained checkpoint is said to be.
+func checkpointFor(jobID string, n int) string {
+	return fmt.Sprintf("file:///flink-data/checkpoints/%s/chk-%d", jobID, n)
+}
+
+// latestCheckpoints is the ConfigMap flink-latest-checkpoints with entries
+// (job ID → checkpoint) and, as the ClusterPolicy's comment recommends, a
+// PropagationPolicy that sends it to every member.
+func latestCheckpoints(entries map[string]string) string {
+	var data strings.Builder
+	for id, path := range entries {
+		fmt.Fprintf(&data, "  %q: %q\n", id, path)
+	}
+	return fmt.Sprintf(`
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: %[1]s
+data:
+%[2]s---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: %[1]s
+spec:
+  resourceSelectors:
+    - apiVersion: v1
+      kind: ConfigMap
+      name: %[1]s
+  placement:
+    clusterAffinity:
+      clusterNames: [member1, member2, member3]
+`, checkpointsConfigMap, data.String())
+}
+
+// waitCheckpointsEverywhere waits until every member's copy of
+// flink-latest-checkpoints in ns holds entries.
+func waitCheckpointsEverywhere(t *testing.T, ns string, entries map[string]string) {
+	t.Helper()
+	for m, cs := range members(t) {
+		eventually(t, 60*time.Second, describe("%s has %s/%s %v", m, ns, checkpointsConfigMap, entries), func(ctx context.Context) (bool, string, error) {
+			cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, checkpointsConfigMap, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return false, "not there yet", nil
+			}
+			if err != nil {
+				return false, "", err
+			}
+			for id, path := range entries {
+				if cm.Data[id] != path {
+					return false, fmt.Sprintf("data %v", cm.Data), nil
+				}
+			}
+			return true, "", nil
+		})
+	}
+}
+
+// flinkJobSpec reads spec.job {initialSavepointPath, upgradeMode}.
+func flinkJobSpec(u *unstructured.Unstructured) (savepoint, upgradeMode string) {
+	savepoint, _, _ = unstructured.NestedString(u.Object, "spec", "job", "initialSavepointPath")
+	upgradeMode, _, _ = unstructured.NestedString(u.Object, "spec", "job", "upgradeMode")
+	return savepoint, upgradeMode
+}
+
+// restoredFrom is the savepoint the stand-in operator reports the job
+// restored from (status.jobStatus.savepointInfo.lastSavepoint.location).
+func restoredFrom(u *unstructured.Unstructured) string {
+	loc, _, _ := unstructured.NestedString(u.Object, "status", "jobStatus", "savepointInfo", "lastSavepoint", "location")
+	return loc
+}
+
+// waitKyvernoMutated waits for the Event with which member's Kyverno says
+// that its policy mutated FlinkDeployment ns/name (success Events are on,
+// see internal/localenv/kyverno.go; they are about the cluster-scoped
+// ClusterPolicy, so they land in the namespace default).
+func waitKyvernoMutated(t *testing.T, member, ns, name string) {
+	t.Helper()
+	cs := clientsetFor(t, memberConfig(t, member))
+	want := fmt.Sprintf("FlinkDeployment %s/%s is successfully mutated", ns, name)
+	eventually(t, 30*time.Second, describe("Kyverno's %q Event in %s", want, member), func(ctx context.Context) (bool, string, error) {
+		evs, err := eventsFor(ctx, cs, metav1.NamespaceDefault, "ClusterPolicy", flinkRestorePolicy)
+		if err != nil {
+			return false, "", err
+		}
+		for _, e := range evs {
+			if e.Reason == "PolicyApplied" && e.Message == want {
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprintf("%d Events about %s, none for %s/%s", len(evs), flinkRestorePolicy, ns, name), nil
+	})
 }

@@ -56,9 +56,17 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "e2e:", err)
 			return 1
 		}
-		defer os.RemoveAll(tmp)
+		// A kept environment keeps its state directory: its processes
+		// can only be stopped through it.
+		defer func() {
+			if os.Getenv("LIFEBOAT_E2E_KEEP") == "" {
+				os.RemoveAll(tmp)
+			}
+		}()
 		dir = filepath.Join(tmp, "env")
-		args := []string{"up", "--members", "3", "--state-dir", dir, "--cache-dir", cacheDir}
+		// Kyverno in every member: the member side of the Flink stateful
+		// failover (flink_test.go) runs on the real thing.
+		args := []string{"up", "--members", "3", "--with-kyverno", "--state-dir", dir, "--cache-dir", cacheDir}
 		for _, a := range controllerManagerArgs {
 			args = append(args, "--controller-manager-arg="+a)
 		}

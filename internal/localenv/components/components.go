@@ -30,6 +30,13 @@ const (
 	KubeScheduler         = "kube-scheduler"
 	Kubectl               = "kubectl"
 	Kwok                  = "kwok"
+	// Kyverno is optional: built only when asked for (Ensure's optional
+	// names), for `lifeboat up --with-kyverno`.
+	Kyverno = "kyverno"
+	// KyvernoCRDs is not a binary but the folder of Kyverno's CRD manifests
+	// (config/crds of the pinned Kyverno module), copied next to the binary
+	// when it is built so that the CRDs always match it.
+	KyvernoCRDs = "kyverno-crds"
 )
 
 // module describes how one embedded module produces its binaries.
@@ -40,9 +47,24 @@ type module struct {
 	packages map[string]string
 	// ldflags are extra linker flags (part of the cache key).
 	ldflags string
+	// optional modules are built only when a caller names them. Each is
+	// cached under a key of its own, so that adding or changing one never
+	// changes Key() nor rebuilds the core set.
+	optional bool
+	// folders are folders of a dependency module's source copied into the
+	// cache after the build, by name (the name is also their key in
+	// Binaries).
+	folders map[string]moduleFolder
 }
 
-// modules lists every component module; the order is the build order, cheapest first.
+// moduleFolder names a folder inside a module of the build list.
+type moduleFolder struct {
+	module string // module path, e.g. github.com/kyverno/kyverno
+	path   string // slash-separated folder inside it, e.g. config/crds
+}
+
+// modules lists every component module; the order is the build order,
+// cheapest first. The core modules (not optional) make up Key().
 var modules = []module{
 	{dir: "etcd", packages: map[string]string{Etcd: "."}},
 	{dir: "kwok", packages: map[string]string{Kwok: "sigs.k8s.io/kwok/cmd/kwok"}},
@@ -52,6 +74,21 @@ var modules = []module{
 		KubeScheduler:         "k8s.io/kubernetes/cmd/kube-scheduler",
 		Kubectl:               "k8s.io/kubernetes/cmd/kubectl",
 	}, ldflags: kubernetesVersionFlags(KubernetesVersion)},
+	{dir: "kyverno", optional: true,
+		packages: map[string]string{Kyverno: "github.com/kyverno/kyverno/cmd/kyverno"},
+		folders:  map[string]moduleFolder{KyvernoCRDs: {module: "github.com/kyverno/kyverno", path: "config/crds"}},
+	},
+}
+
+// Optional lists the names of the optional modules (what Ensure accepts).
+func Optional() []string {
+	var names []string
+	for _, m := range modules {
+		if m.optional {
+			names = append(names, m.dir)
+		}
+	}
+	return names
 }
 
 // KubernetesVersion is the release of the Kubernetes components; it must match
@@ -104,21 +141,42 @@ func DefaultCacheDir() string {
 	return filepath.Join(os.TempDir(), "lifeboat-cache")
 }
 
-// Key identifies the pinned component set together with the Go toolchain.
+// Key identifies the pinned core component set (every module that is not
+// optional) together with the Go toolchain. Optional modules have keys of
+// their own (see Ensure), so that adding one keeps this key, and the cache
+// built under it, as it was.
 func Key() (string, error) {
+	var core []module
+	for _, m := range modules {
+		if !m.optional {
+			core = append(core, m)
+		}
+	}
+	return keyOf(moduleFiles, core)
+}
+
+// keyOf hashes the Go toolchain, the modules' linker flags and the files of
+// their folders under modules/ in fsys.
+func keyOf(fsys fs.FS, mods []module) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	for _, m := range modules {
+	dirs := map[string]bool{}
+	for _, m := range mods {
 		fmt.Fprintf(h, "ldflags %s %s\n", m.dir, m.ldflags)
+		dirs[m.dir] = true
 	}
 	var paths []string
-	err := fs.WalkDir(moduleFiles, "modules", func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(fsys, "modules", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() {
-			paths = append(paths, p)
+		if d.IsDir() {
+			if rest, ok := strings.CutPrefix(p, "modules/"); ok && !strings.Contains(rest, "/") && !dirs[rest] {
+				return fs.SkipDir
+			}
+			return nil
 		}
+		paths = append(paths, p)
 		return nil
 	})
 	if err != nil {
@@ -126,7 +184,7 @@ func Key() (string, error) {
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		data, err := moduleFiles.ReadFile(p)
+		data, err := fs.ReadFile(fsys, p)
 		if err != nil {
 			return "", fmt.Errorf("reading embedded %s: %w", p, err)
 		}
@@ -136,27 +194,62 @@ func Key() (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
-// Ensure returns the component binaries, building whatever is missing from the
-// cache first. Progress goes to out. Concurrent callers (two `lifeboat up` in
-// different state directories, parallel tests) serialise on a lock file.
-func Ensure(ctx context.Context, cacheDir string, out io.Writer) (Binaries, error) {
+// Ensure returns the core component binaries, and those of the optional
+// modules named (see Optional), building whatever is missing from the cache
+// first. Progress goes to out. Concurrent callers (two `lifeboat up` in
+// different state directories, parallel tests) serialise on a lock file per
+// set: the core set under DIR/components/KEY, each optional module under
+// DIR/components/NAME-KEY with a key of its own.
+func Ensure(ctx context.Context, cacheDir string, out io.Writer, optional ...string) (Binaries, error) {
+	var core []module
+	byName := map[string]module{}
+	for _, m := range modules {
+		if m.optional {
+			byName[m.dir] = m
+		} else {
+			core = append(core, m)
+		}
+	}
+	for _, name := range optional {
+		if _, ok := byName[name]; !ok {
+			return nil, fmt.Errorf("no optional component %q (optional: %v)", name, Optional())
+		}
+	}
 	key, err := Key()
 	if err != nil {
 		return nil, err
 	}
-	root := filepath.Join(cacheDir, "components", key)
+	bins := Binaries{}
+	if err := ensureSet(ctx, filepath.Join(cacheDir, "components", key), core, bins, out); err != nil {
+		return nil, err
+	}
+	for _, name := range optional {
+		m := byName[name]
+		key, err := keyOf(moduleFiles, []module{m})
+		if err != nil {
+			return nil, err
+		}
+		if err := ensureSet(ctx, filepath.Join(cacheDir, "components", m.dir+"-"+key), []module{m}, bins, out); err != nil {
+			return nil, err
+		}
+	}
+	return bins, nil
+}
+
+// ensureSet builds whatever the modules lack under root, holding root's
+// lock, and records every binary and folder in bins.
+func ensureSet(ctx context.Context, root string, mods []module, bins Binaries, out io.Writer) error {
 	binDir := filepath.Join(root, "bin")
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating component cache %s: %w", root, err)
+		return fmt.Errorf("creating component cache %s: %w", root, err)
 	}
 	unlock, err := lock(ctx, filepath.Join(root, ".lock"), out)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer unlock()
 
-	bins := Binaries{}
-	for _, m := range modules {
+	for _, m := range mods {
 		var missing []string
 		for name := range m.packages {
 			p := filepath.Join(binDir, name)
@@ -165,15 +258,23 @@ func Ensure(ctx context.Context, cacheDir string, out io.Writer) (Binaries, erro
 				missing = append(missing, name)
 			}
 		}
-		if len(missing) == 0 {
+		folderMissing := false
+		for name := range m.folders {
+			p := filepath.Join(root, name)
+			bins[name] = p
+			if _, err := os.Stat(p); err != nil {
+				folderMissing = true
+			}
+		}
+		if len(missing) == 0 && !folderMissing {
 			continue
 		}
 		sort.Strings(missing)
 		if err := buildModule(ctx, m, missing, root, binDir, out); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return bins, nil
+	return nil
 }
 
 // buildModule writes one embedded module into the cache and builds the named binaries.
@@ -190,20 +291,26 @@ func buildModule(ctx context.Context, m module, names []string, root, binDir str
 	}
 	defer os.RemoveAll(tmp)
 
-	args := []string{"build", "-trimpath", "-ldflags=-s -w " + m.ldflags, "-o", tmp + string(os.PathSeparator)}
-	for _, n := range names {
-		args = append(args, m.packages[n])
-	}
-	fmt.Fprintf(out, "Building %s from the Go module proxy (first run only; this can take several minutes)...\n", strings.Join(names, ", "))
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "CGO_ENABLED=0", "GOWORK=off")
-	var log strings.Builder
-	cmd.Stdout = &log
-	cmd.Stderr = &log
-	if err := runWithProgress(ctx, cmd, out, start); err != nil {
-		return fmt.Errorf("building %s: %w\n%s", strings.Join(names, ", "), err, tail(log.String(), 30))
+	if len(names) > 0 {
+		args := []string{"build", "-trimpath", "-ldflags=-s -w " + m.ldflags, "-o", tmp + string(os.PathSeparator)}
+		for _, n := range names {
+			args = append(args, m.packages[n])
+		}
+		fmt.Fprintf(out, "Building %s from the Go module proxy (first run only; this can take several minutes)...\n", strings.Join(names, ", "))
+		cmd := goCommand(ctx, src, args...)
+		var log strings.Builder
+		cmd.Stdout = &log
+		cmd.Stderr = &log
+		if err := runWithProgress(ctx, cmd, out, start); err != nil {
+			return fmt.Errorf("building %s: %w\n%s", strings.Join(names, ", "), err, tail(log.String(), 30))
+		}
+	}
+	if err := copyFolders(ctx, m, src, root); err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		return nil
 	}
 	for _, n := range names {
 		built := filepath.Join(tmp, n)
@@ -239,6 +346,47 @@ func runWithProgress(ctx context.Context, cmd *exec.Cmd, out io.Writer, start ti
 			return errors.Join(ctx.Err(), <-done)
 		}
 	}
+}
+
+// goCommand runs the go tool in the module folder src, resolving modules
+// from go.mod and go.sum as written (no workspace, no cgo).
+func goCommand(ctx context.Context, src string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "CGO_ENABLED=0", "GOWORK=off")
+	return cmd
+}
+
+// copyFolders copies each of m's folders out of the module cache into
+// root/NAME, through a temporary folder and a rename, like the binaries.
+func copyFolders(ctx context.Context, m module, src, root string) error {
+	for name, f := range m.folders {
+		dst := filepath.Join(root, name)
+		if _, err := os.Stat(dst); err == nil {
+			continue
+		}
+		cmd := goCommand(ctx, src, "list", "-m", "-f", "{{.Dir}}", f.module)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		dirOut, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("locating module %s: %w\n%s", f.module, err, tail(stderr.String(), 10))
+		}
+		from := filepath.Join(strings.TrimSpace(string(dirOut)), filepath.FromSlash(f.path))
+		tmp, err := os.MkdirTemp(root, "copy-")
+		if err != nil {
+			return fmt.Errorf("creating copy folder: %w", err)
+		}
+		if err := os.CopyFS(tmp, os.DirFS(from)); err != nil {
+			os.RemoveAll(tmp)
+			return fmt.Errorf("copying %s of %s: %w", f.path, f.module, err)
+		}
+		if err := os.Rename(tmp, dst); err != nil {
+			os.RemoveAll(tmp)
+			return fmt.Errorf("installing %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 func writeModule(dir, dst string) error {

@@ -1,6 +1,7 @@
 // Package components builds the pinned upstream Kubernetes components that the
 // local environment runs (etcd, kube-apiserver, kube-controller-manager,
-// kube-scheduler, kubectl and kwok).
+// kube-scheduler, kubectl and kwok) and, only when asked for, the optional
+// ones (Kyverno, for `lifeboat up --with-kyverno`).
 //
 // Release tarballs cannot be downloaded on the machines Lifeboat is developed
 // and tested on, but the Go module proxy can be reached, so each component is
@@ -12,5 +13,10 @@
 //
 // The versions are pinned in exactly one place: the go.mod files under
 // modules/. The cache is keyed by a hash of those files and the Go version, so
-// changing a pin rebuilds, and a warm cache costs nothing.
+// changing a pin rebuilds, and a warm cache costs nothing. The core set shares
+// one key (Key, DIR/components/KEY); each optional module has a key of its
+// own (DIR/components/NAME-KEY), so adding or changing one never rebuilds the
+// core set. An optional module can also bring folders of its source along
+// (Kyverno's CRDs, config/crds), copied out of the module cache next to its
+// binary so that they always match it.
 package components

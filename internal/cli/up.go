@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lifeboat-dev/lifeboat/internal/localenv"
+	"github.com/lifeboat-dev/lifeboat/internal/localenv/components"
+)
+
+func newUpCommand() *cobra.Command {
+	opts := localenv.Options{}
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Start the local environment: a control plane and N member clusters",
+		Long: `Start Lifeboat's local environment on this machine, without Docker:
+one etcd, the control-plane kube-apiserver with Lifeboat's CRDs, N member clusters
+member1..N (each a real kube-apiserver, kube-controller-manager and kube-scheduler,
+with kwok simulating one Ready node named memberN-control-plane and its pods), the
+members registered as Clusters, and the Lifeboat controller manager.
+
+With --with-kyverno, every member also runs Kyverno's admission controller
+(component memberN-kyverno, namespace kyverno, Kyverno's CRDs and the
+FlinkDeployment CRD installed) with the ClusterPolicy of
+examples/flink/kyverno-clusterpolicy.yaml, which restores a failed-over Flink
+job from its last checkpoint. Kyverno is built on its first use only.
+
+On first use the pinned Kubernetes components are built from the Go module proxy
+into the cache directory (several minutes; Kyverno about six more); later starts
+reuse them.
+
+Writes DIR/kubeconfig with the contexts "lifeboat" (the control plane, current)
+and member1..N. Running "up" again while the environment is up changes nothing.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.Out = cmd.OutOrStdout()
+			s, err := localenv.Up(cmd.Context(), opts)
+			if errors.Is(err, localenv.ErrAlreadyUp) {
+				fmt.Fprintf(opts.Out, "The local environment in %s is already up; nothing changed.\n", s.Dir)
+				if opts.WithKyverno && !s.HasKyverno() {
+					fmt.Fprintf(opts.Out, "It was started without Kyverno; to add it, stop it (lifeboat down --state-dir %s) and run up --with-kyverno.\n", s.Dir)
+				}
+				fmt.Fprintln(opts.Out)
+				printNextSteps(opts.Out, s, opts.CacheDir)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(opts.Out)
+			printNextSteps(opts.Out, s, opts.CacheDir)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&opts.Members, "members", 3, "Number of member clusters (1-20).")
+	f.StringVar(&opts.Dir, "state-dir", defaultStateDir, "Directory for the environment's state, logs and kubeconfig.")
+	f.StringVar(&opts.CacheDir, "cache-dir", components.DefaultCacheDir(), "Where the Kubernetes components are built and kept ($LIFEBOAT_CACHE_DIR).")
+	f.StringArrayVar(&opts.ControllerManagerArgs, "controller-manager-arg", nil, "Extra flag for `lifeboat controller-manager` (repeatable), e.g. --controller-manager-arg=--v=2.")
+	f.BoolVar(&opts.WithKyverno, "with-kyverno", false, "Also run Kyverno in every member with the Flink restore ClusterPolicy (examples/flink/kyverno-clusterpolicy.yaml).")
+	return cmd
+}
+
+func printNextSteps(out io.Writer, s *localenv.State, cacheDir string) {
+	rel := s.KubeconfigPath()
+	if wd, err := os.Getwd(); err == nil {
+		if r, err := filepath.Rel(wd, rel); err == nil && !strings.HasPrefix(r, "..") {
+			rel = r
+		}
+	}
+	fmt.Fprintf(out, "Control plane and members: %s, %s\n", localenv.ControlPlaneName, strings.Join(s.Members(), ", "))
+	if s.HasKyverno() {
+		fmt.Fprintf(out, "Kyverno in every member (namespace %s), ClusterPolicies: kubectl --context %s get clusterpolicies\n", localenv.KyvernoNamespace, s.Members()[0])
+	}
+	fmt.Fprintf(out, "\nNext:\n  export KUBECONFIG=%s\n  kubectl get clusters\n  kubectl --context %s get nodes\n", rel, s.Members()[0])
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		if key, kerr := components.Key(); kerr == nil {
+			fmt.Fprintf(out, "\nNo kubectl on PATH; one was built for you:\n  alias kubectl=%s\n", filepath.Join(cacheDir, "components", key, "bin", components.Kubectl))
+		}
+	}
+	fmt.Fprintf(out, "\nState and logs: %s\nStop everything: lifeboat down --state-dir %s\n", s.Dir, s.Dir)
+}
