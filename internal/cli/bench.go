@@ -8,8 +8,10 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/lifeboat-dev/lifeboat/internal/bench"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv"
@@ -53,6 +55,9 @@ another control plane give --kubeconfig, the contexts, --member-stop-cmd and
     --controller-pids karmada-controller-manager=4242,karmada-scheduler=4243`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// The bench reports its own progress and failures; the
+			// controller-runtime clients it uses stay quiet.
+			ctrl.SetLogger(logr.Discard())
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			var env *localenv.State
