@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -30,32 +31,42 @@ import (
 //  4. a cluster whose timer reached unhealthySince + toleration is evicted.
 //
 // The timers are kept in status.unhealthyClusters, so the deadline is the
-// same after a controller restart. requeueAfter is the time to the next
+// same after a controller restart. The status keeps a timer's start to the
+// second; exact holds, by cluster, starts this process observed itself to
+// the nanosecond, and a timer whose stored start is exact's truncation runs
+// from exact, so that a deadline is not up to a second early. newExact is
+// exact for the timers still running. requeueAfter is the time to the next
 // deadline (0 for none). newUnhealthy is sorted by cluster and still lists
 // the clusters to evict (the caller drops them after evicting).
-func decide(now time.Time, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, toleration time.Duration) (toEvict []string, newUnhealthy []workv1alpha2.UnhealthyCluster, requeueAfter time.Duration) {
+func decide(now time.Time, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, toleration time.Duration, exact map[string]time.Time) (toEvict []string, newUnhealthy []workv1alpha2.UnhealthyCluster, newExact map[string]time.Time, requeueAfter time.Duration) {
 	since := map[string]metav1.Time{}
 	for _, u := range status.UnhealthyClusters {
 		since[u.ClusterName] = u.UnhealthySince
 	}
 	stamp := metav1.NewTime(now).Rfc3339Copy()
+	newExact = map[string]time.Time{}
 	for _, c := range spec.Clusters {
 		var health workv1alpha2.ResourceHealth
 		if item := aggregatedItem(status, c.Name); item != nil {
 			health = item.Health
 		}
 		t, running := since[c.Name]
+		start := t.Time
+		if e, ok := exact[c.Name]; running && ok && e.Truncate(time.Second).Equal(t.Time) {
+			start = e
+		}
 		switch {
 		case health == workv1alpha2.ResourceHealthy:
 			continue
 		case health == workv1alpha2.ResourceUnhealthy && !running:
-			t, running = stamp, true
+			t, start, running = stamp, now, true
 		}
 		if !running {
 			continue
 		}
 		newUnhealthy = append(newUnhealthy, workv1alpha2.UnhealthyCluster{ClusterName: c.Name, UnhealthySince: t})
-		deadline := t.Add(toleration)
+		newExact[c.Name] = start
+		deadline := start.Add(toleration)
 		if !now.Before(deadline) {
 			toEvict = append(toEvict, c.Name)
 		} else if d := deadline.Sub(now); requeueAfter == 0 || d < requeueAfter {
@@ -64,7 +75,7 @@ func decide(now time.Time, spec *workv1alpha2.ResourceBindingSpec, status *workv
 	}
 	sort.Slice(newUnhealthy, func(i, j int) bool { return newUnhealthy[i].ClusterName < newUnhealthy[j].ClusterName })
 	sort.Strings(toEvict)
-	return toEvict, newUnhealthy, requeueAfter
+	return toEvict, newUnhealthy, newExact, requeueAfter
 }
 
 // ApplicationFailoverReconciler moves a workload away from a cluster where
@@ -83,6 +94,35 @@ type ApplicationFailoverReconciler struct {
 	Gates *features.Gates
 	// MaxConcurrentReconciles per binding kind; 0 means 1.
 	MaxConcurrentReconciles int
+
+	// exact holds the exact starts of the timers this process started, by
+	// binding and cluster (see decide).
+	exact exactStarts
+}
+
+// exactStarts is a concurrency-safe map from binding to decide's exact.
+type exactStarts struct {
+	mu sync.Mutex
+	m  map[string]map[string]time.Time
+}
+
+func (e *exactStarts) get(key string) map[string]time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.m[key]
+}
+
+func (e *exactStarts) set(key string, starts map[string]time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(starts) == 0 {
+		delete(e.m, key)
+		return
+	}
+	if e.m == nil {
+		e.m = map[string]map[string]time.Time{}
+	}
+	e.m[key] = starts
 }
 
 // SetupWithManager registers one controller for ResourceBindings and one
@@ -112,13 +152,16 @@ func (r *ApplicationFailoverReconciler) reconcile(ctx context.Context, k binding
 		return ctrl.Result{}, nil
 	}
 	obj := k.newObject()
+	exactKey := k.short + "/" + req.String()
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.exact.set(exactKey, nil)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("reading %s %s: %w", k.name, req.NamespacedName, err)
 	}
 	if obj.GetDeletionTimestamp() != nil {
+		r.exact.set(exactKey, nil)
 		return ctrl.Result{}, nil
 	}
 	spec, status := mustParts(obj)
@@ -127,12 +170,14 @@ func (r *ApplicationFailoverReconciler) reconcile(ctx context.Context, k binding
 		app = spec.Failover.Application
 	}
 	if app == nil {
+		r.exact.set(exactKey, nil)
 		return r.writeTimers(ctx, obj, status, nil, 0)
 	}
 
 	now := r.Clock.Now()
 	toleration := time.Duration(app.EffectiveTolerationSeconds()) * time.Second
-	toEvict, timers, requeueAfter := decide(now, spec, status, toleration)
+	toEvict, timers, exact, requeueAfter := decide(now, spec, status, toleration, r.exact.get(exactKey))
+	r.exact.set(exactKey, exact)
 
 	if len(toEvict) > 0 {
 		if res, done, err := r.evict(ctx, k, obj, app, toEvict, timers, now); done {

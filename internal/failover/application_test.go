@@ -102,7 +102,7 @@ func TestDecide(t *testing.T) {
 			if tc.toleration != nil {
 				toleration = *tc.toleration
 			}
-			evict, timers, requeue := decide(at(tc.now), &b.Spec, &b.Status, toleration)
+			evict, timers, _, requeue := decide(at(tc.now), &b.Spec, &b.Status, toleration, nil)
 			if diff := cmp.Diff(tc.wantEvict, evict); diff != "" {
 				t.Errorf("toEvict (-want +got):\n%s", diff)
 			}
@@ -111,6 +111,46 @@ func TestDecide(t *testing.T) {
 			}
 			if requeue != tc.wantRequeue {
 				t.Errorf("requeueAfter = %s, want %s", requeue, tc.wantRequeue)
+			}
+		})
+	}
+}
+
+// The status keeps a timer's start to the second. A timer this process
+// started runs from its exact start, so the eviction is never early; a
+// timer it did not start (a restart) runs from the stored second.
+func TestDecideExactStart(t *testing.T) {
+	const tol = 10 * time.Second
+	start := at(10).Add(700 * time.Millisecond) // stored as second 10
+	unhealthy := makeBinding("a").clusters("member1").health("member1", workv1alpha2.ResourceUnhealthy)
+
+	// The first observation: stored truncated, exact kept.
+	b := unhealthy.obj()
+	_, timers, exact, requeue := decide(start, &b.Spec, &b.Status, tol, nil)
+	if len(timers) != 1 || !timers[0].UnhealthySince.Time.Equal(at(10)) {
+		t.Fatalf("timers = %+v, want one from second 10", timers)
+	}
+	if !exact["member1"].Equal(start) || requeue != tol {
+		t.Fatalf("exact = %v, requeue = %v; want %v and %v", exact, requeue, start, tol)
+	}
+
+	stored := unhealthy.unhealthySince("member1", 10).obj()
+	for name, tc := range map[string]struct {
+		exact     map[string]time.Time
+		now       time.Time
+		wantEvict bool
+	}{
+		"exact start: not yet at stored second + toleration": {exact: exact, now: at(20), wantEvict: false},
+		"exact start: at exact + toleration":                 {exact: exact, now: start.Add(tol), wantEvict: true},
+		"restart, no exact start: the stored second counts":  {exact: nil, now: at(20), wantEvict: true},
+		"exact start of an older timer is ignored": {
+			exact: map[string]time.Time{"member1": at(5).Add(500 * time.Millisecond)}, now: at(20), wantEvict: true,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			evict, _, _, _ := decide(tc.now, &stored.Spec, &stored.Status, tol, tc.exact)
+			if got := len(evict) == 1; got != tc.wantEvict {
+				t.Errorf("evict = %v, want eviction %v", evict, tc.wantEvict)
 			}
 		})
 	}
