@@ -126,7 +126,7 @@ func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctr
 		r.Writes.Wrote(req.NamespacedName)
 	}
 
-	if err := r.updateBindingStatus(ctx, b, items, expected); err != nil {
+	if err := r.updateBindingStatus(ctx, b, items, !same, expected); err != nil {
 		return ctrl.Result{}, err
 	}
 	if _, synced := r.templateSynced.Load(req.NamespacedName); same && synced {
@@ -152,11 +152,12 @@ func (r *StatusReconciler) now() metav1.Time {
 	return metav1.NewTime(r.Clock.Now())
 }
 
-func (r *StatusReconciler) updateBindingStatus(ctx context.Context, b bindingObject, items []workv1alpha2.AggregatedStatusItem, expected sets.Set[string]) error {
+// updateBindingStatus writes items (changed says whether they differ from
+// the binding's, compared as JSON values) and the FullyApplied condition.
+func (r *StatusReconciler) updateBindingStatus(ctx context.Context, b bindingObject, items []workv1alpha2.AggregatedStatusItem, changed bool, expected sets.Set[string]) error {
 	before := b.obj.DeepCopyObject().(client.Object)
-	changed, err := setAggregatedStatus(b.status, items)
-	if err != nil {
-		return err
+	if changed {
+		b.status.AggregatedStatus = items
 	}
 	if !changed && expected.Len() == 0 && meta.FindStatusCondition(b.status.Conditions, workv1alpha2.FullyApplied) == nil {
 		// Not scheduled yet: nothing to report, and a write now would only
@@ -193,17 +194,6 @@ func aggregatedNews(a, b []workv1alpha2.AggregatedStatusItem) bool {
 		}
 	}
 	return false
-}
-
-// setAggregatedStatus replaces status.aggregatedStatus with items and says
-// whether the value changed (reflected statuses compared as JSON values).
-func setAggregatedStatus(status *workv1alpha2.ResourceBindingStatus, items []workv1alpha2.AggregatedStatusItem) (bool, error) {
-	same, err := sameJSONValue(status.AggregatedStatus, items)
-	if err != nil || same {
-		return false, err
-	}
-	status.AggregatedStatus = items
-	return true, nil
 }
 
 func (r *StatusReconciler) updateTemplateStatus(ctx context.Context, b bindingObject, items []workv1alpha2.AggregatedStatusItem) error {
