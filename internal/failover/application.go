@@ -132,7 +132,7 @@ func (r *ApplicationFailoverReconciler) SetupWithManager(mgr ctrl.Manager) error
 	if !r.Gates.Enabled(features.Failover) {
 		return nil
 	}
-	return setupPerKind(mgr, "application-failover", applicationFailoverRelevant, r.MaxConcurrentReconciles, r.reconcile)
+	return setupPerKind(mgr, "application-failover", applicationFailoverRelevant, false, r.MaxConcurrentReconciles, r.reconcile)
 }
 
 // applicationFailoverRelevant: application failover is configured, or

@@ -5,12 +5,17 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
 )
@@ -74,14 +79,26 @@ const conflictRetry = time.Second
 
 // setupPerKind registers one controller per binding kind (ResourceBinding,
 // ClusterResourceBinding), named "<rb|crb>-<name>", for the objects
-// relevant says it must see.
-func setupPerKind(mgr ctrl.Manager, name string, relevant func(client.Object) bool, maxConcurrent int,
+// relevant says it must see. With workGone, the deletion of one of a
+// binding's Works brings the binding back too: nothing else changes on the
+// binding when the last trace of an old copy goes.
+func setupPerKind(mgr ctrl.Manager, name string, relevant func(client.Object) bool, workGone bool, maxConcurrent int,
 	rec func(ctx context.Context, k bindingKind, req ctrl.Request) (ctrl.Result, error)) error {
 	for _, k := range bindingKinds {
 		k := k
-		err := ctrl.NewControllerManagedBy(mgr).
+		b := ctrl.NewControllerManagedBy(mgr).
 			Named(k.short+"-"+name).
-			For(k.newObject(), builder.WithPredicates(relevantPredicate(relevant))).
+			For(k.newObject(), builder.WithPredicates(relevantPredicate(relevant)))
+		if workGone {
+			b = b.Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(k.bindingOfWork),
+				builder.WithPredicates(predicate.Funcs{
+					CreateFunc:  func(event.CreateEvent) bool { return false },
+					UpdateFunc:  func(event.UpdateEvent) bool { return false },
+					DeleteFunc:  func(event.DeleteEvent) bool { return true },
+					GenericFunc: func(event.GenericEvent) bool { return false },
+				}))
+		}
+		err := b.
 			WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrent}).
 			Complete(conflict.Retrying(reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 				return rec(ctx, k, req)
@@ -91,4 +108,23 @@ func setupPerKind(mgr ctrl.Manager, name string, relevant func(client.Object) bo
 		}
 	}
 	return nil
+}
+
+// bindingOfWork maps a Work to its binding of kind k, by the annotations
+// the binding controller puts on every Work.
+func (k bindingKind) bindingOfWork(_ context.Context, w client.Object) []reconcile.Request {
+	ann := w.GetAnnotations()
+	var key types.NamespacedName
+	if k.short == clusterResourceBindingKind.short {
+		key.Name = ann[workv1alpha2.ClusterResourceBindingAnnotationKey]
+	} else {
+		key.Namespace, key.Name = ann[workv1alpha2.ResourceBindingNamespaceAnnotationKey], ann[workv1alpha2.ResourceBindingNameAnnotationKey]
+		if key.Namespace == "" {
+			return nil
+		}
+	}
+	if key.Name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: key}}
 }

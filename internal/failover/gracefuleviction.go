@@ -54,7 +54,7 @@ type GracefulEvictionReconciler struct {
 // SetupWithManager registers one controller for ResourceBindings and one
 // for ClusterResourceBindings.
 func (r *GracefulEvictionReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return setupPerKind(mgr, "graceful-eviction", gracefulEvictionRelevant, r.MaxConcurrentReconciles, r.reconcile)
+	return setupPerKind(mgr, "graceful-eviction", gracefulEvictionRelevant, true, r.MaxConcurrentReconciles, r.reconcile)
 }
 
 // gracefulEvictionRelevant: the binding has tasks, history entries to
