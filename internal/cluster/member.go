@@ -31,8 +31,8 @@ type Member interface {
 	// Discover returns the served resources; partial is true when some
 	// groups failed to be discovered (then lists hold the others).
 	Discover(ctx context.Context) (lists []*metav1.APIResourceList, partial bool, err error)
-	// EachNode and EachPod stream the member's nodes and its non-terminal
-	// pods, page by page.
+	// EachNode and EachPod visit the member's nodes and its non-terminal
+	// pods.
 	EachNode(ctx context.Context, fn func(*corev1.Node)) error
 	EachPod(ctx context.Context, fn func(*corev1.Pod)) error
 }
@@ -48,16 +48,41 @@ type MemberFactory interface {
 // membercluster.ConfigFor (reading the credentials Secret through reader on
 // every call, so rotated credentials are picked up at the next probe) and
 // reuses a member's client while its configuration is unchanged.
-func NewMemberFactory(reader client.Reader, requestTimeout time.Duration) MemberFactory {
-	return &memberFactory{reader: reader, timeout: requestTimeout, byName: map[string]cachedMember{}}
+//
+// Each member gets an inventory: informers on its nodes and, with
+// watchPods (resource modeling), its non-terminal pods. They run until the
+// member is forgotten, its configuration changes, or Stop.
+func NewMemberFactory(reader client.Reader, requestTimeout time.Duration, watchPods bool) *MemberClients {
+	return &MemberClients{reader: reader, timeout: requestTimeout, watchPods: watchPods, byName: map[string]cachedMember{}}
 }
 
-type memberFactory struct {
-	reader  client.Reader
-	timeout time.Duration
+// MemberClients is the MemberFactory of the controller manager.
+type MemberClients struct {
+	reader    client.Reader
+	timeout   time.Duration
+	watchPods bool
 
 	mu     sync.Mutex
 	byName map[string]cachedMember
+	lost   func(name string)
+}
+
+// OnConnectionLost sets the function told the name of a member whose
+// inventory could not reach the API server. Set it before the first For.
+func (f *MemberClients) OnConnectionLost(fn func(name string)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.lost = fn
+}
+
+// Stop ends every member's inventory.
+func (f *MemberClients) Stop() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for name, c := range f.byName {
+		c.member.inventory.stop()
+		delete(f.byName, name)
+	}
 }
 
 type cachedMember struct {
@@ -65,7 +90,7 @@ type cachedMember struct {
 	member      *restMember
 }
 
-func (f *memberFactory) For(ctx context.Context, cluster *clusterv1alpha1.Cluster) (Member, error) {
+func (f *MemberClients) For(ctx context.Context, cluster *clusterv1alpha1.Cluster) (Member, error) {
 	cfg, err := membercluster.ConfigFor(ctx, f.reader, cluster)
 	if err != nil {
 		return nil, err
@@ -79,8 +104,8 @@ func (f *memberFactory) For(ctx context.Context, cluster *clusterv1alpha1.Cluste
 	cfg = rest.CopyConfig(cfg)
 	cfg.UserAgent = "lifeboat-cluster-status"
 	cfg.QPS, cfg.Burst = 10, 20
-	// Protobuf: the periodic pod and node lists of a large member cost a
-	// fraction of their JSON decoding.
+	// Protobuf: the inventory's pod and node lists and watches cost a
+	// fraction of their JSON decoding on a large member.
 	pcfg := rest.CopyConfig(cfg)
 	pcfg.ContentType = runtime.ContentTypeProtobuf
 	pcfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
@@ -96,15 +121,26 @@ func (f *memberFactory) For(ctx context.Context, cluster *clusterv1alpha1.Cluste
 	if err != nil {
 		return nil, fmt.Errorf("building discovery client of cluster %s: %w", cluster.Name, err)
 	}
-	m := &restMember{clientset: cs, discovery: dc, timeout: f.timeout}
+	if old, ok := f.byName[cluster.Name]; ok {
+		old.member.inventory.stop()
+	}
+	var lost func()
+	if f.lost != nil {
+		name, report := cluster.Name, f.lost
+		lost = func() { report(name) }
+	}
+	m := &restMember{clientset: cs, discovery: dc, timeout: f.timeout, inventory: startInventory(cs, f.watchPods, lost)}
 	f.byName[cluster.Name] = cachedMember{fingerprint: fp, member: m}
 	return m, nil
 }
 
-func (f *memberFactory) Forget(name string) {
+func (f *MemberClients) Forget(name string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	delete(f.byName, name)
+	if c, ok := f.byName[name]; ok {
+		c.member.inventory.stop()
+		delete(f.byName, name)
+	}
 }
 
 // configFingerprint identifies what a client was built from, without
@@ -125,10 +161,8 @@ type restMember struct {
 	clientset kubernetes.Interface
 	discovery discovery.DiscoveryInterface
 	timeout   time.Duration
+	inventory *inventory
 }
-
-// listPageSize bounds how many objects a summary holds in memory at once.
-const listPageSize = 500
 
 func (m *restMember) Probe(ctx context.Context) ProbeResult {
 	res := m.probePath(ctx, "/readyz")
@@ -177,43 +211,17 @@ func discoveryResult(lists []*metav1.APIResourceList, err error) ([]*metav1.APIR
 	return nil, false, fmt.Errorf("discovering API resources: %w", err)
 }
 
+// EachNode reads the inventory; it waits up to three request timeouts for
+// its first sync.
 func (m *restMember) EachNode(ctx context.Context, fn func(*corev1.Node)) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*m.timeout)
 	defer cancel()
-	opts := metav1.ListOptions{Limit: listPageSize}
-	for {
-		list, err := m.clientset.CoreV1().Nodes().List(ctx, opts)
-		if err != nil {
-			return fmt.Errorf("listing nodes: %w", err)
-		}
-		for i := range list.Items {
-			fn(&list.Items[i])
-		}
-		if list.Continue == "" {
-			return nil
-		}
-		opts.Continue = list.Continue
-	}
+	return m.inventory.eachNode(ctx, fn)
 }
 
+// EachPod is EachNode for the non-terminal pods.
 func (m *restMember) EachPod(ctx context.Context, fn func(*corev1.Pod)) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*m.timeout)
 	defer cancel()
-	opts := metav1.ListOptions{
-		Limit:         listPageSize,
-		FieldSelector: "status.phase!=" + string(corev1.PodSucceeded) + ",status.phase!=" + string(corev1.PodFailed),
-	}
-	for {
-		list, err := m.clientset.CoreV1().Pods(metav1.NamespaceAll).List(ctx, opts)
-		if err != nil {
-			return fmt.Errorf("listing pods: %w", err)
-		}
-		for i := range list.Items {
-			fn(&list.Items[i])
-		}
-		if list.Continue == "" {
-			return nil
-		}
-		opts.Continue = list.Continue
-	}
+	return m.inventory.eachPod(ctx, fn)
 }

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"k8s.io/utils/clock"
-	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 // Options configure the cluster controllers. Flag names follow Karmada's
@@ -78,53 +76,6 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--cluster-status-collect-interval must not be negative, got %s", o.CollectInterval)
 	case o.ConcurrentSyncs < 1:
 		return fmt.Errorf("--concurrent-cluster-syncs must be at least 1, got %d", o.ConcurrentSyncs)
-	}
-	return nil
-}
-
-// SetupControllers builds the three cluster controllers with production
-// dependencies and registers them with mgr (for callers without a controller
-// registry; the controller manager may construct them one by one instead).
-func SetupControllers(mgr ctrl.Manager, o *Options) error {
-	if err := o.Validate(); err != nil {
-		return err
-	}
-	clk := clock.RealClock{}
-	lifecycle := &ClusterReconciler{
-		Client:              mgr.GetClient(),
-		APIReader:           mgr.GetAPIReader(),
-		Recorder:            mgr.GetEventRecorder("cluster-controller"),
-		Clock:               clk,
-		DeletionGracePeriod: o.DeletionGracePeriod,
-		ConcurrentSyncs:     o.ConcurrentSyncs,
-	}
-	if err := lifecycle.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up cluster controller: %w", err)
-	}
-	status := &StatusReconciler{
-		Client:                 mgr.GetClient(),
-		Members:                NewMemberFactory(mgr.GetAPIReader(), o.ProbeTimeout),
-		Recorder:               mgr.GetEventRecorder("cluster-status-controller"),
-		Clock:                  clk,
-		StatusUpdateFrequency:  o.StatusUpdateFrequency,
-		FailureThreshold:       o.FailureThreshold,
-		SuccessThreshold:       o.SuccessThreshold,
-		ProbeTimeout:           o.ProbeTimeout,
-		CollectInterval:        o.CollectInterval,
-		EnableResourceModeling: o.EnableResourceModeling,
-		ConcurrentSyncs:        o.ConcurrentSyncs,
-	}
-	if err := status.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up cluster status controller: %w", err)
-	}
-	taints := &TaintReconciler{
-		Client:          mgr.GetClient(),
-		Recorder:        mgr.GetEventRecorder("cluster-taint-controller"),
-		Clock:           clk,
-		ConcurrentSyncs: o.ConcurrentSyncs,
-	}
-	if err := taints.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up cluster taint controller: %w", err)
 	}
 	return nil
 }

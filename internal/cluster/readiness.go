@@ -100,6 +100,19 @@ func adjustReady(stored *metav1.Condition, observed metav1.Condition, prev *read
 	return observed, next
 }
 
+// heldUntil is when the observations since next.since will have lasted the
+// threshold that holds back their change of the stored condition, or the
+// zero time when nothing is held back (adjusted is what was observed).
+func heldUntil(adjusted, observed metav1.Condition, next readySince, th thresholds) time.Time {
+	if (adjusted.Status == metav1.ConditionTrue) == (observed.Status == metav1.ConditionTrue) {
+		return time.Time{}
+	}
+	if next.isTrue {
+		return next.since.Add(th.success)
+	}
+	return next.since.Add(th.failure)
+}
+
 // readyTracker keeps readySince per cluster, in memory only. It is safe for
 // concurrent use by the reconcile workers.
 type readyTracker struct {
@@ -112,8 +125,9 @@ func newReadyTracker(th thresholds) *readyTracker {
 	return &readyTracker{byName: map[string]readySince{}, windows: th}
 }
 
-// adjust applies adjustReady for cluster and remembers the result.
-func (t *readyTracker) adjust(cluster *clusterv1alpha1.Cluster, observed metav1.Condition, now time.Time) metav1.Condition {
+// adjust applies adjustReady for cluster and remembers the result. held is
+// when a change held back by a threshold is due (zero when none is).
+func (t *readyTracker) adjust(cluster *clusterv1alpha1.Cluster, observed metav1.Condition, now time.Time) (adjusted metav1.Condition, held time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var prev *readySince
@@ -123,7 +137,7 @@ func (t *readyTracker) adjust(cluster *clusterv1alpha1.Cluster, observed metav1.
 	stored := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
 	adjusted, next := adjustReady(stored, observed, prev, now, t.windows)
 	t.byName[cluster.Name] = next
-	return adjusted
+	return adjusted, heldUntil(adjusted, observed, next, t.windows)
 }
 
 // forget drops what is known about a deleted cluster.

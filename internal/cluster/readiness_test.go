@@ -146,9 +146,43 @@ func TestReadyTrackerFailureTimeline(t *testing.T) {
 		30 * time.Second: metav1.ConditionFalse,
 	}
 	for _, at := range []time.Duration{0, 10 * time.Second, 20 * time.Second, 30 * time.Second} {
-		got := tr.adjust(c, down, t0.Add(at))
+		got, held := tr.adjust(c, down, t0.Add(at))
 		if got.Status != want[at] {
 			t.Errorf("at +%s: Ready %s, want %s", at, got.Status, want[at])
 		}
+		// While the change is held back, it is due when the failure
+		// threshold since the first failed probe ends.
+		wantHeld := t0.Add(30 * time.Second)
+		if got.Status != metav1.ConditionTrue {
+			wantHeld = time.Time{}
+		}
+		if !held.Equal(wantHeld) {
+			t.Errorf("at +%s: held until %s, want %s", at, held, wantHeld)
+		}
+	}
+}
+
+func TestHeldUntil(t *testing.T) {
+	th := thresholds{failure: 30 * time.Second, success: 20 * time.Second}
+	trueC := metav1.Condition{Status: metav1.ConditionTrue}
+	falseC := metav1.Condition{Status: metav1.ConditionFalse}
+	unknownC := metav1.Condition{Status: metav1.ConditionUnknown}
+	cases := map[string]struct {
+		adjusted, observed metav1.Condition
+		next               readySince
+		want               time.Time
+	}{
+		"failure held back":        {adjusted: trueC, observed: falseC, next: readySince{since: t0}, want: t0.Add(30 * time.Second)},
+		"recovery held back":       {adjusted: falseC, observed: trueC, next: readySince{isTrue: true, since: t0}, want: t0.Add(20 * time.Second)},
+		"failure passed":           {adjusted: falseC, observed: falseC, next: readySince{since: t0}},
+		"healthy":                  {adjusted: trueC, observed: trueC, next: readySince{isTrue: true, since: t0}},
+		"False to Unknown is free": {adjusted: unknownC, observed: unknownC, next: readySince{since: t0}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := heldUntil(tc.adjusted, tc.observed, tc.next, th); !got.Equal(tc.want) {
+				t.Errorf("heldUntil = %s, want %s", got, tc.want)
+			}
+		})
 	}
 }

@@ -19,7 +19,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 )
@@ -55,19 +57,59 @@ func (r *StatusReconciler) init() {
 	})
 }
 
+// connectionLossNotifier is a MemberFactory that can tell when a member's
+// API server stopped answering between probes.
+type connectionLossNotifier interface {
+	OnConnectionLost(fn func(name string))
+}
+
+// stopper is a MemberFactory holding resources until the manager stops.
+type stopper interface {
+	Stop()
+}
+
 // SetupWithManager watches Clusters. Status writes do not trigger a
 // reconcile (they would cause an extra probe); the periodic requeue drives
-// the probes.
+// the probes. A member whose connection is lost (see
+// MemberClients.OnConnectionLost) is probed at once.
 func (r *StatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.init()
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("cluster-status").
 		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.Funcs{
 			UpdateFunc: func(e event.UpdateEvent) bool { return specOrLifecycleChanged(e.ObjectOld, e.ObjectNew) },
 		})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.ConcurrentSyncs}).
-		Complete(r)
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.ConcurrentSyncs})
+	if n, ok := r.Members.(connectionLossNotifier); ok {
+		lost := make(chan event.TypedGenericEvent[*clusterv1alpha1.Cluster], 64)
+		n.OnConnectionLost(func(name string) {
+			c := &clusterv1alpha1.Cluster{}
+			c.Name = name
+			select {
+			case lost <- event.TypedGenericEvent[*clusterv1alpha1.Cluster]{Object: c}:
+			default: // full: probes for this burst are queued already
+			}
+		})
+		b = b.WatchesRawSource(source.Channel(lost, &handler.TypedEnqueueRequestForObject[*clusterv1alpha1.Cluster]{}))
+	}
+	if s, ok := r.Members.(stopper); ok {
+		if err := mgr.Add(stopOnShutdown{s}); err != nil {
+			return fmt.Errorf("adding the member inventories' stop: %w", err)
+		}
+	}
+	return b.Complete(r)
 }
+
+// stopOnShutdown stops s when the manager stops, leader or not.
+type stopOnShutdown struct{ s stopper }
+
+func (o stopOnShutdown) Start(ctx context.Context) error {
+	<-ctx.Done()
+	o.s.Stop()
+	return nil
+}
+
+func (stopOnShutdown) NeedLeaderElection() bool { return false }
 
 // Reconcile probes one cluster and updates its status.
 func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -104,7 +146,7 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		log.V(1).Info("cannot build a client for the member cluster", "error", clientErr.Error())
 	}
 	observed := observedReadyCondition(probe, clientErr)
-	ready := r.tracker.adjust(&cluster, observed, now)
+	ready, held := r.tracker.adjust(&cluster, observed, now)
 
 	status := cluster.Status.DeepCopy()
 	if ready.Status == metav1.ConditionTrue && probe.Healthy && r.collected.due(cluster.Name, now, r.CollectInterval, &cluster) {
@@ -117,7 +159,7 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	meta.SetStatusCondition(&status.Conditions, ready)
 
 	if equality.Semantic.DeepEqual(&cluster.Status, status) {
-		return ctrl.Result{RequeueAfter: r.nextProbe(now)}, nil
+		return ctrl.Result{RequeueAfter: r.nextProbe(now, held)}, nil
 	}
 	updated := cluster.DeepCopy()
 	updated.Status = *status
@@ -132,16 +174,27 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		r.recordReadyChange(updated, ready)
 		log.Info("cluster Ready condition changed", "status", ready.Status, "reason", ready.Reason)
 	}
-	return ctrl.Result{RequeueAfter: r.nextProbe(now)}, nil
+	return ctrl.Result{RequeueAfter: r.nextProbe(now, held)}, nil
 }
 
 // nextProbe keeps the probes of a cluster StatusUpdateFrequency apart from
 // start to start, so that a member timing out is not probed less often than
-// a healthy one (and the failure threshold is reached on time).
-func (r *StatusReconciler) nextProbe(started time.Time) time.Duration {
+// a healthy one. When a change of Ready is held back by a threshold (held
+// is not zero), the probe that may pass it comes when the threshold ends,
+// not at the next period after it: a probe triggered between periods (by a
+// lost connection) would otherwise shift the change by up to one period.
+func (r *StatusReconciler) nextProbe(started, held time.Time) time.Duration {
 	elapsed := r.Clock.Since(started)
-	return max(r.StatusUpdateFrequency-elapsed, r.StatusUpdateFrequency/10)
+	next := max(r.StatusUpdateFrequency-elapsed, r.StatusUpdateFrequency/10)
+	if !held.IsZero() {
+		next = min(next, max(held.Sub(r.Clock.Now()), minProbeDelay))
+	}
+	return next
 }
+
+// minProbeDelay is the least delay of a scheduled probe (a RequeueAfter of
+// zero would schedule none).
+const minProbeDelay = 10 * time.Millisecond
 
 // collect refreshes the collected fields of status in place. A failed part
 // keeps its previous value: a Ready member with a flaky discovery endpoint
@@ -166,11 +219,11 @@ func (r *StatusReconciler) collect(ctx context.Context, member Member, status *c
 	}
 	b := newSummaryBuilder()
 	if err := member.EachNode(ctx, b.addNode); err != nil {
-		log.Info("cannot list the member's nodes", "error", err.Error())
+		log.Info("cannot read the member's nodes", "error", err.Error())
 		return
 	}
 	if err := member.EachPod(ctx, b.addPod); err != nil {
-		log.Info("cannot list the member's pods", "error", err.Error())
+		log.Info("cannot read the member's pods", "error", err.Error())
 		return
 	}
 	status.NodeSummary = b.nodeSummary()

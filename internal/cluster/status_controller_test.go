@@ -302,3 +302,36 @@ func TestCollectDue(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusProbeBetweenPeriodsPassesThresholdOnTime: a probe triggered
+// between periods (a lost connection) starts the failure window; the next
+// probe is scheduled when the window ends, not at the period after it.
+func TestStatusProbeBetweenPeriodsPassesThresholdOnTime(t *testing.T) {
+	m := healthyMember()
+	f := newStatusFixture(t, fakeMembers{"m1": m}, makeCluster("m1").Finalizer().Obj())
+	f.reconcile(t, "m1") // periodic probes at +0s, +10s, ...
+	m.down()
+	f.clock.SetTime(t0.Add(1500 * time.Millisecond)) // triggered by the lost connection
+	f.reconcile(t, "m1")
+	for _, at := range []time.Duration{10 * time.Second, 20 * time.Second} {
+		f.clock.SetTime(t0.Add(at))
+		if res := f.reconcile(t, "m1"); res.RequeueAfter != 10*time.Second {
+			t.Errorf("+%s: RequeueAfter = %s, want the period (the window ends later)", at, res.RequeueAfter)
+		}
+	}
+	f.clock.SetTime(t0.Add(30 * time.Second))
+	if res := f.reconcile(t, "m1"); res.RequeueAfter != 1500*time.Millisecond {
+		t.Errorf("+30s: RequeueAfter = %s, want 1.5s: the failure window ends at +31.5s", res.RequeueAfter)
+	}
+	if meta.IsStatusConditionFalse(f.get(t, "m1").Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
+		t.Fatalf("+30s: Ready False before the failure threshold")
+	}
+	f.clock.SetTime(t0.Add(31500 * time.Millisecond))
+	res := f.reconcile(t, "m1")
+	if !meta.IsStatusConditionFalse(f.get(t, "m1").Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
+		t.Fatalf("+31.5s: Ready not False when the failure threshold ended")
+	}
+	if res.RequeueAfter != 10*time.Second {
+		t.Errorf("after the change: RequeueAfter = %s, want the period", res.RequeueAfter)
+	}
+}

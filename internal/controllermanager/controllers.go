@@ -69,7 +69,7 @@ func allControllers() []controller {
 			o := d.opts.Cluster
 			return (&cluster.StatusReconciler{
 				Client:                 mgr.GetClient(),
-				Members:                cluster.NewMemberFactory(mgr.GetAPIReader(), o.ProbeTimeout),
+				Members:                cluster.NewMemberFactory(mgr.GetAPIReader(), o.ProbeTimeout, o.EnableResourceModeling),
 				Recorder:               mgr.GetEventRecorder("cluster-status-controller"),
 				Clock:                  d.clock,
 				StatusUpdateFrequency:  o.StatusUpdateFrequency,

@@ -1,0 +1,211 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// inventory keeps a member's nodes, and with resource modeling its
+// non-terminal pods, in informers holding only what the summaries read.
+//
+// It replaces listing every pod of the member each CollectInterval: at
+// thousands of pods those lists dominated the controller manager's idle CPU
+// and its heap. Its watches also tell, through lost, as soon as the member's
+// API server stops answering, so that the status controller can probe at once
+// instead of at its next period.
+type inventory struct {
+	nodes  cache.SharedIndexInformer
+	pods   cache.SharedIndexInformer // nil without resource modeling
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+}
+
+// startInventory starts the informers. lost is called (from informer
+// goroutines) whenever a list or watch fails without an answer from the API
+// server; it must not block.
+func startInventory(cs kubernetes.Interface, withPods bool, lost func()) *inventory {
+	ctx, cancel := context.WithCancel(context.Background())
+	inv := &inventory{cancel: cancel}
+	nodes := cs.CoreV1().Nodes()
+	inv.nodes = newSlimInformer(cs, reportingConnectionLoss(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return nodes.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return nodes.Watch(ctx, o)
+		},
+	}, lost), &corev1.Node{}, slimNode)
+	informers := []cache.SharedIndexInformer{inv.nodes}
+	if withPods {
+		pods := cs.CoreV1().Pods(metav1.NamespaceAll)
+		// Finished pods hold no resources; a pod that finishes leaves the
+		// selection and is delivered as deleted.
+		nonTerminal := "status.phase!=" + string(corev1.PodSucceeded) + ",status.phase!=" + string(corev1.PodFailed)
+		inv.pods = newSlimInformer(cs, reportingConnectionLoss(&cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				o.FieldSelector = nonTerminal
+				return pods.List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				o.FieldSelector = nonTerminal
+				return pods.Watch(ctx, o)
+			},
+		}, lost), &corev1.Pod{}, slimPod)
+		informers = append(informers, inv.pods)
+	}
+	for _, inf := range informers {
+		inv.done.Add(1)
+		go func() {
+			defer inv.done.Done()
+			inf.RunWithContext(ctx)
+		}()
+	}
+	return inv
+}
+
+// newSlimInformer builds an informer whose objects pass through transform.
+// cs tells the reflector whether the client can stream the initial list
+// (a fake clientset cannot).
+func newSlimInformer(cs kubernetes.Interface, lw *cache.ListWatch, example runtime.Object, transform cache.TransformFunc) cache.SharedIndexInformer {
+	inf := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, cs), example, cache.SharedIndexInformerOptions{})
+	// Setting the transform cannot fail before the informer runs.
+	_ = inf.SetTransform(transform)
+	return inf
+}
+
+// stop ends the informers and waits for them.
+func (i *inventory) stop() {
+	i.cancel()
+	i.done.Wait()
+}
+
+// eachNode calls fn for every node once the node informer has synced, or
+// fails when ctx ends first.
+func (i *inventory) eachNode(ctx context.Context, fn func(*corev1.Node)) error {
+	if !cache.WaitForCacheSync(ctx.Done(), i.nodes.HasSynced) {
+		return fmt.Errorf("nodes not synced: %w", context.Cause(ctx))
+	}
+	for _, obj := range i.nodes.GetStore().List() {
+		if n, ok := obj.(*corev1.Node); ok {
+			fn(n)
+		}
+	}
+	return nil
+}
+
+// eachPod is eachNode for the non-terminal pods.
+func (i *inventory) eachPod(ctx context.Context, fn func(*corev1.Pod)) error {
+	if i.pods == nil {
+		return errors.New("pods are not watched without resource modeling")
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), i.pods.HasSynced) {
+		return fmt.Errorf("pods not synced: %w", context.Cause(ctx))
+	}
+	for _, obj := range i.pods.GetStore().List() {
+		if p, ok := obj.(*corev1.Pod); ok {
+			fn(p)
+		}
+	}
+	return nil
+}
+
+// reportingConnectionLoss wraps lw so that a list or watch that fails
+// without an answer from the API server (refused, reset, timed out) calls
+// lost. An error the API server answered with (forbidden, gone, too many
+// requests) is not a lost connection; neither is the informer being stopped.
+func reportingConnectionLoss(lw *cache.ListWatch, lost func()) *cache.ListWatch {
+	if lost == nil {
+		return lw
+	}
+	list, watchFn := lw.ListWithContextFunc, lw.WatchFuncWithContext
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			obj, err := list(ctx, o)
+			if connectionLost(ctx, err) {
+				lost()
+			}
+			return obj, err
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			w, err := watchFn(ctx, o)
+			if connectionLost(ctx, err) {
+				lost()
+			}
+			return w, err
+		},
+		DisableChunking: lw.DisableChunking,
+	}
+}
+
+// connectionLost says whether err, returned by a call made with ctx, means
+// that the API server could not be reached.
+func connectionLost(ctx context.Context, err error) bool {
+	if err == nil || ctx.Err() != nil {
+		return false
+	}
+	var status apierrors.APIStatus
+	return !errors.As(err, &status)
+}
+
+// slimPod keeps what podRequests and summaryBuilder.addPod read, and what
+// the informer needs to key and resume (name, namespace, resourceVersion).
+func slimPod(obj interface{}) (interface{}, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	out := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
+		},
+		Spec: corev1.PodSpec{
+			NodeName: p.Spec.NodeName,
+			Overhead: p.Spec.Overhead,
+		},
+		Status: corev1.PodStatus{Phase: p.Status.Phase},
+	}
+	if p.Spec.Resources != nil {
+		out.Spec.Resources = &corev1.ResourceRequirements{Requests: p.Spec.Resources.Requests}
+	}
+	out.Spec.Containers = make([]corev1.Container, len(p.Spec.Containers))
+	for i := range p.Spec.Containers {
+		out.Spec.Containers[i].Resources.Requests = p.Spec.Containers[i].Resources.Requests
+	}
+	if len(p.Spec.InitContainers) > 0 {
+		out.Spec.InitContainers = make([]corev1.Container, len(p.Spec.InitContainers))
+		for i := range p.Spec.InitContainers {
+			c := &p.Spec.InitContainers[i]
+			out.Spec.InitContainers[i].Resources.Requests = c.Resources.Requests
+			out.Spec.InitContainers[i].RestartPolicy = c.RestartPolicy
+		}
+	}
+	return out, nil
+}
+
+// slimNode keeps the node's allocatable resources and its Ready condition.
+func slimNode(obj interface{}) (interface{}, error) {
+	n, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil
+	}
+	out := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion},
+		Status:     corev1.NodeStatus{Allocatable: n.Status.Allocatable},
+	}
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			out.Status.Conditions = []corev1.NodeCondition{{Type: c.Type, Status: c.Status}}
+		}
+	}
+	return out, nil
+}
