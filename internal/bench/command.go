@@ -87,15 +87,16 @@ func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// LocalEnvControl stops and starts members of the local environment in
-// Dir, as `lifeboat env stop|start` do.
+// LocalEnvControl kills and starts members of the local environment in
+// Dir, as `lifeboat env stop --kill` and `lifeboat env start` do.
 type LocalEnvControl struct {
 	Dir string
 }
 
-// Stop stops member's API server by its recorded PID.
+// Stop kills member's API server by its recorded PID (SIGKILL): the
+// scenario is a member that fails, not one that is shut down.
 func (l LocalEnvControl) Stop(_ context.Context, member string) error {
-	return localenv.StopAPIServer(l.Dir, member)
+	return localenv.StopAPIServer(l.Dir, member, true)
 }
 
 // Start starts member's API server again and waits until it is ready.
@@ -105,7 +106,7 @@ func (l LocalEnvControl) Start(ctx context.Context, member string) error {
 
 // Describe names the environment.
 func (l LocalEnvControl) Describe() string {
-	return "local environment " + l.Dir + " (lifeboat env stop|start)"
+	return "local environment " + l.Dir + " (lifeboat env stop --kill|start)"
 }
 
 // ParsePIDs parses NAME=PID or PID items (a PID alone is named pid-PID).

@@ -39,11 +39,12 @@ Scenarios (each run --runs times, in a fresh namespace removed afterwards):
   propagation       -n Deployments created at once under one policy
   app-failover      the seed's nginx: a member's node cordoned, the pods deleted
   cluster-failover  --cluster-failover-n Deployments pinned to one member whose
-                    API server is stopped (and started again afterwards)
+                    API server is killed (and started again afterwards)
   footprint         RSS and CPU time of the controller processes, idle CPU
 
 By default it measures the local environment in --state-dir (its kubeconfig,
-"lifeboat env stop|start" for members, the recorded controller PID). For
+"lifeboat env stop --kill" and "env start" for members, the recorded
+controller PID). For
 another control plane give --kubeconfig, the contexts, --member-stop-cmd and
 --member-start-cmd ({member} is replaced by the member's name) and
 --controller-pids.`,

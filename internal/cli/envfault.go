@@ -19,18 +19,25 @@ member becomes unreachable; its Cluster turns Ready=False after the failure
 threshold), "env start" brings it back with the same address and data.`,
 	}
 	cmd.PersistentFlags().StringVar(&dir, "state-dir", defaultStateDir, "Directory of the environment.")
-	cmd.AddCommand(&cobra.Command{
+	var kill bool
+	stop := &cobra.Command{
 		Use:   "stop MEMBER",
 		Short: "Stop a member's API server (simulated outage)",
-		Args:  cobra.ExactArgs(1),
+		Long: `Stop a member's kube-apiserver by its recorded PID. By default it is stopped
+gracefully (SIGTERM): it refuses new connections at once and holds its open ones
+(watches) until it exits; here it is killed after 10 s. With --kill it is killed at
+once (SIGKILL), as a crash would end it, and every connection to it is reset.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := localenv.StopAPIServer(dir, args[0]); err != nil {
+			if err := localenv.StopAPIServer(dir, args[0], kill); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s's API server stopped; start it again with: lifeboat env start %s\n", args[0], args[0])
 			return nil
 		},
-	}, &cobra.Command{
+	}
+	stop.Flags().BoolVar(&kill, "kill", false, "Kill the API server at once (SIGKILL, a crash) instead of stopping it gracefully.")
+	cmd.AddCommand(stop, &cobra.Command{
 		Use:   "start MEMBER",
 		Short: "Restart a member's API server stopped with \"env stop\"",
 		Args:  cobra.ExactArgs(1),

@@ -12,12 +12,35 @@ import (
 // StopAPIServer simulates a member outage: it stops the member's
 // kube-apiserver (by its recorded PID) and records it as stopped. The
 // member's other components keep running and reconnect when it returns.
-func StopAPIServer(dir, member string) error {
+//
+// A graceful stop (SIGTERM) is what a stopped API server does: it refuses
+// new connections at once but holds the open ones (watches) until it exits,
+// here up to 10 s, when it is killed. kill ends it with SIGKILL at once, as
+// a crash does: every connection to it is reset.
+func StopAPIServer(dir, member string, kill bool) error {
 	name, err := apiServerName(dir, member)
 	if err != nil {
 		return err
 	}
-	return StopComponent(dir, name)
+	s, err := Load(dir)
+	if err != nil {
+		return err
+	}
+	i, err := componentIndex(s, name)
+	if err != nil {
+		return err
+	}
+	if !kill {
+		return stopComponent(s, i)
+	}
+	c := &s.Components[i]
+	if !c.Process.Alive() {
+		return fmt.Errorf("%s is already stopped", c.Name)
+	}
+	if err := c.Process.Kill(); err != nil {
+		return fmt.Errorf("killing %s: %w", c.Name, err)
+	}
+	return nil
 }
 
 // StartAPIServer restarts a member's kube-apiserver stopped by StopAPIServer,

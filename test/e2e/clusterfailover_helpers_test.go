@@ -138,8 +138,20 @@ func (e *cfEnv) apply(t *testing.T, ns, manifest string) {
 // the member stops answering at once, and start waits for the command.
 func (e *cfEnv) stop(t *testing.T, member string) {
 	t.Helper()
+	e.stopWith(t, member)
+}
+
+// kill is stop with `env stop --kill`: the API server crashes, and every
+// connection to it is reset at once.
+func (e *cfEnv) kill(t *testing.T, member string) {
+	t.Helper()
+	e.stopWith(t, member, "--kill")
+}
+
+func (e *cfEnv) stopWith(t *testing.T, member string, flags ...string) {
+	t.Helper()
 	ch := make(chan error, 1)
-	cmd := exec.Command(suite.lifeboat, "env", "stop", member, "--state-dir", e.dir)
+	cmd := exec.Command(suite.lifeboat, append([]string{"env", "stop", member, "--state-dir", e.dir}, flags...)...)
 	var b bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &b, &b
 	if err := cmd.Start(); err != nil {

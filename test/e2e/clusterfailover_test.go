@@ -116,7 +116,8 @@ func tolerations(t *testing.T, e *cfEnv) {
 		t.Fatalf("forever placed on %s, want %s", got, member)
 	}
 
-	e.stop(t, member)
+	// A crash this time: the member's API server is killed, not stopped.
+	e.kill(t, member)
 	taint := e.waitTaint(t, member, clusterv1alpha1.TaintClusterNotReady, corev1.TaintEffectNoExecute, true)
 	added := taint.TimeAdded.Time
 	// The untimed toleration holds for a bounded window well past the timed one.
@@ -427,7 +428,8 @@ func massFailover(t *testing.T, e *cfEnv) {
 	})
 	t.Logf("%d Deployments healthy on %s %s after apply", n, member, time.Since(start).Round(time.Second))
 
-	e.stop(t, member)
+	// A crash this time: the member's API server is killed, not stopped.
+	e.kill(t, member)
 	taint := e.waitTaint(t, member, clusterv1alpha1.TaintClusterNotReady, corev1.TaintEffectNoExecute, true)
 	cfEventually(t, 3*time.Minute, fmt.Sprintf("%d Deployments healthy off %s", n, member), func(ctx context.Context) (bool, string, error) {
 		ok, where, list, err := placedAll(ctx, member)

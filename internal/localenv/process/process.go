@@ -84,10 +84,20 @@ func (r Record) Stop(grace time.Duration) error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	return r.Kill()
+}
+
+// Kill sends SIGKILL to the recorded process's group at once, as a crash
+// would end it: its connections are reset instead of drained. Killing a
+// process that is already gone is not an error.
+func (r Record) Kill() error {
+	if !r.Alive() {
+		return nil
+	}
 	if err := syscall.Kill(-r.PID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("killing pid %d: %w", r.PID, err)
 	}
-	deadline = time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		if !r.Alive() {
 			return nil

@@ -47,7 +47,30 @@ func TestStopSparesReusedPID(t *testing.T) {
 	if err := stale.Stop(time.Second); err != nil {
 		t.Fatalf("Stop on stale record: %v", err)
 	}
+	if err := stale.Kill(); err != nil {
+		t.Fatalf("Kill on stale record: %v", err)
+	}
 	// We are still here, so nothing was signalled.
+}
+
+// Kill does not wait for a process that ignores SIGTERM: a shell trapping
+// it would make Stop wait its whole grace period.
+func TestKillEndsAtOnce(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "trap.log")
+	r, err := Start("/bin/sh", []string{"-c", "trap '' TERM; while :; do sleep 1; done"}, nil, log)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { _ = r.Stop(time.Second) })
+	if err := r.Kill(); err != nil {
+		t.Fatalf("Kill: %v", err)
+	}
+	if r.Alive() {
+		t.Fatalf("process %d alive after Kill", r.PID)
+	}
+	if err := r.Kill(); err != nil {
+		t.Fatalf("second Kill: %v", err)
+	}
 }
 
 func TestAliveZeroRecord(t *testing.T) {
