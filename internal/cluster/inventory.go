@@ -157,8 +157,10 @@ func connectionLost(ctx context.Context, err error) bool {
 	return !errors.As(err, &status)
 }
 
-// slimPod keeps what podRequests and summaryBuilder.addPod read, and what
-// the informer needs to key and resume (name, namespace, resourceVersion).
+// slimPod keeps what summaryBuilder.addPod reads, and what the informer
+// needs to key and resume (name, namespace, resourceVersion). The pod's
+// requests are computed once here and kept as those of a single container,
+// for which podRequests gives the same sum.
 func slimPod(obj interface{}) (interface{}, error) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -168,26 +170,11 @@ func slimPod(obj interface{}) (interface{}, error) {
 		ObjectMeta: metav1.ObjectMeta{
 			Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
 		},
-		Spec: corev1.PodSpec{
-			NodeName: p.Spec.NodeName,
-			Overhead: p.Spec.Overhead,
-		},
+		Spec:   corev1.PodSpec{NodeName: p.Spec.NodeName},
 		Status: corev1.PodStatus{Phase: p.Status.Phase},
 	}
-	if p.Spec.Resources != nil {
-		out.Spec.Resources = &corev1.ResourceRequirements{Requests: p.Spec.Resources.Requests}
-	}
-	out.Spec.Containers = make([]corev1.Container, len(p.Spec.Containers))
-	for i := range p.Spec.Containers {
-		out.Spec.Containers[i].Resources.Requests = p.Spec.Containers[i].Resources.Requests
-	}
-	if len(p.Spec.InitContainers) > 0 {
-		out.Spec.InitContainers = make([]corev1.Container, len(p.Spec.InitContainers))
-		for i := range p.Spec.InitContainers {
-			c := &p.Spec.InitContainers[i]
-			out.Spec.InitContainers[i].Resources.Requests = c.Resources.Requests
-			out.Spec.InitContainers[i].RestartPolicy = c.RestartPolicy
-		}
+	if reqs := podRequests(p); len(reqs) > 0 {
+		out.Spec.Containers = []corev1.Container{{Resources: corev1.ResourceRequirements{Requests: reqs}}}
 	}
 	return out, nil
 }
