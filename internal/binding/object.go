@@ -92,15 +92,8 @@ func bindingKey(namespace, name string) string {
 // bindingOfWork returns the binding a Work belongs to, read from its
 // back-reference annotations; ok is false for Works of no binding.
 func bindingOfWork(w client.Object) (types.NamespacedName, bool) {
-	ann := w.GetAnnotations()
-	if name := ann[workv1alpha2.ResourceBindingNameAnnotationKey]; name != "" {
-		ns := ann[workv1alpha2.ResourceBindingNamespaceAnnotationKey]
-		return types.NamespacedName{Namespace: ns, Name: name}, ns != ""
-	}
-	if name := ann[workv1alpha2.ClusterResourceBindingAnnotationKey]; name != "" {
-		return types.NamespacedName{Name: name}, true
-	}
-	return types.NamespacedName{}, false
+	ns, name, _, ok := workv1alpha2.BindingOfWorkAnnotations(w.GetAnnotations())
+	return types.NamespacedName{Namespace: ns, Name: name}, ok
 }
 
 // workIndexValues is the field-index function of Works by binding.

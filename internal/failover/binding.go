@@ -113,18 +113,9 @@ func setupPerKind(mgr ctrl.Manager, name string, relevant func(client.Object) bo
 // bindingOfWork maps a Work to its binding of kind k, by the annotations
 // the binding controller puts on every Work.
 func (k bindingKind) bindingOfWork(_ context.Context, w client.Object) []reconcile.Request {
-	ann := w.GetAnnotations()
-	var key types.NamespacedName
-	if k.short == clusterResourceBindingKind.short {
-		key.Name = ann[workv1alpha2.ClusterResourceBindingAnnotationKey]
-	} else {
-		key.Namespace, key.Name = ann[workv1alpha2.ResourceBindingNamespaceAnnotationKey], ann[workv1alpha2.ResourceBindingNameAnnotationKey]
-		if key.Namespace == "" {
-			return nil
-		}
-	}
-	if key.Name == "" {
+	ns, name, cluster, ok := workv1alpha2.BindingOfWorkAnnotations(w.GetAnnotations())
+	if !ok || cluster != (k.short == clusterResourceBindingKind.short) {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: key}}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}
 }

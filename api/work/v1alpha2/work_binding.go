@@ -1,0 +1,16 @@
+package v1alpha2
+
+// BindingOfWorkAnnotations reads which binding a Work belongs to from the
+// annotations the binding controller puts on every Work. namespace is empty
+// for a ClusterResourceBinding; ok is false when the annotations name no
+// binding, or a ResourceBinding without its namespace.
+func BindingOfWorkAnnotations(annotations map[string]string) (namespace, name string, cluster, ok bool) {
+	if name := annotations[ResourceBindingNameAnnotationKey]; name != "" {
+		ns := annotations[ResourceBindingNamespaceAnnotationKey]
+		return ns, name, false, ns != ""
+	}
+	if name := annotations[ClusterResourceBindingAnnotationKey]; name != "" {
+		return "", name, true, true
+	}
+	return "", "", false, false
+}
