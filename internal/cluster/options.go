@@ -26,7 +26,8 @@ type Options struct {
 	// probe itself runs every StatusUpdateFrequency.
 	CollectInterval time.Duration
 	// EnableResourceModeling turns on nodeSummary and resourceSummary (it
-	// lists the member's nodes and non-terminal pods every CollectInterval).
+	// watches the member's non-terminal pods, keeping only their requests;
+	// the summaries are refreshed every CollectInterval).
 	EnableResourceModeling bool
 	// DeletionGracePeriod bounds how long a deleted Cluster waits for the
 	// Works of its execution namespace to be cleaned up while its member is
@@ -58,7 +59,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.SuccessThreshold, "cluster-success-threshold", o.SuccessThreshold, "How long a member must keep passing its probe before its Ready condition turns True again.")
 	fs.DurationVar(&o.ProbeTimeout, "cluster-probe-timeout", o.ProbeTimeout, "Timeout of each health-probe request to a member cluster.")
 	fs.DurationVar(&o.CollectInterval, "cluster-status-collect-interval", o.CollectInterval, "How often the version, API enablements, node and resource summaries of a Ready member are refreshed.")
-	fs.BoolVar(&o.EnableResourceModeling, "enable-cluster-resource-modeling", o.EnableResourceModeling, "Collect nodeSummary and resourceSummary (lists the member's nodes and non-terminal pods).")
+	fs.BoolVar(&o.EnableResourceModeling, "enable-cluster-resource-modeling", o.EnableResourceModeling, "Collect nodeSummary and resourceSummary (watches the member's nodes and non-terminal pods, keeping only what the summaries read).")
 	fs.DurationVar(&o.DeletionGracePeriod, "cluster-deletion-grace-period", o.DeletionGracePeriod, "How long a deleted Cluster waits for its Works to be cleaned up from a Ready member before its finalizer is removed anyway.")
 	fs.IntVar(&o.ConcurrentSyncs, "concurrent-cluster-syncs", o.ConcurrentSyncs, "Number of Clusters each cluster controller reconciles (and probes) concurrently.")
 }
