@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -87,6 +88,14 @@ func (b *Bench) clusterFailover(ctx context.Context) *ScenarioResult {
 // the run ends, even on failure.
 func (b *Bench) clusterFailoverRun(ctx context.Context, r *RunResult) error {
 	member := b.clusterFailoverMember()
+	// A member still recovering from an earlier outage (or tainted by
+	// someone) would not get the pinned Deployments: wait for it first.
+	clusterKey := Key(SourceCluster, "", member)
+	if err := b.tracker.WaitFor(ctx, 5*time.Minute, member+" Ready and untainted", b.progressLine, func() (bool, string) {
+		return memberUsable(b.tracker.Marks(clusterKey)), fmt.Sprint(b.tracker.Marks(clusterKey))
+	}); err != nil {
+		return err
+	}
 	ns, cleanup, err := b.newNamespace(ctx, "cf", r)
 	if err != nil {
 		return err
@@ -122,7 +131,6 @@ func (b *Bench) clusterFailoverRun(ctx context.Context, r *RunResult) error {
 		return err
 	}
 
-	clusterKey := Key(SourceCluster, "", member)
 	b.logf("stopping %s's API server", member)
 	t0 := b.Clock.Now()
 	stopped := make(chan error, 1)
@@ -230,4 +238,20 @@ func (b *Bench) restoreMember(member string, stopped <-chan error) {
 	if err != nil {
 		b.logf("cleanup: %v", err)
 	}
+}
+
+// memberUsable says whether a Cluster with these marks can take the
+// scenario's Deployments: Ready and without any taint (they have no
+// tolerations).
+func memberUsable(marks []string) bool {
+	ready := false
+	for _, m := range marks {
+		switch {
+		case m == MarkReady:
+			ready = true
+		case strings.HasPrefix(m, markTaint):
+			return false
+		}
+	}
+	return ready
 }

@@ -123,3 +123,23 @@ func TestMarkHelpers(t *testing.T) {
 		t.Error("NoExecuteTaint misjudged")
 	}
 }
+
+func TestMemberUsable(t *testing.T) {
+	cases := map[string]struct {
+		marks []string
+		want  bool
+	}{
+		"Ready, no taints":        {marks: []string{MarkPresent, MarkReady}, want: true},
+		"not Ready":               {marks: []string{MarkPresent, MarkNotReady}},
+		"Ready, NoSchedule taint": {marks: []string{MarkPresent, MarkReady, Tainted("cluster.karmada.io/not-ready", "NoSchedule")}},
+		"Ready, NoExecute taint":  {marks: []string{MarkPresent, MarkReady, Tainted("k", "NoExecute")}},
+		"not seen yet":            {},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := memberUsable(tc.marks); got != tc.want {
+				t.Errorf("memberUsable(%v) = %t, want %t", tc.marks, got, tc.want)
+			}
+		})
+	}
+}
