@@ -22,25 +22,7 @@ func StopAPIServer(dir, member string, kill bool) error {
 	if err != nil {
 		return err
 	}
-	s, err := Load(dir)
-	if err != nil {
-		return err
-	}
-	i, err := componentIndex(s, name)
-	if err != nil {
-		return err
-	}
-	if !kill {
-		return stopComponent(s, i)
-	}
-	c := &s.Components[i]
-	if !c.Process.Alive() {
-		return fmt.Errorf("%s is already stopped", c.Name)
-	}
-	if err := c.Process.Kill(); err != nil {
-		return fmt.Errorf("killing %s: %w", c.Name, err)
-	}
-	return nil
+	return stopNamed(dir, name, kill)
 }
 
 // StartAPIServer restarts a member's kube-apiserver stopped by StopAPIServer,
@@ -75,7 +57,7 @@ func StartAPIServer(ctx context.Context, dir, member string) error {
 	}
 	if i, err := componentIndex(s, KyvernoComponent(member)); err == nil {
 		if s.Components[i].Process.Alive() {
-			if err := stopComponent(s, i); err != nil {
+			if err := stopComponent(s, i, false); err != nil {
 				return err
 			}
 		}
@@ -89,6 +71,10 @@ func StartAPIServer(ctx context.Context, dir, member string) error {
 // StopComponent stops one recorded component by name (for example
 // lifeboat-controller-manager), by its PID; StartComponent starts it again.
 func StopComponent(dir, name string) error {
+	return stopNamed(dir, name, false)
+}
+
+func stopNamed(dir, name string, kill bool) error {
 	s, err := Load(dir)
 	if err != nil {
 		return err
@@ -97,7 +83,7 @@ func StopComponent(dir, name string) error {
 	if err != nil {
 		return err
 	}
-	return stopComponent(s, i)
+	return stopComponent(s, i, kill)
 }
 
 // StartComponent restarts a component stopped with StopComponent, with the
@@ -125,10 +111,18 @@ func componentIndex(s *State, name string) (int, error) {
 	return -1, fmt.Errorf("no component %q in the local environment (components: %v)", name, names)
 }
 
-func stopComponent(s *State, i int) error {
+// stopComponent stops component i gracefully (SIGTERM, then SIGKILL after
+// 10 s) or, with kill, with SIGKILL at once.
+func stopComponent(s *State, i int, kill bool) error {
 	c := &s.Components[i]
 	if !c.Process.Alive() {
 		return fmt.Errorf("%s is already stopped", c.Name)
+	}
+	if kill {
+		if err := c.Process.Kill(); err != nil {
+			return fmt.Errorf("killing %s: %w", c.Name, err)
+		}
+		return nil
 	}
 	if err := c.Process.Stop(10 * time.Second); err != nil {
 		return fmt.Errorf("stopping %s: %w", c.Name, err)
