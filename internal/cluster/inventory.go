@@ -104,7 +104,7 @@ func (i *inventory) eachNode(ctx context.Context, fn func(*corev1.Node)) error {
 }
 
 // eachPod is eachNode for the non-terminal pods.
-func (i *inventory) eachPod(ctx context.Context, fn func(*corev1.Pod)) error {
+func (i *inventory) eachPod(ctx context.Context, fn func(*PodUsage)) error {
 	if i.pods == nil {
 		return errors.New("pods are not watched without resource modeling")
 	}
@@ -112,8 +112,8 @@ func (i *inventory) eachPod(ctx context.Context, fn func(*corev1.Pod)) error {
 		return fmt.Errorf("pods not synced: %w", context.Cause(ctx))
 	}
 	for _, obj := range i.pods.GetStore().List() {
-		if p, ok := obj.(*corev1.Pod); ok {
-			fn(p)
+		if u, ok := obj.(*PodUsage); ok {
+			fn(u)
 		}
 	}
 	return nil
@@ -157,26 +157,12 @@ func connectionLost(ctx context.Context, err error) bool {
 	return !errors.As(err, &status)
 }
 
-// slimPod keeps what summaryBuilder.addPod reads, and what the informer
-// needs to key and resume (name, namespace, resourceVersion). The pod's
-// requests are computed once here and kept as those of a single container,
-// for which podRequests gives the same sum.
+// slimPod reduces a pod to its PodUsage, computed once when it arrives.
 func slimPod(obj interface{}) (interface{}, error) {
-	p, ok := obj.(*corev1.Pod)
-	if !ok {
-		return obj, nil
+	if p, ok := obj.(*corev1.Pod); ok {
+		return usageOf(p), nil
 	}
-	out := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion,
-		},
-		Spec:   corev1.PodSpec{NodeName: p.Spec.NodeName},
-		Status: corev1.PodStatus{Phase: p.Status.Phase},
-	}
-	if reqs := podRequests(p); len(reqs) > 0 {
-		out.Spec.Containers = []corev1.Container{{Resources: corev1.ResourceRequirements{Requests: reqs}}}
-	}
-	return out, nil
+	return obj, nil
 }
 
 // slimNode keeps the node's allocatable resources and its Ready condition.

@@ -115,7 +115,7 @@ func TestInventorySummaryMatchesPods(t *testing.T) {
 	if err := inv.eachNode(ctx, got.addNode); err != nil {
 		t.Fatal(err)
 	}
-	if err := inv.eachPod(ctx, got.addPod); err != nil {
+	if err := inv.eachPod(ctx, got.addUsage); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want.resourceSummary(), got.resourceSummary()); diff != "" {
@@ -128,8 +128,12 @@ func TestInventorySummaryMatchesPods(t *testing.T) {
 		t.Errorf("pods listed with field selector %q, want the non-terminal phases", s)
 	}
 	for _, obj := range inv.pods.GetStore().List() {
-		if p := obj.(*corev1.Pod); len(p.Annotations) != 0 {
-			t.Errorf("pod %s kept its annotations: the inventory should hold only what the summary reads", p.Name)
+		u, ok := obj.(*PodUsage)
+		if !ok {
+			t.Fatalf("the pod informer holds a %T, want a *PodUsage", obj)
+		}
+		if len(u.Annotations) != 0 {
+			t.Errorf("pod %s kept its annotations: the inventory should hold only what the summary reads", u.Name)
 		}
 	}
 	if lost.Load() != 0 {
@@ -140,7 +144,7 @@ func TestInventorySummaryMatchesPods(t *testing.T) {
 func TestInventoryWithoutPods(t *testing.T) {
 	inv := startInventory(fake.NewClientset(), false, nil)
 	defer inv.stop()
-	if err := inv.eachPod(context.Background(), func(*corev1.Pod) {}); err == nil {
+	if err := inv.eachPod(context.Background(), func(*PodUsage) {}); err == nil {
 		t.Errorf("eachPod without resource modeling: no error")
 	}
 }

@@ -34,7 +34,7 @@ type Member interface {
 	// EachNode and EachPod visit the member's nodes and its non-terminal
 	// pods.
 	EachNode(ctx context.Context, fn func(*corev1.Node)) error
-	EachPod(ctx context.Context, fn func(*corev1.Pod)) error
+	EachPod(ctx context.Context, fn func(*PodUsage)) error
 }
 
 // MemberFactory returns the Member of a Cluster.
@@ -220,7 +220,7 @@ func (m *restMember) EachNode(ctx context.Context, fn func(*corev1.Node)) error 
 }
 
 // EachPod is EachNode for the non-terminal pods.
-func (m *restMember) EachPod(ctx context.Context, fn func(*corev1.Pod)) error {
+func (m *restMember) EachPod(ctx context.Context, fn func(*PodUsage)) error {
 	ctx, cancel := context.WithTimeout(ctx, 3*m.timeout)
 	defer cancel()
 	return m.inventory.eachPod(ctx, fn)

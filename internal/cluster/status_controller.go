@@ -222,7 +222,7 @@ func (r *StatusReconciler) collect(ctx context.Context, member Member, status *c
 		log.Info("cannot read the member's nodes", "error", err.Error())
 		return
 	}
-	if err := member.EachPod(ctx, b.addPod); err != nil {
+	if err := member.EachPod(ctx, b.addUsage); err != nil {
 		log.Info("cannot read the member's pods", "error", err.Error())
 		return
 	}

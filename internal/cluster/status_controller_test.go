@@ -62,9 +62,9 @@ func (m *fakeMember) EachNode(_ context.Context, fn func(*corev1.Node)) error {
 	}
 	return nil
 }
-func (m *fakeMember) EachPod(_ context.Context, fn func(*corev1.Pod)) error {
+func (m *fakeMember) EachPod(_ context.Context, fn func(*PodUsage)) error {
 	for i := range m.pods {
-		fn(&m.pods[i])
+		fn(usageOf(&m.pods[i]))
 	}
 	return nil
 }

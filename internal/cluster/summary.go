@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 )
@@ -40,18 +42,53 @@ func (b *summaryBuilder) addNode(n *corev1.Node) {
 	addResources(b.allocatable, n.Status.Allocatable)
 }
 
+// PodUsage is what the resource summary needs of a pod: its node, its
+// phase and what the scheduler reserves for it. The inventory keeps pods in
+// this form, a fraction of the size of a Pod.
+type PodUsage struct {
+	// ObjectMeta holds the name, namespace, UID and resourceVersion only.
+	metav1.ObjectMeta
+	NodeName string
+	Phase    corev1.PodPhase
+	Requests corev1.ResourceList
+}
+
+// GetObjectKind and DeepCopyObject make a PodUsage a runtime.Object, as
+// informer stores expect.
+func (u *PodUsage) GetObjectKind() schema.ObjectKind { return schema.EmptyObjectKind }
+
+func (u *PodUsage) DeepCopyObject() runtime.Object {
+	out := *u
+	u.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	out.Requests = u.Requests.DeepCopy()
+	return &out
+}
+
+// usageOf computes the PodUsage of p.
+func usageOf(p *corev1.Pod) *PodUsage {
+	return &PodUsage{
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion},
+		NodeName:   p.Spec.NodeName,
+		Phase:      p.Status.Phase,
+		Requests:   podRequests(p),
+	}
+}
+
 // addPod adds a pod's requests to allocating (not yet bound to a node) or
 // allocated (bound). Pods that finished (Succeeded, Failed) hold nothing.
-func (b *summaryBuilder) addPod(p *corev1.Pod) {
-	if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+func (b *summaryBuilder) addPod(p *corev1.Pod) { b.addUsage(usageOf(p)) }
+
+// addUsage is addPod for a pod already reduced to its PodUsage.
+func (b *summaryBuilder) addUsage(u *PodUsage) {
+	if u.Phase == corev1.PodSucceeded || u.Phase == corev1.PodFailed {
 		return
 	}
-	if p.Spec.NodeName == "" {
-		addResources(b.allocating, podRequests(p))
+	if u.NodeName == "" {
+		addResources(b.allocating, u.Requests)
 		b.pending++
 		return
 	}
-	addResources(b.allocated, podRequests(p))
+	addResources(b.allocated, u.Requests)
 	b.running++
 }
 
