@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,10 +33,15 @@ type inventory struct {
 
 // startInventory starts the informers. lost is called (from informer
 // goroutines) whenever a list or watch fails without an answer from the API
-// server; it must not block.
-func startInventory(cs kubernetes.Interface, withPods bool, lost func()) *inventory {
+// server, with first true for the first failure since the last list or
+// watch that succeeded; it must not block.
+func startInventory(cs kubernetes.Interface, withPods bool, lost func(first bool)) *inventory {
 	ctx, cancel := context.WithCancel(context.Background())
 	inv := &inventory{cancel: cancel}
+	var conn *connection
+	if lost != nil {
+		conn = &connection{lost: lost}
+	}
 	nodes := cs.CoreV1().Nodes()
 	inv.nodes = newSlimInformer(cs, reportingConnectionLoss(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -44,7 +50,7 @@ func startInventory(cs kubernetes.Interface, withPods bool, lost func()) *invent
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			return nodes.Watch(ctx, o)
 		},
-	}, lost), &corev1.Node{}, slimNode)
+	}, conn), &corev1.Node{}, slimNode)
 	informers := []cache.SharedIndexInformer{inv.nodes}
 	if withPods {
 		pods := cs.CoreV1().Pods(metav1.NamespaceAll)
@@ -60,7 +66,7 @@ func startInventory(cs kubernetes.Interface, withPods bool, lost func()) *invent
 				o.FieldSelector = nonTerminal
 				return pods.Watch(ctx, o)
 			},
-		}, lost), &corev1.Pod{}, slimPod)
+		}, conn), &corev1.Pod{}, slimPod)
 		informers = append(informers, inv.pods)
 	}
 	for _, inf := range informers {
@@ -119,28 +125,41 @@ func (i *inventory) eachPod(ctx context.Context, fn func(*PodUsage)) error {
 	return nil
 }
 
+// connection is what the inventory's informers tell of their member's API
+// server, shared by them.
+type connection struct {
+	down atomic.Bool
+	lost func(first bool)
+}
+
+func (c *connection) observe(ctx context.Context, err error) {
+	switch {
+	case err == nil:
+		c.down.Store(false)
+	case connectionLost(ctx, err):
+		c.lost(!c.down.Swap(true))
+	}
+}
+
 // reportingConnectionLoss wraps lw so that a list or watch that fails
-// without an answer from the API server (refused, reset, timed out) calls
-// lost. An error the API server answered with (forbidden, gone, too many
-// requests) is not a lost connection; neither is the informer being stopped.
-func reportingConnectionLoss(lw *cache.ListWatch, lost func()) *cache.ListWatch {
-	if lost == nil {
+// without an answer from the API server (refused, reset, timed out) is
+// reported to conn, and one that succeeds too. An error the API server
+// answered with (forbidden, gone, too many requests) is not a lost
+// connection; neither is the informer being stopped.
+func reportingConnectionLoss(lw *cache.ListWatch, conn *connection) *cache.ListWatch {
+	if conn == nil {
 		return lw
 	}
 	list, watchFn := lw.ListWithContextFunc, lw.WatchFuncWithContext
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			obj, err := list(ctx, o)
-			if connectionLost(ctx, err) {
-				lost()
-			}
+			conn.observe(ctx, err)
 			return obj, err
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			w, err := watchFn(ctx, o)
-			if connectionLost(ctx, err) {
-				lost()
-			}
+			conn.observe(ctx, err)
 			return w, err
 		},
 		DisableChunking: lw.DisableChunking,

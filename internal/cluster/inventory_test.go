@@ -49,8 +49,14 @@ func TestConnectionLost(t *testing.T) {
 }
 
 func TestReportingConnectionLoss(t *testing.T) {
-	var lost atomic.Int32
+	var lost, first atomic.Int32
 	var listErr, watchErr error
+	conn := &connection{lost: func(f bool) {
+		lost.Add(1)
+		if f {
+			first.Add(1)
+		}
+	}}
 	lw := reportingConnectionLoss(&cache.ListWatch{
 		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
 			return &corev1.PodList{}, listErr
@@ -58,19 +64,39 @@ func TestReportingConnectionLoss(t *testing.T) {
 		WatchFuncWithContext: func(context.Context, metav1.ListOptions) (watch.Interface, error) {
 			return watch.NewEmptyWatch(), watchErr
 		},
-	}, func() { lost.Add(1) })
+	}, conn)
 	ctx := context.Background()
-	if _, err := lw.ListWithContext(ctx, metav1.ListOptions{}); err != nil || lost.Load() != 0 {
-		t.Fatalf("a good list: err %v, lost %d", err, lost.Load())
+	check := func(step string, wantLost, wantFirst int32) {
+		t.Helper()
+		if lost.Load() != wantLost || first.Load() != wantFirst {
+			t.Fatalf("%s: lost %d (first %d), want %d (first %d)", step, lost.Load(), first.Load(), wantLost, wantFirst)
+		}
 	}
+	if _, err := lw.ListWithContext(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	check("a good list", 0, 0)
 	watchErr = errors.New("connection refused")
-	if _, err := lw.WatchWithContext(ctx, metav1.ListOptions{}); err == nil || lost.Load() != 1 {
-		t.Fatalf("a refused watch: err %v, lost %d, want the error and one report", err, lost.Load())
+	for range 3 {
+		if _, err := lw.WatchWithContext(ctx, metav1.ListOptions{}); err == nil {
+			t.Fatal("the watch's error was swallowed")
+		}
 	}
+	check("three refused watches", 3, 1)
 	listErr = apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "", errors.New("no"))
-	if _, err := lw.ListWithContext(ctx, metav1.ListOptions{}); err == nil || lost.Load() != 1 {
-		t.Fatalf("a forbidden list: err %v, lost %d, want the error and no report", err, lost.Load())
+	if _, err := lw.ListWithContext(ctx, metav1.ListOptions{}); err == nil {
+		t.Fatal("the list's error was swallowed")
 	}
+	check("a forbidden list", 3, 1)
+	watchErr = nil
+	if _, err := lw.WatchWithContext(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	watchErr = errors.New("connection reset by peer")
+	if _, err := lw.WatchWithContext(ctx, metav1.ListOptions{}); err == nil {
+		t.Fatal("the watch's error was swallowed")
+	}
+	check("lost again after a good watch", 4, 2)
 }
 
 // TestInventorySummaryMatchesPods: the slim informers give the summary the
@@ -107,7 +133,7 @@ func TestInventorySummaryMatchesPods(t *testing.T) {
 		return false, nil, nil
 	})
 	var lost atomic.Int32
-	inv := startInventory(cs, true, func() { lost.Add(1) })
+	inv := startInventory(cs, true, func(bool) { lost.Add(1) })
 	defer inv.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -155,7 +181,7 @@ func TestInventoryReportsRefusedWatch(t *testing.T) {
 		return true, nil, errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
 	})
 	lost := make(chan struct{}, 16)
-	inv := startInventory(cs, false, func() {
+	inv := startInventory(cs, false, func(bool) {
 		select {
 		case lost <- struct{}{}:
 		default:

@@ -64,12 +64,13 @@ type MemberClients struct {
 
 	mu     sync.Mutex
 	byName map[string]cachedMember
-	lost   func(name string)
+	lost   func(name string, first bool)
 }
 
 // OnConnectionLost sets the function told the name of a member whose
-// inventory could not reach the API server. Set it before the first For.
-func (f *MemberClients) OnConnectionLost(fn func(name string)) {
+// inventory could not reach the API server; first is true for the first
+// failure since the inventory last reached it. Set it before the first For.
+func (f *MemberClients) OnConnectionLost(fn func(name string, first bool)) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.lost = fn
@@ -124,10 +125,10 @@ func (f *MemberClients) For(ctx context.Context, cluster *clusterv1alpha1.Cluste
 	if old, ok := f.byName[cluster.Name]; ok {
 		old.member.inventory.stop()
 	}
-	var lost func()
+	var lost func(first bool)
 	if f.lost != nil {
 		name, report := cluster.Name, f.lost
-		lost = func() { report(name) }
+		lost = func(first bool) { report(name, first) }
 	}
 	m := &restMember{clientset: cs, discovery: dc, timeout: f.timeout, inventory: startInventory(cs, f.watchPods, lost)}
 	f.byName[cluster.Name] = cachedMember{fingerprint: fp, member: m}

@@ -60,7 +60,7 @@ func (r *StatusReconciler) init() {
 // connectionLossNotifier is a MemberFactory that can tell when a member's
 // API server stopped answering between probes.
 type connectionLossNotifier interface {
-	OnConnectionLost(fn func(name string))
+	OnConnectionLost(fn func(name string, first bool))
 }
 
 // stopper is a MemberFactory holding resources until the manager stops.
@@ -82,7 +82,11 @@ func (r *StatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.ConcurrentSyncs})
 	if n, ok := r.Members.(connectionLossNotifier); ok {
 		lost := make(chan event.TypedGenericEvent[*clusterv1alpha1.Cluster], 64)
-		n.OnConnectionLost(func(name string) {
+		log := mgr.GetLogger().WithValues("controller", "cluster-status")
+		n.OnConnectionLost(func(name string, first bool) {
+			if first {
+				log.Info("lost the connection to the member's API server; probing it now", "cluster", name)
+			}
 			c := &clusterv1alpha1.Cluster{}
 			c.Name = name
 			select {
