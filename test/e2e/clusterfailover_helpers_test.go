@@ -148,6 +148,27 @@ func (e *cfEnv) kill(t *testing.T, member string) {
 	e.stopWith(t, member, "--kill")
 }
 
+// crash kills member's API server and waits until the controller manager
+// says it lost the connection: its watches on the member break, and it
+// probes the member at once instead of at its next period.
+func (e *cfEnv) crash(t *testing.T, member string) {
+	t.Helper()
+	logOffset := controllerLogSize(e.state)
+	e.kill(t, member)
+	cfEventually(t, time.Minute, "the controller manager to report the lost connection to "+member, func(context.Context) (bool, string, error) {
+		data, err := os.ReadFile(controllerLog(e.state))
+		if err != nil {
+			return false, "", err
+		}
+		for _, line := range strings.Split(string(data[min(logOffset, int64(len(data))):]), "\n") {
+			if strings.Contains(line, "lost the connection to the member's API server") && strings.Contains(line, `"cluster":"`+member+`"`) {
+				return true, "", nil
+			}
+		}
+		return false, "no such line in the log yet", nil
+	})
+}
+
 func (e *cfEnv) stopWith(t *testing.T, member string, flags ...string) {
 	t.Helper()
 	ch := make(chan error, 1)

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -117,23 +116,8 @@ func tolerations(t *testing.T, e *cfEnv) {
 		t.Fatalf("forever placed on %s, want %s", got, member)
 	}
 
-	// A crash this time: the member's API server is killed, not stopped.
-	// The controller manager's watches on it break, and it probes at once
-	// instead of at its next period.
-	logOffset := controllerLogSize(e.state)
-	e.kill(t, member)
-	cfEventually(t, time.Minute, "the controller manager to report the lost connection to "+member, func(context.Context) (bool, string, error) {
-		data, err := os.ReadFile(controllerLog(e.state))
-		if err != nil {
-			return false, "", err
-		}
-		for _, line := range strings.Split(string(data[min(logOffset, int64(len(data))):]), "\n") {
-			if strings.Contains(line, "lost the connection to the member's API server") && strings.Contains(line, `"cluster":"`+member+`"`) {
-				return true, "", nil
-			}
-		}
-		return false, "no such line in the log yet", nil
-	})
+	// A crash: the member's API server is killed, not stopped.
+	e.crash(t, member)
 	taint := e.waitTaint(t, member, clusterv1alpha1.TaintClusterNotReady, corev1.TaintEffectNoExecute, true)
 	added := taint.TimeAdded.Time
 	// The untimed toleration holds for a bounded window well past the timed one.
@@ -444,23 +428,8 @@ func massFailover(t *testing.T, e *cfEnv) {
 	})
 	t.Logf("%d Deployments healthy on %s %s after apply", n, member, time.Since(start).Round(time.Second))
 
-	// A crash this time: the member's API server is killed, not stopped.
-	// The controller manager's watches on it break, and it probes at once
-	// instead of at its next period.
-	logOffset := controllerLogSize(e.state)
-	e.kill(t, member)
-	cfEventually(t, time.Minute, "the controller manager to report the lost connection to "+member, func(context.Context) (bool, string, error) {
-		data, err := os.ReadFile(controllerLog(e.state))
-		if err != nil {
-			return false, "", err
-		}
-		for _, line := range strings.Split(string(data[min(logOffset, int64(len(data))):]), "\n") {
-			if strings.Contains(line, "lost the connection to the member's API server") && strings.Contains(line, `"cluster":"`+member+`"`) {
-				return true, "", nil
-			}
-		}
-		return false, "no such line in the log yet", nil
-	})
+	// A crash: the member's API server is killed, not stopped.
+	e.crash(t, member)
 	taint := e.waitTaint(t, member, clusterv1alpha1.TaintClusterNotReady, corev1.TaintEffectNoExecute, true)
 	cfEventually(t, 3*time.Minute, fmt.Sprintf("%d Deployments healthy off %s", n, member), func(ctx context.Context) (bool, string, error) {
 		ok, where, list, err := placedAll(ctx, member)
