@@ -173,6 +173,34 @@ func waitTask(t *testing.T, c client.Client, ns, name, from string) (*workv1alph
 	return rb, findTask(rb, from)
 }
 
+// waitEvicted returns when the binding's resource was evicted from
+// cluster from: the creation time of the eviction task, or, when the task
+// was already removed (a Gracefully eviction whose new copy became Healthy
+// between two polls), of the failover history entry it left, which carries
+// the same time.
+func waitEvicted(t *testing.T, c client.Client, ns, name, from string) metav1.Time {
+	t.Helper()
+	var at metav1.Time
+	eventually(t, failoverTimeout, describe("eviction of %s from %s", name, from), func(ctx context.Context) (bool, string, error) {
+		rb, err := bindingOf(ctx, c, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		if task := findTask(rb, from); task != nil && task.CreationTimestamp != nil {
+			at = *task.CreationTimestamp
+			return true, "", nil
+		}
+		for _, h := range rb.Status.FailoverHistory {
+			if h.FromCluster == from {
+				at = h.Time
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprintf("clusters %v; tasks %s; unhealthy %v; history %d entries", scheduledClusters(rb), tasksSummary(rb), rb.Status.UnhealthyClusters, len(rb.Status.FailoverHistory)), nil
+	})
+	return at
+}
+
 func findTask(rb *workv1alpha2.ResourceBinding, from string) *workv1alpha2.GracefulEvictionTask {
 	for i := range rb.Spec.GracefulEvictionTasks {
 		if rb.Spec.GracefulEvictionTasks[i].FromCluster == from {

@@ -348,11 +348,13 @@ func TestFailoverTimerSurvivesRestart(t *testing.T) {
 		t.Fatalf("the restart ended after the deadline (%s); the scenario proves nothing", since.Add(toleration).Format(time.RFC3339))
 	}
 
-	rb, task := waitTask(t, cp, ns, name, x)
-	if got, ok := unhealthySince(rb, x); ok && !got.Equal(&since) {
+	evicted := waitEvicted(t, cp, ns, name, x)
+	if rb, err := bindingOf(context.Background(), cp, ns, name); err != nil {
+		t.Fatal(err)
+	} else if got, ok := unhealthySince(rb, x); ok && !got.Equal(&since) {
 		t.Errorf("unhealthySince changed across the restart: %s, was %s", got.Format(time.RFC3339), since.Format(time.RFC3339))
 	}
-	d := task.CreationTimestamp.Sub(since.Time)
+	d := evicted.Sub(since.Time)
 	if d < toleration || d > toleration+5*time.Second {
 		t.Errorf("evicted %s after the application became unhealthy (%s); want within [%s, %s]",
 			d, since.Format(time.RFC3339), toleration, toleration+5*time.Second)
@@ -419,8 +421,7 @@ func TestFailoverUnknownDoesNotResetTimer(t *testing.T) {
 	waitHealth(t, cp, ns, name, x, workv1alpha2.ResourceUnknown)
 	sameTimer("Unknown again")
 
-	_, task := waitTask(t, cp, ns, name, x)
-	if d := task.CreationTimestamp.Sub(since.Time); d < toleration || d > toleration+5*time.Second {
+	if d := waitEvicted(t, cp, ns, name, x).Sub(since.Time); d < toleration || d > toleration+5*time.Second {
 		t.Errorf("evicted %s after the first Unhealthy report; want within [%s, %s]", d, toleration, toleration+5*time.Second)
 	}
 	waitPlacedHealthy(t, cp, ns, name, x)
