@@ -131,7 +131,7 @@ func TestFailoverGraciously(t *testing.T) {
 		w := watchMemberDeployments(t, ns, name)
 		applyYAML(t, ns, fakeRegistry(name, []string{x}, ""))
 
-		_, task := waitTask(t, cp, ns, name, x)
+		evicted := waitEvicted(t, cp, ns, name, x)
 		var goneAt time.Time
 		eventually(t, failoverTimeout, "the copy in "+x+" deleted", func(ctx context.Context) (bool, string, error) {
 			var ok bool
@@ -146,7 +146,7 @@ func TestFailoverGraciously(t *testing.T) {
 			t.Errorf("the old copy in %s went at %s, before the replacement in %s was available at %s: %s",
 				x, goneAt.Format(time.StampMilli), y, ready.at.Format(time.StampMilli), w)
 		}
-		if limit := task.CreationTimestamp.Add(grace * time.Second); !goneAt.Before(limit) {
+		if limit := evicted.Add(grace * time.Second); !goneAt.Before(limit) {
 			t.Errorf("the old copy went at %s, not before the grace period ended at %s: the replacement's health did not end the task",
 				goneAt.Format(time.StampMilli), limit.Format(time.StampMilli))
 		}
