@@ -25,39 +25,53 @@ import (
 // API server stops answering, so that the status controller can probe at once
 // instead of at its next period.
 type inventory struct {
+	cs       kubernetes.Interface
+	withPods bool
+	conn     *connection
+
+	mu  sync.Mutex
+	run *informers
+}
+
+// informers is one run of an inventory's informers.
+type informers struct {
 	nodes  cache.SharedIndexInformer
 	pods   cache.SharedIndexInformer // nil without resource modeling
 	cancel context.CancelFunc
-	done   sync.WaitGroup
 }
 
-// startInventory starts the informers. lost is called (from informer
-// goroutines) whenever a list or watch fails without an answer from the API
-// server, with first true for the first failure since the last list or
-// watch that succeeded; it must not block.
+// startInventory starts the informers. lost, when not nil, is called (from
+// informer goroutines) whenever a list or watch fails without an answer from
+// the API server, with first true for the first failure since the member was
+// last reached; it must not block.
 func startInventory(cs kubernetes.Interface, withPods bool, lost func(first bool)) *inventory {
-	ctx, cancel := context.WithCancel(context.Background())
-	inv := &inventory{cancel: cancel}
-	var conn *connection
-	if lost != nil {
-		conn = &connection{lost: lost}
+	if lost == nil {
+		lost = func(bool) {}
 	}
-	nodes := cs.CoreV1().Nodes()
-	inv.nodes = newSlimInformer(cs, reportingConnectionLoss(&cache.ListWatch{
+	inv := &inventory{cs: cs, withPods: withPods, conn: &connection{lost: lost}}
+	inv.run = inv.start()
+	return inv
+}
+
+func (i *inventory) start() *informers {
+	ctx, cancel := context.WithCancel(context.Background())
+	run := &informers{cancel: cancel}
+	nodes := i.cs.CoreV1().Nodes()
+	run.nodes = newSlimInformer(i.cs, reportingConnectionLoss(&cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return nodes.List(ctx, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			return nodes.Watch(ctx, o)
 		},
-	}, conn), &corev1.Node{}, slimNode)
-	informers := []cache.SharedIndexInformer{inv.nodes}
-	if withPods {
-		pods := cs.CoreV1().Pods(metav1.NamespaceAll)
+	}, i.conn), &corev1.Node{}, slimNode)
+	all := []cache.SharedIndexInformer{run.nodes}
+	if i.withPods {
+		pods := i.cs.CoreV1().Pods(metav1.NamespaceAll)
 		// Finished pods hold no resources; a pod that finishes leaves the
 		// selection and is delivered as deleted.
 		nonTerminal := "status.phase!=" + string(corev1.PodSucceeded) + ",status.phase!=" + string(corev1.PodFailed)
-		inv.pods = newSlimInformer(cs, reportingConnectionLoss(&cache.ListWatch{
+		run.pods = newSlimInformer(i.cs, reportingConnectionLoss(&cache.ListWatch{
 			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 				o.FieldSelector = nonTerminal
 				return pods.List(ctx, o)
@@ -66,17 +80,13 @@ func startInventory(cs kubernetes.Interface, withPods bool, lost func(first bool
 				o.FieldSelector = nonTerminal
 				return pods.Watch(ctx, o)
 			},
-		}, conn), &corev1.Pod{}, slimPod)
-		informers = append(informers, inv.pods)
+		}, i.conn), &corev1.Pod{}, slimPod)
+		all = append(all, run.pods)
 	}
-	for _, inf := range informers {
-		inv.done.Add(1)
-		go func() {
-			defer inv.done.Done()
-			inf.RunWithContext(ctx)
-		}()
+	for _, inf := range all {
+		go inf.RunWithContext(ctx)
 	}
-	return inv
+	return run
 }
 
 // newSlimInformer builds an informer whose objects pass through transform.
@@ -89,19 +99,51 @@ func newSlimInformer(cs kubernetes.Interface, lw *cache.ListWatch, example runti
 	return inf
 }
 
-// stop ends the informers and waits for them.
+// current is the informers' present run.
+func (i *inventory) current() *informers {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.run
+}
+
+// stop ends the informers. It does not wait for them: a reflector waiting
+// out its back-off after a failed watch-list notices only when the wait
+// ends, up to a minute later.
 func (i *inventory) stop() {
-	i.cancel()
-	i.done.Wait()
+	i.current().cancel()
+}
+
+// reached is told that a probe just reached the member's API server. If the
+// informers lost it since they last reached it, they are started afresh and
+// reported true: after an outage a reflector retries on a back-off of up to
+// 30 s, and until it gets through it has no watch open, so its member could
+// crash again without anyone noticing before the next probe, and what it
+// holds would stay stale. A member whose informers are connected is left
+// alone.
+func (i *inventory) reached() bool {
+	if !i.conn.down.Load() {
+		return false
+	}
+	i.mu.Lock()
+	if !i.conn.down.Swap(false) { // another probe restarted them
+		i.mu.Unlock()
+		return false
+	}
+	old := i.run
+	i.run = i.start()
+	i.mu.Unlock()
+	old.cancel()
+	return true
 }
 
 // eachNode calls fn for every node once the node informer has synced, or
 // fails when ctx ends first.
 func (i *inventory) eachNode(ctx context.Context, fn func(*corev1.Node)) error {
-	if !cache.WaitForCacheSync(ctx.Done(), i.nodes.HasSynced) {
+	nodes := i.current().nodes
+	if !cache.WaitForCacheSync(ctx.Done(), nodes.HasSynced) {
 		return fmt.Errorf("nodes not synced: %w", context.Cause(ctx))
 	}
-	for _, obj := range i.nodes.GetStore().List() {
+	for _, obj := range nodes.GetStore().List() {
 		if n, ok := obj.(*corev1.Node); ok {
 			fn(n)
 		}
@@ -111,13 +153,14 @@ func (i *inventory) eachNode(ctx context.Context, fn func(*corev1.Node)) error {
 
 // eachPod is eachNode for the non-terminal pods.
 func (i *inventory) eachPod(ctx context.Context, fn func(*PodUsage)) error {
-	if i.pods == nil {
+	pods := i.current().pods
+	if pods == nil {
 		return errors.New("pods are not watched without resource modeling")
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), i.pods.HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), pods.HasSynced) {
 		return fmt.Errorf("pods not synced: %w", context.Cause(ctx))
 	}
-	for _, obj := range i.pods.GetStore().List() {
+	for _, obj := range pods.GetStore().List() {
 		if u, ok := obj.(*PodUsage); ok {
 			fn(u)
 		}

@@ -153,7 +153,7 @@ func TestInventorySummaryMatchesPods(t *testing.T) {
 	if s, _ := selector.Load().(string); s != "status.phase!=Failed,status.phase!=Succeeded" && s != "status.phase!=Succeeded,status.phase!=Failed" {
 		t.Errorf("pods listed with field selector %q, want the non-terminal phases", s)
 	}
-	for _, obj := range inv.pods.GetStore().List() {
+	for _, obj := range inv.current().pods.GetStore().List() {
 		u, ok := obj.(*PodUsage)
 		if !ok {
 			t.Fatalf("the pod informer holds a %T, want a *PodUsage", obj)
@@ -192,5 +192,73 @@ func TestInventoryReportsRefusedWatch(t *testing.T) {
 	case <-lost:
 	case <-time.After(10 * time.Second):
 		t.Fatalf("a refused watch was not reported within 10s")
+	}
+}
+
+// TestInventoryRestartsWhenReachedAfterLoss: once a probe reaches a member
+// whose informers lost it, they start afresh instead of waiting out the
+// reflector's back-off, so a new failure is reported at once and as the
+// first of a new outage. Informers that are connected are never restarted.
+func TestInventoryRestartsWhenReachedAfterLoss(t *testing.T) {
+	cs := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}})
+	var refuse atomic.Bool
+	refuse.Store(true)
+	cs.PrependReactor("list", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if refuse.Load() {
+			return true, nil, errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
+		}
+		return false, nil, nil
+	})
+	firsts := make(chan struct{}, 16)
+	inv := startInventory(cs, false, func(first bool) {
+		if first {
+			select {
+			case firsts <- struct{}{}:
+			default:
+			}
+		}
+	})
+	defer inv.stop()
+	waitFirst := func(step string) {
+		t.Helper()
+		select {
+		case <-firsts:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no first loss reported within 10s", step)
+		}
+	}
+	waitFirst("refused from the start")
+
+	// Still refused: only a restart can report a first loss again.
+	before := inv.current()
+	if !inv.reached() {
+		t.Fatal("reached after a loss did not restart the informers")
+	}
+	if inv.current() == before {
+		t.Fatal("the informers were not replaced")
+	}
+	waitFirst("refused after the restart")
+
+	refuse.Store(false)
+	if !inv.reached() {
+		t.Fatal("reached after the second loss did not restart the informers")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var names []string
+	if err := inv.eachNode(ctx, func(n *corev1.Node) { names = append(names, n.Name) }); err != nil {
+		t.Fatal(err)
+	}
+	if !cmp.Equal(names, []string{"n1"}) {
+		t.Errorf("nodes after the restart: %v, want [n1]", names)
+	}
+	connected := inv.current()
+	for range 3 {
+		if inv.reached() {
+			t.Fatal("connected informers were restarted")
+		}
+	}
+	if inv.current() != connected {
+		t.Fatal("connected informers were replaced")
 	}
 }

@@ -165,10 +165,15 @@ type restMember struct {
 	inventory *inventory
 }
 
+// Probe asks the member's readiness endpoint. An answer tells the
+// inventory that the member can be reached again (see inventory.reached).
 func (m *restMember) Probe(ctx context.Context) ProbeResult {
 	res := m.probePath(ctx, "/readyz")
 	if res.Online && res.StatusCode == http.StatusNotFound {
 		res = m.probePath(ctx, "/healthz")
+	}
+	if res.Healthy {
+		m.inventory.reached()
 	}
 	return res
 }
