@@ -305,7 +305,7 @@ func TestDriftIsCorrected(t *testing.T) {
 	// The informer sees it (so the Work is reconciled against the new
 	// state); the handler under test is then told.
 	waitEvent(t, seen, membercluster.Updated)
-	f.r.MemberHandler().OnEvent(membercluster.Event{Cluster: "member1", Type: membercluster.Updated, Old: live, Object: drifted})
+	f.r.MemberHandler().OnEvent(membercluster.Event{Cluster: "member1", Type: membercluster.Updated, Old: packed(t, live), Object: packed(t, drifted)})
 	if f.queue.Len() != 1 {
 		t.Fatalf("the Work was not enqueued (queue length %d)", f.queue.Len())
 	}
@@ -325,7 +325,7 @@ func TestDriftIsCorrected(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitEvent(t, seen, membercluster.Deleted)
-	f.r.MemberHandler().OnEvent(membercluster.Event{Cluster: "member1", Type: membercluster.Deleted, Object: live})
+	f.r.MemberHandler().OnEvent(membercluster.Event{Cluster: "member1", Type: membercluster.Deleted, Object: packed(t, live)})
 	if f.queue.Len() != 1 {
 		t.Fatal("a deleted member object must enqueue its Work")
 	}

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"sort"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -356,22 +356,10 @@ func NeedsResync(e membercluster.Event) bool {
 	return false
 }
 
-func changedOutsideStatus(old, cur *unstructured.Unstructured) bool {
-	for k, v := range cur.Object {
-		if k == "status" || k == "metadata" {
-			continue
-		}
-		if !equality.Semantic.DeepEqual(v, old.Object[k]) {
-			return true
-		}
-	}
-	for k := range old.Object {
-		if _, ok := cur.Object[k]; !ok && k != "status" && k != "metadata" {
-			return true
-		}
-	}
-	return !reflect.DeepEqual(old.GetLabels(), cur.GetLabels()) ||
-		!reflect.DeepEqual(old.GetAnnotations(), cur.GetAnnotations()) ||
+func changedOutsideStatus(old, cur *membercluster.Object) bool {
+	return !cur.RestEqual(old) ||
+		!maps.Equal(old.GetLabels(), cur.GetLabels()) ||
+		!maps.Equal(old.GetAnnotations(), cur.GetAnnotations()) ||
 		!old.GetDeletionTimestamp().Equal(cur.GetDeletionTimestamp())
 }
 

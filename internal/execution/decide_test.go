@@ -223,17 +223,23 @@ func TestNeedsResync(t *testing.T) {
 	specChanged := obj(`{"metadata":{"name":"a","labels":{"x":"1"},"resourceVersion":"2"},"spec":{"replicas":3},"status":{"ready":1}}`)
 	labelChanged := obj(`{"metadata":{"name":"a","labels":{"x":"2"},"resourceVersion":"2"},"spec":{"replicas":2},"status":{"ready":1}}`)
 	dataRemoved := obj(`{"metadata":{"name":"a","labels":{"x":"1"},"resourceVersion":"2"},"status":{"ready":1}}`)
+	dataAdded := obj(`{"metadata":{"name":"a","labels":{"x":"1"},"resourceVersion":"2"},"spec":{"replicas":2},"data":{"k":"v"},"status":{"ready":1}}`)
+	annotated := obj(`{"metadata":{"name":"a","labels":{"x":"1"},"annotations":{"y":"1"},"resourceVersion":"2"},"spec":{"replicas":2},"status":{"ready":1}}`)
+	deleting := obj(`{"metadata":{"name":"a","labels":{"x":"1"},"resourceVersion":"2","deletionTimestamp":"2026-01-01T00:00:00Z"},"spec":{"replicas":2},"status":{"ready":1}}`)
 	cases := map[string]struct {
 		event membercluster.Event
 		want  bool
 	}{
-		"added":          {membercluster.Event{Type: membercluster.Added, Object: base}, false},
-		"deleted":        {membercluster.Event{Type: membercluster.Deleted, Object: base}, true},
-		"status only":    {membercluster.Event{Type: membercluster.Updated, Old: base, Object: statusOnly}, false},
-		"spec changed":   {membercluster.Event{Type: membercluster.Updated, Old: base, Object: specChanged}, true},
-		"label changed":  {membercluster.Event{Type: membercluster.Updated, Old: base, Object: labelChanged}, true},
-		"field removed":  {membercluster.Event{Type: membercluster.Updated, Old: base, Object: dataRemoved}, true},
-		"resync, no old": {membercluster.Event{Type: membercluster.Updated, Object: base}, true},
+		"added":            {membercluster.Event{Type: membercluster.Added, Object: packed(t, base)}, false},
+		"deleted":          {membercluster.Event{Type: membercluster.Deleted, Object: packed(t, base)}, true},
+		"status only":      {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, statusOnly)}, false},
+		"spec changed":     {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, specChanged)}, true},
+		"label changed":    {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, labelChanged)}, true},
+		"annotation added": {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, annotated)}, true},
+		"field removed":    {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, dataRemoved)}, true},
+		"top field added":  {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, dataAdded)}, true},
+		"deletion started": {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, deleting)}, true},
+		"resync, no old":   {membercluster.Event{Type: membercluster.Updated, Object: packed(t, base)}, true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -290,4 +296,14 @@ func TestReleasePatch(t *testing.T) {
 	if _, ok := ReleasePatch(memberObj(map[string]string{"app": "x"}, nil)); ok {
 		t.Error("an object without Lifeboat keys needs no patch")
 	}
+}
+
+// packed is the member object as the member cache holds it.
+func packed(t *testing.T, u *unstructured.Unstructured) *membercluster.Object {
+	t.Helper()
+	o, err := membercluster.NewObject(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
 }

@@ -55,9 +55,9 @@ type Event struct {
 	Type    EventType
 	// Object is the object after the change (the last known state for
 	// Deleted). It is shared with the informer: never modify it.
-	Object *unstructured.Unstructured
+	Object *Object
 	// Old is the object before the change; only set for Updated.
-	Old *unstructured.Unstructured
+	Old *Object
 }
 
 // Handler receives events of one member and resource. OnEvent must be quick
@@ -174,8 +174,9 @@ func NewClients(cfg *rest.Config, requestTimeout time.Duration) (*Clients, error
 
 // Cache is the one door to member clusters. Per member it owns the client
 // configuration, a dynamic client, a lazy RESTMapper and one informer per
-// resource in use (listing only objects labelled ManagedLabel=true, without
-// managedFields), with the handlers controllers registered through Watch.
+// resource in use (listing only objects labelled ManagedLabel=true, held as
+// compact Objects without managedFields), with the handlers controllers
+// registered through Watch.
 //
 // Members are connected lazily on first use, reconnected when their Cluster's
 // endpoint or credentials change and torn down when the Cluster is deleted
@@ -499,7 +500,7 @@ func (c *Cache) register(m *member, gvr schema.GroupVersionResource, h Handler) 
 			func(o *metav1.ListOptions) { o.LabelSelector = ManagedLabel + "=" + ManagedLabelValue },
 		).Informer()
 		// Cannot fail: the informer has not started.
-		_ = inf.SetTransform(stripManagedFields)
+		_ = inf.SetTransform(packObject)
 		ri = &resourceInformer{informer: inf, handlers: map[string]bool{}}
 		m.informers[gvr] = ri
 		go inf.Run(m.ctx.Done())
@@ -513,13 +514,13 @@ func (c *Cache) register(m *member, gvr schema.GroupVersionResource, h Handler) 
 	// only when the member is being torn down.
 	_, _ = ri.informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj interface{}) {
-			if u, ok := obj.(*unstructured.Unstructured); ok {
+			if u, ok := obj.(*Object); ok {
 				h.OnEvent(Event{Cluster: cluster, Type: Added, Object: u})
 			}
 		},
 		UpdateFunc: func(oldObj, newObj interface{}) {
-			o, ok1 := oldObj.(*unstructured.Unstructured)
-			n, ok2 := newObj.(*unstructured.Unstructured)
+			o, ok1 := oldObj.(*Object)
+			n, ok2 := newObj.(*Object)
 			if ok1 && ok2 {
 				h.OnEvent(Event{Cluster: cluster, Type: Updated, Object: n, Old: o})
 			}
@@ -528,25 +529,11 @@ func (c *Cache) register(m *member, gvr schema.GroupVersionResource, h Handler) 
 			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 				obj = tomb.Obj
 			}
-			if u, ok := obj.(*unstructured.Unstructured); ok {
+			if u, ok := obj.(*Object); ok {
 				h.OnEvent(Event{Cluster: cluster, Type: Deleted, Object: u})
 			}
 		},
 	})
-}
-
-// stripManagedFields keeps the informer caches small: managedFields are
-// often larger than the object itself and nobody reads them.
-func stripManagedFields(obj interface{}) (interface{}, error) {
-	switch o := obj.(type) {
-	case *unstructured.Unstructured:
-		o.SetManagedFields(nil)
-	case toolscache.DeletedFinalStateUnknown:
-		if u, ok := o.Obj.(*unstructured.Unstructured); ok {
-			u.SetManagedFields(nil)
-		}
-	}
-	return obj, nil
 }
 
 // Cached returns a managed object from the member's informer, without any
@@ -578,11 +565,18 @@ func (m *member) cached(gvr schema.GroupVersionResource, namespace, name string)
 	if err != nil || !exists {
 		return nil, true
 	}
-	u, ok := item.(*unstructured.Unstructured)
+	o, ok := item.(*Object)
 	if !ok {
 		return nil, true
 	}
-	return u.DeepCopy(), true
+	u, err := o.Unstructured()
+	if err != nil {
+		// Cannot happen: the JSON was encoded from a decoded object. Not
+		// "absent", which would make callers re-create it: as if the
+		// informer had not listed yet.
+		return nil, false
+	}
+	return u, true
 }
 
 // Get returns an object of the member: from the informer when it holds it

@@ -3,10 +3,10 @@ package workstatus
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -102,9 +102,9 @@ func StatusMayHaveChanged(e membercluster.Event) bool {
 	}
 	o, n := e.Old, e.Object
 	return o.GetGeneration() != n.GetGeneration() ||
-		!equality.Semantic.DeepEqual(o.Object["status"], n.Object["status"]) ||
-		!equality.Semantic.DeepEqual(o.GetLabels(), n.GetLabels()) ||
-		!equality.Semantic.DeepEqual(o.GetAnnotations(), n.GetAnnotations())
+		!n.StatusEqual(o) ||
+		!maps.Equal(o.GetLabels(), n.GetLabels()) ||
+		!maps.Equal(o.GetAnnotations(), n.GetAnnotations())
 }
 
 // SetupWithManager registers the controller. It watches Works in execution

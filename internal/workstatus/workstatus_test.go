@@ -311,15 +311,21 @@ func TestStatusMayHaveChanged(t *testing.T) {
 	statusChanged := deployment("x", 1, 1, "x")
 	generation := base.DeepCopy()
 	generation.SetGeneration(2)
+	specOnly := base.DeepCopy()
+	_ = unstructured.SetNestedField(specOnly.Object, "x", "spec", "paused")
+	annotated := base.DeepCopy()
+	annotated.SetAnnotations(map[string]string{"a": "b"})
 	cases := map[string]struct {
 		e    membercluster.Event
 		want bool
 	}{
-		"added":              {membercluster.Event{Type: membercluster.Added, Object: base}, true},
-		"deleted":            {membercluster.Event{Type: membercluster.Deleted, Object: base}, true},
-		"resourceVersion":    {membercluster.Event{Type: membercluster.Updated, Old: base, Object: rvOnly}, false},
-		"status changed":     {membercluster.Event{Type: membercluster.Updated, Old: base, Object: statusChanged}, true},
-		"generation changed": {membercluster.Event{Type: membercluster.Updated, Old: base, Object: generation}, true},
+		"added":              {membercluster.Event{Type: membercluster.Added, Object: packed(t, base)}, true},
+		"deleted":            {membercluster.Event{Type: membercluster.Deleted, Object: packed(t, base)}, true},
+		"resourceVersion":    {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, rvOnly)}, false},
+		"spec only":          {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, specOnly)}, false},
+		"status changed":     {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, statusChanged)}, true},
+		"generation changed": {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, generation)}, true},
+		"annotation changed": {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, annotated)}, true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -355,4 +361,14 @@ func TestNews(t *testing.T) {
 			}
 		})
 	}
+}
+
+// packed is the member object as the member cache holds it.
+func packed(t *testing.T, u *unstructured.Unstructured) *membercluster.Object {
+	t.Helper()
+	o, err := membercluster.NewObject(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
 }

@@ -1,0 +1,127 @@
+package membercluster
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	toolscache "k8s.io/client-go/tools/cache"
+)
+
+func mustDecode(t *testing.T, s string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func mustPack(t *testing.T, u *unstructured.Unstructured) *Object {
+	t.Helper()
+	o, err := NewObject(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// TestObjectRoundTrip: what the cache hands out is the object it received,
+// managedFields excepted, whatever the object has or lacks.
+func TestObjectRoundTrip(t *testing.T) {
+	cases := map[string]string{
+		"deployment": `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d","namespace":"ns","uid":"u1","resourceVersion":"7","generation":3,
+			"creationTimestamp":"2026-01-01T00:00:00Z","labels":{"karmada.io/managed":"true"},"annotations":{"work.karmada.io/name":"w","a":""},
+			"ownerReferences":[{"apiVersion":"v1","kind":"X","name":"o","uid":"u0"}],"finalizers":["f"]},
+			"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"c","image":"nginx","resources":{"requests":{"cpu":"1.5"}}}]}}},
+			"status":{"replicas":2,"availableReplicas":1,"conditions":[{"type":"Available","status":"True"}],"ratio":0.5}}`,
+		"no status":        `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"ns"},"data":{"k":"v"}}`,
+		"metadata only":    `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"n"}}`,
+		"empty labels":     `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","labels":{},"annotations":{}}}`,
+		"deletion started": `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","deletionTimestamp":"2026-01-01T00:00:00Z","deletionGracePeriodSeconds":0}}`,
+	}
+	for name, s := range cases {
+		t.Run(name, func(t *testing.T) {
+			in := mustDecode(t, s)
+			o := mustPack(t, in)
+			out, err := o.Unstructured()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(in.Object, out.Object); diff != "" {
+				t.Errorf("round trip (-in +out):\n%s", diff)
+			}
+			if o.GetName() != in.GetName() || o.GetNamespace() != in.GetNamespace() || o.GetResourceVersion() != in.GetResourceVersion() ||
+				o.GetGeneration() != in.GetGeneration() || !o.GetDeletionTimestamp().Equal(in.GetDeletionTimestamp()) {
+				t.Errorf("metadata kept: %+v", o.ObjectMeta)
+			}
+			// Each call is a copy the caller may change.
+			out.SetLabels(map[string]string{"changed": "yes"})
+			again, _ := o.Unstructured()
+			if diff := cmp.Diff(in.Object, again.Object); diff != "" {
+				t.Errorf("a caller's change leaked into the cache (-in +again):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestObjectDropsManagedFields(t *testing.T) {
+	in := mustDecode(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","managedFields":[{"manager":"m","operation":"Apply"}]}}`)
+	out, err := mustPack(t, in).Unstructured()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.GetManagedFields()) != 0 {
+		t.Errorf("managedFields kept: %v", out.GetManagedFields())
+	}
+	if len(in.GetManagedFields()) != 1 {
+		t.Error("NewObject changed its argument")
+	}
+}
+
+// TestObjectDigests: the status digest changes with the status alone, the
+// rest's with what is outside metadata and status, and neither with the
+// metadata, the order of keys or the formatting.
+func TestObjectDigests(t *testing.T) {
+	base := `{"kind":"Deployment","metadata":{"name":"d","resourceVersion":"1"},"spec":{"replicas":2,"paused":false},"status":{"ready":1}}`
+	cases := map[string]struct {
+		other                string
+		sameStatus, sameRest bool
+	}{
+		"identical":            {base, true, true},
+		"resourceVersion only": {`{"kind":"Deployment","metadata":{"name":"d","resourceVersion":"2"},"spec":{"replicas":2,"paused":false},"status":{"ready":1}}`, true, true},
+		"reordered":            {`{"status":{"ready":1},"spec":{"paused":false, "replicas":2},"metadata":{"resourceVersion":"1","name":"d"},"kind":"Deployment"}`, true, true},
+		"status changed":       {`{"kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":2,"paused":false},"status":{"ready":2}}`, false, true},
+		"status gone":          {`{"kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":2,"paused":false}}`, false, true},
+		"spec changed":         {`{"kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":3,"paused":false},"status":{"ready":1}}`, true, false},
+		"field removed":        {`{"kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":2},"status":{"ready":1}}`, true, false},
+		"top field added":      {`{"kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":2,"paused":false},"data":{},"status":{"ready":1}}`, true, false},
+	}
+	b := mustPack(t, mustDecode(t, base))
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := mustPack(t, mustDecode(t, tc.other))
+			if got := o.StatusEqual(b); got != tc.sameStatus {
+				t.Errorf("StatusEqual = %t, want %t", got, tc.sameStatus)
+			}
+			if got := o.RestEqual(b); got != tc.sameRest {
+				t.Errorf("RestEqual = %t, want %t", got, tc.sameRest)
+			}
+		})
+	}
+}
+
+func TestPackObjectTombstone(t *testing.T) {
+	in := toolscache.DeletedFinalStateUnknown{Key: "ns/cm", Obj: mustDecode(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"ns"}}`)}
+	got, err := packObject(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tomb, ok := got.(toolscache.DeletedFinalStateUnknown)
+	if !ok {
+		t.Fatalf("packObject(tombstone) = %T", got)
+	}
+	if o, ok := tomb.Obj.(*Object); !ok || o.GetName() != "cm" {
+		t.Errorf("tombstone holds %#v", tomb.Obj)
+	}
+}
