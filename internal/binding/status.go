@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
@@ -75,7 +77,17 @@ type StatusReconciler struct {
 	// or found up to date since their aggregated status last changed in
 	// this process.
 	templateSynced sync.Map
+	// quietSince holds, per new binding with nothing to report yet (see
+	// nothingToReportYet), when this process first saw it so.
+	quietSince sync.Map
 }
+
+// firstReportGrace is how long a new binding's first status waits while
+// none of its Works has been applied or has failed. Written at once, it
+// would say only "not applied yet", and the first apply a moment later
+// would overwrite it: one write of the API server's busiest kind saved per
+// propagated object. A Work still pending after the grace is reported.
+const firstReportGrace = time.Second
 
 // Reconcile aggregates the Works of one binding:
 //  1. build aggregatedStatus from the binding's Works in expected clusters
@@ -99,12 +111,12 @@ func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctr
 	b, err := getBinding(ctx, r.Client, req.NamespacedName)
 	if err != nil {
 		if kerrors.IsNotFound(err) {
-			r.templateSynced.Delete(req.NamespacedName)
+			r.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !b.obj.GetDeletionTimestamp().IsZero() {
-		r.templateSynced.Delete(req.NamespacedName)
+		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	works, err := listWorks(ctx, r.Client, worksIndexForStatus, b)
@@ -113,6 +125,13 @@ func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	expected := expectedClusters(b.spec, r.Eviction)
 	items := aggregateStatus(works, expected, b.spec.Resource)
+	if nothingToReportYet(b.status, expected, items) {
+		if wait := r.quietFor(req.NamespacedName); wait > 0 {
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
+	} else {
+		r.quietSince.Delete(req.NamespacedName)
+	}
 	same, err := sameJSONValue(b.status.AggregatedStatus, items)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -143,6 +162,35 @@ func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	r.templateSynced.Store(req.NamespacedName, struct{}{})
 	return ctrl.Result{}, nil
+}
+
+func (r *StatusReconciler) forget(key types.NamespacedName) {
+	r.templateSynced.Delete(key)
+	r.quietSince.Delete(key)
+}
+
+// nothingToReportYet says whether a scheduled binding that has never had a
+// status of its Works would get only "not applied yet": no item applied or
+// failed (a Work without its Applied condition), or no Work at all.
+func nothingToReportYet(status *workv1alpha2.ResourceBindingStatus, expected sets.Set[string], items []workv1alpha2.AggregatedStatusItem) bool {
+	if expected.Len() == 0 || len(status.AggregatedStatus) > 0 || meta.FindStatusCondition(status.Conditions, workv1alpha2.FullyApplied) != nil {
+		return false
+	}
+	for _, item := range items {
+		if item.Applied || item.AppliedMessage != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// quietFor is how much longer the binding's first status may wait (see
+// firstReportGrace), counted from the first time this process saw it with
+// nothing to report.
+func (r *StatusReconciler) quietFor(key types.NamespacedName) time.Duration {
+	now := r.now().Time
+	since, _ := r.quietSince.LoadOrStore(key, now)
+	return max(since.(time.Time).Add(firstReportGrace).Sub(now), 0)
 }
 
 func (r *StatusReconciler) now() metav1.Time {

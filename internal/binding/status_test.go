@@ -195,3 +195,93 @@ func TestStatusWritesWithoutNewsAreSpacedOut(t *testing.T) {
 		t.Errorf("health changed within the window: item %+v (status %s), want Healthy with the latest figures", got, got.Status.Raw)
 	}
 }
+
+// TestFirstStatusWaitsForTheFirstApply: a new binding whose Work has not
+// been applied yet gets no status write for up to firstReportGrace; an
+// apply within it is the first write, a Work still pending after it is
+// reported, and a failed apply is never held back.
+func TestFirstStatusWaitsForTheFirstApply(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	pending := func(t *testing.T, works ...client.Object) (*env, *workv1alpha2.ResourceBinding) {
+		rb := makeBinding("nginx").Cluster("member1", 2).Obj()
+		objs := append([]client.Object{rb, makeDeployment("nginx", 2)}, works...)
+		e := newEnv(t, objs...)
+		e.status.Clock = clk
+		return e, rb
+	}
+	quiet := func(t *testing.T, e *env, rb *workv1alpha2.ResourceBinding, wantWait time.Duration) {
+		t.Helper()
+		e.writes = nil
+		res, err := e.status.Reconcile(context.Background(), reqFor(rb))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.RequeueAfter != wantWait {
+			t.Errorf("requeue after %v, want %v", res.RequeueAfter, wantWait)
+		}
+		if len(e.writes) != 0 || len(e.binding(rb).Status.Conditions) != 0 {
+			t.Errorf("wrote %v within the grace", e.writes)
+		}
+	}
+
+	t.Run("applied within the grace", func(t *testing.T) {
+		rb := makeBinding("nginx").Cluster("member1", 2).Obj()
+		work := makeWork("member1", rb)
+		e, rb := pending(t, work)
+		quiet(t, e, rb, firstReportGrace)
+		clk.SetTime(clk.Now().Add(300 * time.Millisecond))
+		quiet(t, e, rb, firstReportGrace-300*time.Millisecond)
+
+		w := &workv1alpha1.Work{}
+		if err := e.client.Get(context.Background(), client.ObjectKeyFromObject(work), w); err != nil {
+			t.Fatal(err)
+		}
+		applied(w, true, 2, workv1alpha1.ResourceHealthy)
+		if err := e.client.Status().Update(context.Background(), w); err != nil {
+			t.Fatal(err)
+		}
+		e.reconcileStatus(rb)
+		got := e.binding(rb)
+		if len(got.Status.AggregatedStatus) != 1 || !got.Status.AggregatedStatus[0].Applied {
+			t.Errorf("after the apply: aggregatedStatus = %+v", got.Status.AggregatedStatus)
+		}
+		if cond := meta.FindStatusCondition(got.Status.Conditions, workv1alpha2.FullyApplied); cond == nil || cond.Status != metav1.ConditionTrue {
+			t.Errorf("after the apply: FullyApplied = %+v, want True", cond)
+		}
+	})
+
+	t.Run("still pending after the grace", func(t *testing.T) {
+		rb := makeBinding("nginx").Cluster("member1", 2).Obj()
+		e, rb := pending(t, makeWork("member1", rb))
+		quiet(t, e, rb, firstReportGrace)
+		clk.SetTime(clk.Now().Add(firstReportGrace))
+		e.reconcileStatus(rb)
+		got := e.binding(rb)
+		if len(got.Status.AggregatedStatus) != 1 || got.Status.AggregatedStatus[0].Applied || got.Status.AggregatedStatus[0].Health != workv1alpha2.ResourceUnknown {
+			t.Errorf("aggregatedStatus = %+v, want one pending item", got.Status.AggregatedStatus)
+		}
+		if cond := meta.FindStatusCondition(got.Status.Conditions, workv1alpha2.FullyApplied); cond == nil || cond.Status != metav1.ConditionFalse {
+			t.Errorf("FullyApplied = %+v, want False", cond)
+		}
+	})
+
+	t.Run("no Work yet, after the grace", func(t *testing.T) {
+		e, rb := pending(t)
+		quiet(t, e, rb, firstReportGrace)
+		clk.SetTime(clk.Now().Add(2 * firstReportGrace))
+		e.reconcileStatus(rb)
+		if cond := meta.FindStatusCondition(e.binding(rb).Status.Conditions, workv1alpha2.FullyApplied); cond == nil || cond.Status != metav1.ConditionFalse {
+			t.Errorf("FullyApplied = %+v, want False", cond)
+		}
+	})
+
+	t.Run("a failed apply is written at once", func(t *testing.T) {
+		rb := makeBinding("nginx").Cluster("member1", 2).Obj()
+		e, rb := pending(t, applied(makeWork("member1", rb), false, 0, ""))
+		e.reconcileStatus(rb)
+		got := e.binding(rb)
+		if len(got.Status.AggregatedStatus) != 1 || got.Status.AggregatedStatus[0].AppliedMessage != "quota exceeded" {
+			t.Errorf("aggregatedStatus = %+v, want the failure", got.Status.AggregatedStatus)
+		}
+	})
+}
