@@ -6,10 +6,12 @@ package controllermanager
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
@@ -51,6 +53,9 @@ type Options struct {
 	ClusterFailover *failover.ClusterFailoverOptions
 	// PprofBindAddress serves net/http/pprof; empty disables it.
 	PprofBindAddress string
+	// MemoryLimit is the Go runtime's soft memory limit as a quantity
+	// ("180Mi"); empty leaves GOMEMLIMIT's (none by default).
+	MemoryLimit string
 }
 
 // NewOptions returns the defaults.
@@ -85,9 +90,27 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, fmt.Sprintf("Controllers to run: '*' runs all, 'foo' enables foo, '-foo' disables foo. All: %s.", strings.Join(controllerNames(), ", ")))
 	fs.IntVar(&o.Concurrency, "concurrent-syncs", o.Concurrency, "Parallel reconciles per controller.")
 	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", o.PprofBindAddress, "Address serving Go's /debug/pprof profiles; empty (the default) disables it.")
+	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "Soft limit of the process's memory, as a quantity (for example 180Mi): the Go garbage collector runs more often as the heap nears it, trading CPU for memory. Empty (the default) leaves the GOMEMLIMIT environment variable in force, or no limit. See docs/performance.md.")
 	o.Cluster.AddFlags(fs)
 	o.FeatureGates.AddFlag(fs)
 	o.ClusterFailover.AddFlags(fs)
+}
+
+// memoryLimit parses --memory-limit: 0 for empty, else a positive number
+// of bytes.
+func memoryLimit(s string) (int64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return 0, fmt.Errorf("--memory-limit %q: %w", s, err)
+	}
+	n, ok := q.AsInt64()
+	if !ok || n <= 0 {
+		return 0, fmt.Errorf("--memory-limit %q: want a positive number of bytes, such as 180Mi", s)
+	}
+	return n, nil
 }
 
 func (o *Options) restConfig() (*rest.Config, error) {
@@ -107,6 +130,14 @@ func (o *Options) restConfig() (*rest.Config, error) {
 func Run(ctx context.Context, o *Options) error {
 	if err := o.ClusterFailover.Validate(); err != nil {
 		return err
+	}
+	limit, err := memoryLimit(o.MemoryLimit)
+	if err != nil {
+		return err
+	}
+	if limit > 0 {
+		debug.SetMemoryLimit(limit)
+		ctrl.Log.WithName("setup").Info("soft memory limit set", "bytes", limit)
 	}
 	cfg, err := o.restConfig()
 	if err != nil {

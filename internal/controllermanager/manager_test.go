@@ -1,0 +1,31 @@
+package controllermanager
+
+import "testing"
+
+func TestMemoryLimit(t *testing.T) {
+	cases := map[string]struct {
+		in      string
+		want    int64
+		wantErr bool
+	}{
+		"empty: no limit":    {in: "", want: 0},
+		"binary suffix":      {in: "180Mi", want: 180 << 20},
+		"decimal suffix":     {in: "1G", want: 1_000_000_000},
+		"plain bytes":        {in: "1048576", want: 1 << 20},
+		"zero":               {in: "0", wantErr: true},
+		"negative":           {in: "-1Mi", wantErr: true},
+		"fraction of a byte": {in: "100m", wantErr: true},
+		"not a quantity":     {in: "lots", wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := memoryLimit(tc.in)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("memoryLimit(%q) error = %v, want error %t", tc.in, err, tc.wantErr)
+			}
+			if got != tc.want {
+				t.Errorf("memoryLimit(%q) = %d, want %d", tc.in, got, tc.want)
+			}
+		})
+	}
+}
