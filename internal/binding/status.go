@@ -148,6 +148,7 @@ func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err := r.updateBindingStatus(ctx, b, items, !same, expected); err != nil {
 		return ctrl.Result{}, err
 	}
+	r.quietSince.Delete(req.NamespacedName) // the first status is written
 	if _, synced := r.templateSynced.Load(req.NamespacedName); same && synced {
 		// The template's status was brought up to these items already
 		// (reading it means a GET from the API server).

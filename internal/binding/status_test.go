@@ -263,6 +263,9 @@ func TestFirstStatusWaitsForTheFirstApply(t *testing.T) {
 		if cond := meta.FindStatusCondition(got.Status.Conditions, workv1alpha2.FullyApplied); cond == nil || cond.Status != metav1.ConditionFalse {
 			t.Errorf("FullyApplied = %+v, want False", cond)
 		}
+		if _, held := e.status.quietSince.Load(client.ObjectKeyFromObject(rb)); held {
+			t.Error("the binding is still remembered as quiet after its first status was written")
+		}
 	})
 
 	t.Run("no Work yet, after the grace", func(t *testing.T) {
