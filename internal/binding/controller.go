@@ -29,6 +29,7 @@ import (
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
 	"github.com/lifeboat-dev/lifeboat/internal/overrides"
+	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
 
 // Field indexes. Each controller registers its own Work index so that
@@ -63,12 +64,11 @@ type Reconciler struct {
 	// Client reads bindings, Works, Clusters and override policies from the
 	// manager's cache and writes Works and binding finalizers.
 	Client client.Client
-	// TemplateReader reads resource templates of any kind. Nil means the
-	// manager's API reader: one GET per reconcile, and no informer per
-	// template kind (a cached client would start and keep a cluster-wide
-	// informer for every kind ever propagated, Secrets and ConfigMaps
-	// included). Pass a cache-backed reader if the detector shares one.
-	TemplateReader client.Reader
+	// Templates reads resource templates of any kind: from the detector's
+	// informers when they hold the kind and the version the binding was
+	// built from, else from the API server. Nil means the manager's API
+	// reader alone: one GET per reconcile.
+	Templates *templates.Reader
 	// Recorder emits Warning events on bindings and templates.
 	Recorder record.EventRecorder
 	// Interpreter revises replicas.
@@ -131,7 +131,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if len(targets) == 0 {
 		return ctrl.Result{}, errors.Join(errs...)
 	}
-	template, err := getTemplate(ctx, r.TemplateReader, templateRef(b))
+	ref, err := templateRef(b)
+	if err != nil {
+		return ctrl.Result{}, errors.Join(append(errs, err)...)
+	}
+	template, err := r.Templates.GetAt(ctx, ref, b.spec.Resource.ResourceVersion)
 	if apierrors.IsNotFound(err) {
 		ctrl.LoggerFrom(ctx).V(1).Info("resource template not found, nothing to sync", "resource", b.spec.Resource)
 		return ctrl.Result{}, errors.Join(errs...)
@@ -321,29 +325,20 @@ func (r *Reconciler) warn(b bindingObject, template *unstructured.Unstructured, 
 	}
 }
 
-// getTemplate reads the resource template a binding points at.
-// templateRef is the binding's spec.resource, with the namespace of a
-// ResourceBinding's template defaulted to the binding's own: a template is
-// always in its binding's namespace, and a hand-written binding may omit it.
-func templateRef(b bindingObject) workv1alpha2.ObjectReference {
+// templateRef names the template a binding points at (spec.resource), with
+// the namespace of a ResourceBinding's template defaulted to the binding's
+// own: a template is always in its binding's namespace, and a hand-written
+// binding may omit it.
+func templateRef(b bindingObject) (templates.Ref, error) {
 	ref := b.spec.Resource
 	if ref.Namespace == "" {
 		ref.Namespace = b.obj.GetNamespace()
 	}
-	return ref
-}
-
-func getTemplate(ctx context.Context, reader client.Reader, ref workv1alpha2.ObjectReference) (*unstructured.Unstructured, error) {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
-		return nil, fmt.Errorf("parsing apiVersion %q of the resource template: %w", ref.APIVersion, err)
+		return templates.Ref{}, fmt.Errorf("parsing apiVersion %q of the resource template: %w", ref.APIVersion, err)
 	}
-	obj := &unstructured.Unstructured{}
-	obj.SetGroupVersionKind(gv.WithKind(ref.Kind))
-	if err := reader.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, obj); err != nil {
-		return nil, fmt.Errorf("reading resource template %s %s: %w", ref.Kind, bindingKey(ref.Namespace, ref.Name), err)
-	}
-	return obj, nil
+	return templates.Ref{GVK: gv.WithKind(ref.Kind), Namespace: ref.Namespace, Name: ref.Name}, nil
 }
 
 // SetupWithManager registers the field indexes and the controller "binding".
@@ -365,8 +360,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := indexer.IndexField(ctx, &workv1alpha2.ClusterResourceBinding{}, bindingsByKindIndex, bindingIndexValues); err != nil {
 		return fmt.Errorf("indexing ClusterResourceBindings by resource kind: %w", err)
 	}
-	if r.TemplateReader == nil {
-		r.TemplateReader = mgr.GetAPIReader()
+	if r.Templates == nil {
+		r.Templates = &templates.Reader{Live: mgr.GetAPIReader()}
 	}
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorderFor("binding-controller") //nolint:staticcheck // the brief's recorder API

@@ -24,6 +24,7 @@ import (
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
+	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
 
 // fakeInterpreter knows Deployments: replicas at spec.replicas, and a
@@ -124,8 +125,8 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 			},
 		}).
 		Build()
-	e.sync = &Reconciler{Client: e.client, TemplateReader: e.client, Recorder: e.recorder, Interpreter: fakeInterpreter{}}
-	e.status = &StatusReconciler{Client: e.client, TemplateReader: e.client, Recorder: e.recorder, Interpreter: fakeInterpreter{}}
+	e.sync = &Reconciler{Client: e.client, Templates: &templates.Reader{Live: e.client}, Recorder: e.recorder, Interpreter: fakeInterpreter{}}
+	e.status = &StatusReconciler{Client: e.client, Templates: &templates.Reader{Live: e.client}, Recorder: e.recorder, Interpreter: fakeInterpreter{}}
 	return e
 }
 

@@ -31,6 +31,7 @@ import (
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
+	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
 
 const worksIndexForStatus = "binding-status.lifeboat.io/works-by-binding"
@@ -55,9 +56,10 @@ type StatusReconciler struct {
 	// Client reads bindings and Works from the manager's cache and writes
 	// the binding's and the template's status subresources.
 	Client client.Client
-	// TemplateReader reads templates (nil: the manager's API reader; see
-	// Reconciler.TemplateReader).
-	TemplateReader client.Reader
+	// Templates reads templates: from the detector's informers when they
+	// hold the kind, from the API server otherwise and after a conflicting
+	// write (nil: the manager's API reader alone).
+	Templates *templates.Reader
 	// Recorder emits Warning events on bindings.
 	Recorder record.EventRecorder
 	// Interpreter aggregates member statuses into the template's status.
@@ -77,17 +79,25 @@ type StatusReconciler struct {
 	// or found up to date since their aggregated status last changed in
 	// this process.
 	templateSynced sync.Map
-	// quietSince holds, per new binding with nothing to report yet (see
-	// nothingToReportYet), when this process first saw it so.
-	quietSince sync.Map
+	// templateWritten holds, per binding, the resourceVersion of its
+	// template after this process last wrote the template's status: a
+	// cached template of another version may be older than that write.
+	templateWritten sync.Map
+	// Starting holds back status changes of clusters that are still
+	// starting (see settling; default: startingGrace per binding).
+	Starting *coalesce.Quiet
 }
 
-// firstReportGrace is how long a new binding's first status waits while
-// none of its Works has been applied or has failed. Written at once, it
-// would say only "not applied yet", and the first apply a moment later
-// would overwrite it: one write of the API server's busiest kind saved per
-// propagated object. A Work still pending after the grace is reported.
-const firstReportGrace = time.Second
+// startingGrace is how long a status change that only says clusters are
+// still starting may wait. A new binding's first status would say "not
+// applied yet", then "applied, health unknown", each overwritten a moment
+// later by the Work's first health: two writes of the API server's busiest
+// kind per propagated object, and as many per failed-over binding for its
+// new cluster. Health and failures are written at once; a cluster still
+// starting after the grace is reported as it is. It is counted from the
+// first such change and covers scheduling, the apply and the work status
+// controller's own wait for a first health (firstReportGrace there).
+const startingGrace = 5 * time.Second
 
 // Reconcile aggregates the Works of one binding:
 //  1. build aggregatedStatus from the binding's Works in expected clusters
@@ -125,16 +135,14 @@ func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	expected := expectedClusters(b.spec, r.Eviction)
 	items := aggregateStatus(works, expected, b.spec.Resource)
-	if nothingToReportYet(b.status, expected, items) {
-		if wait := r.quietFor(req.NamespacedName); wait > 0 {
-			return ctrl.Result{RequeueAfter: wait}, nil
-		}
-	} else {
-		r.quietSince.Delete(req.NamespacedName)
-	}
 	same, err := sameJSONValue(b.status.AggregatedStatus, items)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if (!same || fullyAppliedChanges(b.status, expected, items)) && onlyStarting(b.status.AggregatedStatus, expected, items) {
+		if wait := r.Starting.Hold(req.NamespacedName); wait > 0 {
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
 	}
 	if !same {
 		if !aggregatedNews(b.status.AggregatedStatus, items) {
@@ -148,13 +156,12 @@ func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err := r.updateBindingStatus(ctx, b, items, !same, expected); err != nil {
 		return ctrl.Result{}, err
 	}
-	r.quietSince.Delete(req.NamespacedName) // the first status is written
+	r.Starting.Done(req.NamespacedName) // whatever was held is written
 	if _, synced := r.templateSynced.Load(req.NamespacedName); same && synced {
-		// The template's status was brought up to these items already
-		// (reading it means a GET from the API server).
+		// The template's status was brought up to these items already.
 		return ctrl.Result{}, nil
 	}
-	if err := r.updateTemplateStatus(ctx, b, items); err != nil {
+	if err := r.updateTemplateStatus(ctx, req.NamespacedName, b, items); err != nil {
 		r.templateSynced.Delete(req.NamespacedName)
 		if r.Recorder != nil && !kerrors.IsConflict(err) {
 			r.Recorder.Event(b.obj, corev1.EventTypeWarning, ReasonAggregateStatusFailed, err.Error())
@@ -167,31 +174,59 @@ func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctr
 
 func (r *StatusReconciler) forget(key types.NamespacedName) {
 	r.templateSynced.Delete(key)
-	r.quietSince.Delete(key)
+	r.templateWritten.Delete(key)
+	r.Starting.Done(key)
 }
 
-// nothingToReportYet says whether a scheduled binding that has never had a
-// status of its Works would get only "not applied yet": no item applied or
-// failed (a Work without its Applied condition), or no Work at all.
-func nothingToReportYet(status *workv1alpha2.ResourceBindingStatus, expected sets.Set[string], items []workv1alpha2.AggregatedStatusItem) bool {
-	if expected.Len() == 0 || len(status.AggregatedStatus) > 0 || meta.FindStatusCondition(status.Conditions, workv1alpha2.FullyApplied) != nil {
-		return false
-	}
-	for _, item := range items {
-		if item.Applied || item.AppliedMessage != "" {
+// onlyStarting says whether the binding's aggregated status changes only in
+// clusters that are still starting, before and after: a cluster is
+// starting while it is expected and its Work is missing, not applied yet
+// (and not failed), or applied with no health and no status reflected yet.
+// A removed cluster, a failure, any health and any reflected status are
+// news; so is a cluster that had more to say before (Healthy, say) and now
+// says less.
+func onlyStarting(written []workv1alpha2.AggregatedStatusItem, expected sets.Set[string], items []workv1alpha2.AggregatedStatusItem) bool {
+	before := itemsByCluster(written)
+	after := itemsByCluster(items)
+	for cluster := range sets.KeySet(before).Union(sets.KeySet(after)) {
+		b, a := before[cluster], after[cluster]
+		if b != nil && a != nil && equality.Semantic.DeepEqual(*b, *a) {
+			continue
+		}
+		if !expected.Has(cluster) || !startingItem(b) || !startingItem(a) {
 			return false
 		}
 	}
 	return true
 }
 
-// quietFor is how much longer the binding's first status may wait (see
-// firstReportGrace), counted from the first time this process saw it with
-// nothing to report.
-func (r *StatusReconciler) quietFor(key types.NamespacedName) time.Duration {
-	now := r.now().Time
-	since, _ := r.quietSince.LoadOrStore(key, now)
-	return max(since.(time.Time).Add(firstReportGrace).Sub(now), 0)
+func itemsByCluster(items []workv1alpha2.AggregatedStatusItem) map[string]*workv1alpha2.AggregatedStatusItem {
+	m := make(map[string]*workv1alpha2.AggregatedStatusItem, len(items))
+	for i := range items {
+		m[items[i].ClusterName] = &items[i]
+	}
+	return m
+}
+
+// fullyAppliedChanges says whether the FullyApplied condition the items
+// give differs from the binding's (or the binding has none yet).
+func fullyAppliedChanges(status *workv1alpha2.ResourceBindingStatus, expected sets.Set[string], items []workv1alpha2.AggregatedStatusItem) bool {
+	cur := meta.FindStatusCondition(status.Conditions, workv1alpha2.FullyApplied)
+	want := fullyAppliedCondition(expected, items)
+	return cur == nil || cur.Status != want.Status || cur.Reason != want.Reason || cur.Message != want.Message
+}
+
+// startingItem says whether a cluster's item (nil: no Work) has nothing to
+// report yet.
+func startingItem(item *workv1alpha2.AggregatedStatusItem) bool {
+	switch {
+	case item == nil:
+		return true
+	case !item.Applied:
+		return item.AppliedMessage == ""
+	default:
+		return (item.Health == "" || item.Health == workv1alpha2.ResourceUnknown) && item.Status == nil
+	}
 }
 
 func (r *StatusReconciler) now() metav1.Time {
@@ -237,16 +272,30 @@ func aggregatedNews(a, b []workv1alpha2.AggregatedStatusItem) bool {
 		return true
 	}
 	for i := range a {
-		if a[i].ClusterName != b[i].ClusterName || a[i].Applied != b[i].Applied ||
-			a[i].AppliedMessage != b[i].AppliedMessage || a[i].Health != b[i].Health {
+		if a[i].ClusterName != b[i].ClusterName || itemNews(a[i], b[i]) {
 			return true
 		}
 	}
 	return false
 }
 
-func (r *StatusReconciler) updateTemplateStatus(ctx context.Context, b bindingObject, items []workv1alpha2.AggregatedStatusItem) error {
-	template, err := getTemplate(ctx, r.TemplateReader, templateRef(b))
+// itemNews reports whether one cluster's item b says something a decision
+// depends on that a does not: its applied state, message or health.
+func itemNews(a, b workv1alpha2.AggregatedStatusItem) bool {
+	return a.Applied != b.Applied || a.AppliedMessage != b.AppliedMessage || a.Health != b.Health
+}
+
+func (r *StatusReconciler) updateTemplateStatus(ctx context.Context, key types.NamespacedName, b bindingObject, items []workv1alpha2.AggregatedStatusItem) error {
+	ref, err := templateRef(b)
+	if err != nil {
+		return err
+	}
+	live := conflict.Live(ctx)
+	read := r.Templates.Get
+	if live {
+		read = r.Templates.GetLive
+	}
+	template, err := read(ctx, ref)
 	if kerrors.IsNotFound(err) {
 		return nil
 	}
@@ -255,16 +304,37 @@ func (r *StatusReconciler) updateTemplateStatus(ctx context.Context, b bindingOb
 	}
 	aggregated, err := r.Interpreter.AggregateStatus(template, items)
 	if err != nil {
-		return fmt.Errorf("aggregating status of %s %s: %w", template.GetKind(), bindingKey(template.GetNamespace(), template.GetName()), err)
+		return fmt.Errorf("aggregating status of %s: %w", ref, err)
 	}
 	same, err := sameJSONValue(template.Object["status"], aggregated.Object["status"])
-	if err != nil || same {
+	if err != nil {
 		return err
 	}
+	if same && !live {
+		// A cached copy older than this process's last write of the status
+		// could say "same" where the template is not: ask the API server.
+		if written, ok := r.templateWritten.Load(key); ok && written.(string) != template.GetResourceVersion() {
+			if template, err = r.Templates.GetLive(ctx, ref); err != nil {
+				return client.IgnoreNotFound(err)
+			}
+			if aggregated, err = r.Interpreter.AggregateStatus(template, items); err != nil {
+				return fmt.Errorf("aggregating status of %s: %w", ref, err)
+			}
+			if same, err = sameJSONValue(template.Object["status"], aggregated.Object["status"]); err != nil {
+				return err
+			}
+		}
+	}
+	if same {
+		return nil
+	}
+	// A cached copy that is behind makes this write fail with a conflict,
+	// and the retried run reads the template from the API server.
 	aggregated.SetResourceVersion(template.GetResourceVersion())
 	if err := r.Client.Status().Update(ctx, aggregated); err != nil {
-		return fmt.Errorf("updating status of %s %s: %w", template.GetKind(), bindingKey(template.GetNamespace(), template.GetName()), err)
+		return fmt.Errorf("updating status of %s: %w", ref, err)
 	}
+	r.templateWritten.Store(key, aggregated.GetResourceVersion())
 	ctrl.LoggerFrom(ctx).V(1).Info("updated template status", "resource", b.spec.Resource)
 	return nil
 }
@@ -368,8 +438,8 @@ func (r *StatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &workv1alpha1.Work{}, worksIndexForStatus, workIndexValues); err != nil {
 		return fmt.Errorf("indexing Works by binding: %w", err)
 	}
-	if r.TemplateReader == nil {
-		r.TemplateReader = mgr.GetAPIReader()
+	if r.Templates == nil {
+		r.Templates = &templates.Reader{Live: mgr.GetAPIReader()}
 	}
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorderFor("binding-status-controller") //nolint:staticcheck // the brief's recorder API
@@ -383,6 +453,9 @@ func (r *StatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.Writes == nil {
 		r.Writes = coalesce.New(0, nil)
+	}
+	if r.Starting == nil {
+		r.Starting = coalesce.NewQuiet(startingGrace, r.Clock)
 	}
 	bindingChanged := builder.WithPredicates(predicate.GenerationChangedPredicate{})
 	return ctrl.NewControllerManagedBy(mgr).

@@ -2,6 +2,7 @@ package binding
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -197,7 +199,7 @@ func TestStatusWritesWithoutNewsAreSpacedOut(t *testing.T) {
 }
 
 // TestFirstStatusWaitsForTheFirstApply: a new binding whose Work has not
-// been applied yet gets no status write for up to firstReportGrace; an
+// been applied yet gets no status write for up to startingGrace; an
 // apply within it is the first write, a Work still pending after it is
 // reported, and a failed apply is never held back.
 func TestFirstStatusWaitsForTheFirstApply(t *testing.T) {
@@ -207,6 +209,7 @@ func TestFirstStatusWaitsForTheFirstApply(t *testing.T) {
 		objs := append([]client.Object{rb, makeDeployment("nginx", 2)}, works...)
 		e := newEnv(t, objs...)
 		e.status.Clock = clk
+		e.status.Starting = coalesce.NewQuiet(startingGrace, clk)
 		return e, rb
 	}
 	quiet := func(t *testing.T, e *env, rb *workv1alpha2.ResourceBinding, wantWait time.Duration) {
@@ -228,9 +231,9 @@ func TestFirstStatusWaitsForTheFirstApply(t *testing.T) {
 		rb := makeBinding("nginx").Cluster("member1", 2).Obj()
 		work := makeWork("member1", rb)
 		e, rb := pending(t, work)
-		quiet(t, e, rb, firstReportGrace)
+		quiet(t, e, rb, startingGrace)
 		clk.SetTime(clk.Now().Add(300 * time.Millisecond))
-		quiet(t, e, rb, firstReportGrace-300*time.Millisecond)
+		quiet(t, e, rb, startingGrace-300*time.Millisecond)
 
 		w := &workv1alpha1.Work{}
 		if err := e.client.Get(context.Background(), client.ObjectKeyFromObject(work), w); err != nil {
@@ -253,8 +256,8 @@ func TestFirstStatusWaitsForTheFirstApply(t *testing.T) {
 	t.Run("still pending after the grace", func(t *testing.T) {
 		rb := makeBinding("nginx").Cluster("member1", 2).Obj()
 		e, rb := pending(t, makeWork("member1", rb))
-		quiet(t, e, rb, firstReportGrace)
-		clk.SetTime(clk.Now().Add(firstReportGrace))
+		quiet(t, e, rb, startingGrace)
+		clk.SetTime(clk.Now().Add(startingGrace))
 		e.reconcileStatus(rb)
 		got := e.binding(rb)
 		if len(got.Status.AggregatedStatus) != 1 || got.Status.AggregatedStatus[0].Applied || got.Status.AggregatedStatus[0].Health != workv1alpha2.ResourceUnknown {
@@ -263,15 +266,15 @@ func TestFirstStatusWaitsForTheFirstApply(t *testing.T) {
 		if cond := meta.FindStatusCondition(got.Status.Conditions, workv1alpha2.FullyApplied); cond == nil || cond.Status != metav1.ConditionFalse {
 			t.Errorf("FullyApplied = %+v, want False", cond)
 		}
-		if _, held := e.status.quietSince.Load(client.ObjectKeyFromObject(rb)); held {
+		if e.status.Starting.Holding(client.ObjectKeyFromObject(rb)) {
 			t.Error("the binding is still remembered as quiet after its first status was written")
 		}
 	})
 
 	t.Run("no Work yet, after the grace", func(t *testing.T) {
 		e, rb := pending(t)
-		quiet(t, e, rb, firstReportGrace)
-		clk.SetTime(clk.Now().Add(2 * firstReportGrace))
+		quiet(t, e, rb, startingGrace)
+		clk.SetTime(clk.Now().Add(2 * startingGrace))
 		e.reconcileStatus(rb)
 		if cond := meta.FindStatusCondition(e.binding(rb).Status.Conditions, workv1alpha2.FullyApplied); cond == nil || cond.Status != metav1.ConditionFalse {
 			t.Errorf("FullyApplied = %+v, want False", cond)
@@ -287,4 +290,109 @@ func TestFirstStatusWaitsForTheFirstApply(t *testing.T) {
 			t.Errorf("aggregatedStatus = %+v, want the failure", got.Status.AggregatedStatus)
 		}
 	})
+}
+
+func TestOnlyStarting(t *testing.T) {
+	pending := workv1alpha2.AggregatedStatusItem{ClusterName: "m2", Health: workv1alpha2.ResourceUnknown}
+	appliedUnknown := workv1alpha2.AggregatedStatusItem{ClusterName: "m2", Applied: true, Health: workv1alpha2.ResourceUnknown}
+	failed := workv1alpha2.AggregatedStatusItem{ClusterName: "m2", AppliedMessage: "quota exceeded", Health: workv1alpha2.ResourceUnknown}
+	status := &runtime.RawExtension{Raw: []byte(`{"readyReplicas":0}`)}
+	healthy := func(cluster string, ready int) workv1alpha2.AggregatedStatusItem {
+		return workv1alpha2.AggregatedStatusItem{ClusterName: cluster, Applied: true, Health: workv1alpha2.ResourceHealthy,
+			Status: &runtime.RawExtension{Raw: []byte(fmt.Sprintf(`{"readyReplicas":%d}`, ready))}}
+	}
+	unhealthyM2 := workv1alpha2.AggregatedStatusItem{ClusterName: "m2", Applied: true, Health: workv1alpha2.ResourceUnhealthy, Status: status}
+	unknownWithStatus := workv1alpha2.AggregatedStatusItem{ClusterName: "m2", Applied: true, Health: workv1alpha2.ResourceUnknown, Status: status}
+	items := func(is ...workv1alpha2.AggregatedStatusItem) []workv1alpha2.AggregatedStatusItem { return is }
+
+	for _, tc := range []struct {
+		name          string
+		written, now  []workv1alpha2.AggregatedStatusItem
+		expected      []string
+		want          bool
+		becauseOfWhat string
+	}{
+		{name: "first status, no Work yet", expected: []string{"m2"}, want: true},
+		{name: "first status, Work not applied", now: items(pending), expected: []string{"m2"}, want: true},
+		{name: "first status, applied, no health yet", now: items(appliedUnknown), expected: []string{"m2"}, want: true},
+		{name: "pending to applied, no health yet", written: items(pending), now: items(appliedUnknown), expected: []string{"m2"}, want: true},
+		{name: "a failed apply", now: items(failed), expected: []string{"m2"}, want: false},
+		{name: "Healthy", written: items(appliedUnknown), now: items(healthy("m2", 1)), expected: []string{"m2"}, want: false},
+		{name: "Unhealthy", written: items(appliedUnknown), now: items(unhealthyM2), expected: []string{"m2"}, want: false},
+		{name: "a reflected status without health", now: items(unknownWithStatus), expected: []string{"m2"}, want: false},
+		{name: "failover: the new cluster starts, the old one unchanged",
+			written: items(healthy("m1", 1)), now: items(healthy("m1", 1), pending), expected: []string{"m1", "m2"}, want: true},
+		{name: "failover: the old cluster's figures change too",
+			written: items(healthy("m1", 1)), now: items(healthy("m1", 0), pending), expected: []string{"m1", "m2"}, want: false},
+		{name: "a cluster's item removed", written: items(healthy("m1", 1), pending), now: items(pending), expected: []string{"m2"}, want: false},
+		{name: "a Healthy cluster loses its health", written: items(healthy("m2", 1)), now: items(appliedUnknown), expected: []string{"m2"}, want: false},
+		{name: "a starting item of a cluster no longer expected", written: items(healthy("m1", 1)), now: items(healthy("m1", 1), pending), expected: []string{"m1"}, want: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := onlyStarting(tc.written, sets.New(tc.expected...), tc.now); got != tc.want {
+				t.Errorf("onlyStarting = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestNewClusterStartsQuietly: a failover's new cluster is reported once it
+// has news. Its Work appearing and being applied are held back for up to
+// startingGrace; its health is written at once.
+func TestNewClusterStartsQuietly(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	rb := makeBinding("nginx").Cluster("member1", 2).Obj()
+	old := applied(makeWork("member1", rb), true, 2, workv1alpha1.ResourceHealthy)
+	e := newEnv(t, rb, makeDeployment("nginx", 2), old)
+	e.status.Clock = clk
+	e.status.Starting = coalesce.NewQuiet(startingGrace, clk)
+	e.reconcileStatus(rb)
+	if got := e.binding(rb).Status.AggregatedStatus; len(got) != 1 || got[0].Health != workv1alpha2.ResourceHealthy {
+		t.Fatalf("before the failover: aggregatedStatus = %+v", got)
+	}
+
+	// The binding moves to member2 and keeps member1 by an eviction task.
+	moved := e.binding(rb)
+	moved.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member2", Replicas: 2}}
+	moved.Spec.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{{FromCluster: "member1", PurgeMode: policyv1alpha1.PurgeModeGracefully}}
+	if err := e.client.Update(context.Background(), moved); err != nil {
+		t.Fatal(err)
+	}
+	held := func(step string, want time.Duration) {
+		t.Helper()
+		e.writes = nil
+		res, err := e.status.Reconcile(context.Background(), reqFor(rb))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.RequeueAfter != want || len(e.writes) != 0 {
+			t.Errorf("%s: requeue after %v and writes %v, want %v and none", step, res.RequeueAfter, e.writes, want)
+		}
+	}
+	held("no Work in member2 yet", startingGrace)
+	newWork := makeWork("member2", rb)
+	if err := e.client.Create(context.Background(), newWork); err != nil {
+		t.Fatal(err)
+	}
+	clk.SetTime(clk.Now().Add(500 * time.Millisecond))
+	held("member2's Work not applied", startingGrace-500*time.Millisecond)
+	w := e.work("member2", "Deployment", "default", "nginx")
+	w.Status.Conditions = []metav1.Condition{{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: "x", LastTransitionTime: metav1.Now()}}
+	if err := e.client.Status().Update(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	held("member2's Work applied, no health yet", startingGrace-500*time.Millisecond)
+
+	applied(w, true, 2, workv1alpha1.ResourceHealthy)
+	if err := e.client.Status().Update(context.Background(), w); err != nil {
+		t.Fatal(err)
+	}
+	e.reconcileStatus(rb)
+	got := e.binding(rb).Status.AggregatedStatus
+	if len(got) != 2 || got[1].ClusterName != "member2" || got[1].Health != workv1alpha2.ResourceHealthy {
+		t.Errorf("after member2 turned Healthy: aggregatedStatus = %+v, want member1 and member2 Healthy", got)
+	}
+	if e.status.Starting.Holding(client.ObjectKeyFromObject(rb)) {
+		t.Error("the binding is still held after its status was written")
+	}
 }

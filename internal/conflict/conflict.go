@@ -66,6 +66,14 @@ func Retrying(inner reconcile.Reconciler) reconcile.Reconciler {
 	})
 }
 
+// Live reports whether ctx belongs to a run that Retrying started again
+// after a conflicting write: a reconcile that reads some objects through
+// other readers than a Client should read them from the API server too.
+func Live(ctx context.Context) bool {
+	a := attemptFrom(ctx)
+	return a != nil && a.live
+}
+
 // Client returns c whose writes report conflicts to Retrying and whose Gets
 // read through live in a retried run (live is usually the manager's
 // APIReader).
@@ -79,7 +87,7 @@ type watchedClient struct {
 }
 
 func (c *watchedClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if a := attemptFrom(ctx); a != nil && a.live {
+	if Live(ctx) {
 		return c.live.Get(ctx, key, obj, opts...)
 	}
 	return c.Client.Get(ctx, key, obj, opts...)

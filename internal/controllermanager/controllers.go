@@ -23,6 +23,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/customization"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 	"github.com/lifeboat-dev/lifeboat/internal/scheduler"
+	"github.com/lifeboat-dev/lifeboat/internal/templates"
 	"github.com/lifeboat-dev/lifeboat/internal/workstatus"
 )
 
@@ -36,6 +37,8 @@ type deps struct {
 	metrics     *failover.Metrics
 	members     *membercluster.Cache
 	ricLayer    *customization.Layer
+	// templateKinds are the template kinds the detector's informers hold.
+	templateKinds *templates.Kinds
 }
 
 // controller is one named controller the manager can run.
@@ -103,6 +106,7 @@ func allControllers() []controller {
 				Client:          mgr.GetClient(),
 				Recorder:        mgr.GetEventRecorderFor("lifeboat-detector"),
 				Interpreter:     d.interpreter,
+				Kinds:           d.templateKinds,
 				TemplateWorkers: d.opts.Concurrency,
 			}).SetupWithManager(mgr)
 		}},
@@ -127,6 +131,7 @@ func allControllers() []controller {
 				Client:                  watched(mgr),
 				Recorder:                mgr.GetEventRecorderFor("binding-controller"),
 				Interpreter:             d.interpreter,
+				Templates:               templateReader(mgr, d),
 				InjectState:             d.hooks.InjectLabels,
 				Eviction:                d.hooks,
 				MaxConcurrentReconciles: d.opts.Concurrency,
@@ -135,6 +140,7 @@ func allControllers() []controller {
 		{"binding-status", func(mgr ctrl.Manager, d deps) error {
 			return (&binding.StatusReconciler{
 				Client:                  watched(mgr),
+				Templates:               templateReader(mgr, d),
 				Recorder:                mgr.GetEventRecorderFor("binding-status-controller"),
 				Interpreter:             d.interpreter,
 				Eviction:                d.hooks,
@@ -220,6 +226,12 @@ func allControllers() []controller {
 // reading from the API server.
 func watched(mgr ctrl.Manager) client.Client {
 	return conflict.Client(mgr.GetClient(), mgr.GetAPIReader())
+}
+
+// templateReader reads templates from the detector's informers where they
+// hold the kind, and from the API server otherwise.
+func templateReader(mgr ctrl.Manager, d deps) *templates.Reader {
+	return &templates.Reader{Cache: mgr.GetCache(), Kinds: d.templateKinds, Live: mgr.GetAPIReader()}
 }
 
 // controllerNames returns every controller's name, sorted.

@@ -28,6 +28,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/lua"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
+	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
 
 // Options are the controller manager's flags.
@@ -191,6 +192,8 @@ func Run(ctx context.Context, o *Options) error {
 		hooks:       failover.NewHooks(o.FeatureGates),
 		metrics:     metrics,
 		members:     membercluster.New(mgr.GetClient(), membercluster.DefaultOptions()),
+
+		templateKinds: &templates.Kinds{},
 	}
 	log := ctrl.LoggerFrom(ctx)
 	for _, c := range allControllers() {

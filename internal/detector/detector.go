@@ -32,6 +32,7 @@ import (
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
+	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
 
 // Event reasons on templates and policies.
@@ -92,6 +93,9 @@ type Detector struct {
 	// Cache provides the informers of the templates watched; the manager's
 	// cache by default.
 	Cache cache.Cache
+	// Kinds, when set, is told each template kind the detector watches, so
+	// that other controllers read those templates from Cache too.
+	Kinds *templates.Kinds
 	// ServerResources lists the served resources; discovery on the
 	// manager's config by default.
 	ServerResources ServerResourcesFunc
@@ -147,6 +151,7 @@ func (d *Detector) setDefaults() {
 	if d.NewID == nil {
 		d.NewID = func() string { return string(uuid.NewUUID()) }
 	}
+
 	if d.Reader == nil && d.Cache != nil {
 		d.Reader = d.Cache
 	}
@@ -368,6 +373,9 @@ func (d *Detector) ensureWatch(gvk schema.GroupVersionKind) error {
 		delete(d.watching, gvk)
 		d.mu.Unlock()
 		return fmt.Errorf("watching %s: %w", gvk, err)
+	}
+	if d.Kinds != nil {
+		d.Kinds.Add(gvk)
 	}
 	return nil
 }

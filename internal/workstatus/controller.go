@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -51,6 +52,16 @@ type DriftNotifier interface {
 	NotifyDrift(work types.NamespacedName)
 }
 
+// firstReportGrace is how long the first report of a member object that is
+// not Healthy yet may wait. A new Deployment's status says Unhealthy when
+// it is created and when its controller first observes it, and Healthy
+// once its pods are available: reported as it comes, that is three status
+// writes of the Work and as many of its binding and template where one says
+// everything. Healthy is written at once; an object still not Healthy after
+// the grace is reported as it is (for a real workload, whose pods take
+// longer to start, that merges the first two reports).
+const firstReportGrace = 2 * time.Second
+
 // Reconciler records the status and health of each Work's member objects
 // in Work.status.manifestStatuses.
 type Reconciler struct {
@@ -67,6 +78,9 @@ type Reconciler struct {
 	// Writes spaces out status writes without news (default: a
 	// coalesce.DefaultWindow per Work).
 	Writes *coalesce.Writes
+	// Starting holds back a Work's first reports of objects that are not
+	// Healthy yet (see OnlyStarting; default: firstReportGrace per Work).
+	Starting *coalesce.Quiet
 
 	mu    sync.RWMutex
 	queue workqueue.TypedRateLimitingInterface[reconcile.Request]
@@ -117,6 +131,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.Writes == nil {
 		r.Writes = coalesce.New(0, nil)
+	}
+	if r.Starting == nil {
+		r.Starting = coalesce.NewQuiet(firstReportGrace, nil)
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("workstatus").
@@ -214,12 +231,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.Drift.NotifyDrift(req.NamespacedName)
 	}
 	if !Equal(work.Status.ManifestStatuses, statuses) {
+		if OnlyStarting(work.Status.ManifestStatuses, statuses) {
+			if wait := r.Starting.Hold(req.NamespacedName); wait > 0 {
+				return reconcile.Result{RequeueAfter: wait}, nil
+			}
+		}
 		if !News(work.Status.ManifestStatuses, statuses) {
 			if wait := r.Writes.Wait(req.NamespacedName); wait > 0 {
 				return reconcile.Result{RequeueAfter: wait}, nil
 			}
 		}
 		r.Writes.Wrote(req.NamespacedName)
+		r.Starting.Done(req.NamespacedName)
 		base := work.DeepCopy()
 		work.Status.ManifestStatuses = statuses
 		if err := r.Client.Status().Patch(ctx, &work, client.MergeFrom(base)); client.IgnoreNotFound(err) != nil {

@@ -53,6 +53,30 @@ func Previous(statuses []workv1alpha1.ManifestStatus, id workv1alpha1.ResourceId
 	return workv1alpha1.ManifestStatus{}, false
 }
 
+// OnlyStarting reports whether statuses b differ from a only by first
+// reports that are not Healthy: objects the member has just created, whose
+// status is on its way to Healthy (or to a failure that a moment's wait
+// does not hide). Any change to an entry already reported, a removed
+// entry, and a first report that is Healthy are not.
+func OnlyStarting(a, b []workv1alpha1.ManifestStatus) bool {
+	starting := false
+	for _, s := range b {
+		prev, ok := Previous(a, s.Identifier)
+		switch {
+		case !ok && s.Health != workv1alpha1.ResourceHealthy:
+			starting = true
+		case !ok || !Equal([]workv1alpha1.ManifestStatus{prev}, []workv1alpha1.ManifestStatus{s}):
+			return false
+		}
+	}
+	for _, s := range a {
+		if _, ok := Previous(b, s.Identifier); !ok {
+			return false
+		}
+	}
+	return starting
+}
+
 // News reports whether statuses b tell something a decision depends on
 // that a does not: a manifest's health, or which manifests have a status.
 // A change of the reflected status alone is no news (see package

@@ -13,12 +13,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 	mct "github.com/lifeboat-dev/lifeboat/internal/membercluster/memberclustertest"
@@ -371,4 +373,88 @@ func packed(t *testing.T, u *unstructured.Unstructured) *membercluster.Object {
 		t.Fatal(err)
 	}
 	return o
+}
+
+func TestOnlyStarting(t *testing.T) {
+	id := func(name string) workv1alpha1.ResourceIdentifier {
+		return workv1alpha1.ResourceIdentifier{Version: "v1", Kind: "Deployment", Group: "apps", Namespace: "ns", Name: name}
+	}
+	st := func(name, ready string, h workv1alpha1.ResourceHealth) workv1alpha1.ManifestStatus {
+		return workv1alpha1.ManifestStatus{Identifier: id(name), Health: h,
+			Status: &runtime.RawExtension{Raw: []byte(`{"readyReplicas":` + ready + `}`)}}
+	}
+	list := func(s ...workv1alpha1.ManifestStatus) []workv1alpha1.ManifestStatus { return s }
+	tests := map[string]struct {
+		a, b []workv1alpha1.ManifestStatus
+		want bool
+	}{
+		"first report, Unhealthy":           {nil, list(st("a", "0", "Unhealthy")), true},
+		"first report, Unknown":             {nil, list(st("a", "0", "Unknown")), true},
+		"first report, Healthy":             {nil, list(st("a", "1", "Healthy")), false},
+		"a second object's first report":    {list(st("a", "1", "Healthy")), list(st("a", "1", "Healthy"), st("b", "0", "Unhealthy")), true},
+		"first report beside a change":      {list(st("a", "1", "Healthy")), list(st("a", "0", "Unhealthy"), st("b", "0", "Unhealthy")), false},
+		"a reported object's figures":       {list(st("a", "0", "Unhealthy")), list(st("a", "1", "Unhealthy")), false},
+		"a reported object turns Unhealthy": {list(st("a", "1", "Healthy")), list(st("a", "0", "Unhealthy")), false},
+		"an entry removed":                  {list(st("a", "1", "Healthy"), st("b", "0", "Unhealthy")), list(st("b", "0", "Unhealthy")), false},
+		"nothing new":                       {list(st("a", "0", "Unhealthy")), list(st("a", "0", "Unhealthy")), false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := OnlyStarting(tc.a, tc.b); got != tc.want {
+				t.Errorf("OnlyStarting = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFirstReportWaitsForHealthy: the first report of a member object that
+// is not Healthy yet waits up to firstReportGrace; Healthy within it is the
+// first write, and an object still starting after it is reported as it is.
+func TestFirstReportWaitsForHealthy(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	w := work("nginx", true, deployment("nginx", 2, 0, "nginx"))
+	slow := work("slow", true, deployment("slow", 2, 0, "slow"))
+	f := newFixture(t, w, slow)
+	f.r.Starting = coalesce.NewQuiet(firstReportGrace, clk)
+	f.env.Put("member1", mct.Deployments, deployment("nginx", 2, 0, "nginx"))
+	f.env.Put("member1", mct.Deployments, deployment("slow", 2, 0, "slow"))
+
+	held := func(w *workv1alpha1.Work, want time.Duration) {
+		t.Helper()
+		res, err := f.r.Reconcile(f.ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(w)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got workv1alpha1.Work
+		if err := f.client.Get(f.ctx, client.ObjectKeyFromObject(w), &got); err != nil {
+			t.Fatal(err)
+		}
+		if res.RequeueAfter != want || len(got.Status.ManifestStatuses) != 0 {
+			t.Errorf("%s: requeue after %v, manifestStatuses %+v; want %v and none", w.Name, res.RequeueAfter, got.Status.ManifestStatuses, want)
+		}
+	}
+	// The first reconciles register the watches; the informers' Added
+	// events bring the Works back.
+	f.reconcile(w)
+	f.waitQueued(w)
+	f.reconcile(slow)
+	f.waitQueued(slow)
+	held(w, firstReportGrace)
+	held(slow, firstReportGrace)
+	clk.SetTime(clk.Now().Add(300 * time.Millisecond))
+	held(w, firstReportGrace-300*time.Millisecond)
+
+	ready := deployment("nginx", 2, 2, "nginx")
+	if _, err := f.env.Member("member1").Resource(mct.Deployments).Namespace("default").Update(f.ctx, ready, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.waitQueued(w)
+	if got := f.reconcile(w); len(got.Status.ManifestStatuses) != 1 || got.Status.ManifestStatuses[0].Health != workv1alpha1.ResourceHealthy {
+		t.Errorf("after the object turned Healthy: manifestStatuses = %+v, want it Healthy", got.Status.ManifestStatuses)
+	}
+
+	clk.SetTime(clk.Now().Add(firstReportGrace))
+	if got := f.reconcile(slow); len(got.Status.ManifestStatuses) != 1 || got.Status.ManifestStatuses[0].Health != workv1alpha1.ResourceUnhealthy {
+		t.Errorf("still starting after the grace: manifestStatuses = %+v, want it reported Unhealthy", got.Status.ManifestStatuses)
+	}
 }

@@ -1,0 +1,122 @@
+// Package templates reads resource templates for the controllers that build
+// Works from them and write their status.
+//
+// Reading a template from the API server is a quorum read from etcd: on a
+// busy control plane about 30 ms of the API server's and etcd's time, and
+// the binding and binding-status controllers read one or more templates per
+// propagated object. The detector already holds every template of the kinds
+// its policies select in the manager's cache, so those are read from there.
+// Any other kind (the ConfigMaps and Secrets of propagateDeps, for example)
+// is read from the API server: reading it through the cache would start an
+// informer holding every object of that kind.
+//
+// A cached copy can lag behind the API server. Reader.GetAt returns the
+// cached copy only when it is exactly the version the caller asks for, and
+// Reader.Get serves callers that write with the copy's resourceVersion, so
+// that a stale copy makes the write fail with a conflict instead of
+// overwriting anything.
+package templates
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Kinds is the set of template kinds whose informers the cache holds. The
+// detector adds a kind once it watches it. The zero value is empty; a nil
+// *Kinds holds nothing.
+type Kinds struct {
+	mu    sync.RWMutex
+	kinds map[schema.GroupVersionKind]bool
+}
+
+// Add records that the cache holds gvk.
+func (k *Kinds) Add(gvk schema.GroupVersionKind) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.kinds == nil {
+		k.kinds = map[schema.GroupVersionKind]bool{}
+	}
+	k.kinds[gvk] = true
+}
+
+// Has reports whether the cache holds gvk.
+func (k *Kinds) Has(gvk schema.GroupVersionKind) bool {
+	if k == nil {
+		return false
+	}
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	return k.kinds[gvk]
+}
+
+// Reader reads templates from Cache for the kinds in Kinds, and from Live
+// otherwise. A Reader with only Live set always reads from Live.
+type Reader struct {
+	// Cache is the manager's cache (the detector's informers).
+	Cache client.Reader
+	// Kinds are the kinds Cache holds.
+	Kinds *Kinds
+	// Live reads from the API server.
+	Live client.Reader
+}
+
+// Ref names a template.
+type Ref struct {
+	GVK       schema.GroupVersionKind
+	Namespace string
+	Name      string
+}
+
+func (r Ref) String() string {
+	if r.Namespace == "" {
+		return fmt.Sprintf("%s %s", r.GVK.Kind, r.Name)
+	}
+	return fmt.Sprintf("%s %s/%s", r.GVK.Kind, r.Namespace, r.Name)
+}
+
+// Get reads the template, from the cache when it holds the kind. The copy
+// may lag behind the API server: write with its resourceVersion.
+func (r *Reader) Get(ctx context.Context, ref Ref) (*unstructured.Unstructured, error) {
+	if r.cached(ref.GVK) {
+		return r.get(ctx, r.Cache, ref)
+	}
+	return r.get(ctx, r.Live, ref)
+}
+
+// GetLive reads the template from the API server.
+func (r *Reader) GetLive(ctx context.Context, ref Ref) (*unstructured.Unstructured, error) {
+	return r.get(ctx, r.Live, ref)
+}
+
+// GetAt reads the template at resourceVersion rv: the cached copy when it
+// has exactly that version, else the API server's current one. An empty rv
+// always reads from the API server.
+func (r *Reader) GetAt(ctx context.Context, ref Ref, rv string) (*unstructured.Unstructured, error) {
+	if rv != "" && r.cached(ref.GVK) {
+		obj, err := r.get(ctx, r.Cache, ref)
+		if err == nil && obj.GetResourceVersion() == rv {
+			return obj, nil
+		}
+	}
+	return r.get(ctx, r.Live, ref)
+}
+
+func (r *Reader) cached(gvk schema.GroupVersionKind) bool {
+	return r.Cache != nil && r.Kinds.Has(gvk)
+}
+
+func (r *Reader) get(ctx context.Context, from client.Reader, ref Ref) (*unstructured.Unstructured, error) {
+	obj := &unstructured.Unstructured{}
+	obj.SetGroupVersionKind(ref.GVK)
+	if err := from.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, obj); err != nil {
+		return nil, fmt.Errorf("reading resource template %s: %w", ref, err)
+	}
+	return obj, nil
+}
