@@ -31,6 +31,7 @@ import (
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
@@ -96,6 +97,10 @@ type Detector struct {
 	// Kinds, when set, is told each template kind the detector watches, so
 	// that other controllers read those templates from Cache too.
 	Kinds *templates.Kinds
+	// Echoes remembers the bindings the detector created lately: the
+	// claim's own update brings the template back before the cache holds
+	// the binding created right after it (default: one per process).
+	Echoes *coalesce.Recent
 	// ServerResources lists the served resources; discovery on the
 	// manager's config by default.
 	ServerResources ServerResourcesFunc
@@ -151,7 +156,9 @@ func (d *Detector) setDefaults() {
 	if d.NewID == nil {
 		d.NewID = func() string { return string(uuid.NewUUID()) }
 	}
-
+	if d.Echoes == nil {
+		d.Echoes = coalesce.NewRecent(0, nil)
+	}
 	if d.Reader == nil && d.Cache != nil {
 		d.Reader = d.Cache
 	}

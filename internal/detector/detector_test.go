@@ -499,3 +499,52 @@ func TestParseServedKinds(t *testing.T) {
 		t.Errorf("replace: first call must report a change, the second none")
 	}
 }
+
+// lagging is a cache that does not hold bindings yet.
+type lagging struct{ client.Reader }
+
+func (l lagging) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*workv1alpha2.ResourceBinding); ok {
+		return apierrors.NewNotFound(workv1alpha2.Resource("resourcebindings"), key.Name)
+	}
+	return l.Reader.Get(ctx, key, obj, opts...)
+}
+
+// countingReader counts the reads that go to the API server.
+type countingReader struct {
+	client.Reader
+	n atomic.Int32
+}
+
+func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c.n.Add(1)
+	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+// TestCreatedBindingNotCachedYet: the claim's own update brings the
+// template back before the cache holds the binding created right after
+// it. That reconcile neither asks the API server nor writes.
+func TestCreatedBindingNotCachedYet(t *testing.T) {
+	e := newTestEnv(t, deployment("default", "nginx").obj(), ppObj("default", "pol", "pp-1"))
+	e.reconcile(t, nginxKey)
+	e.binding(t, "default", "nginx-deployment")
+	live := &countingReader{Reader: e.c}
+	e.d.Reader, e.d.APIReader = lagging{e.c}, live
+	e.writes.Store(0)
+
+	e.reconcile(t, nginxKey)
+	if n := live.n.Load(); n != 0 {
+		t.Errorf("%d reads from the API server for a binding this detector has just created", n)
+	}
+	if n := e.writes.Load(); n != 0 {
+		t.Errorf("%d writes", n)
+	}
+
+	// Without the memory of its own create the detector asks the API
+	// server: the test above shows what Echoes saves.
+	e.d.Echoes = nil
+	e.reconcile(t, nginxKey)
+	if live.n.Load() == 0 {
+		t.Error("no read from the API server even without Echoes")
+	}
+}

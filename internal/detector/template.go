@@ -181,6 +181,12 @@ func (d *Detector) applyPolicy(ctx context.Context, tmpl *unstructured.Unstructu
 	if err != nil {
 		return reconcile.Result{}, d.failed(tmpl, p, err)
 	}
+	if existing == nil && !claimChanged && d.Echoes.Has(string(tmpl.GetUID()), tmpl.GetResourceVersion()) {
+		// This controller created the binding for this very version a
+		// moment ago, and the cache does not hold it yet: its creation
+		// event brings the template back.
+		return reconcile.Result{}, nil
+	}
 	if existing == nil && !claimChanged && d.APIReader != nil {
 		// Claimed already, usually by this controller a moment ago, whose
 		// binding has not reached the cache yet: ask the API server rather
@@ -199,6 +205,7 @@ func (d *Detector) applyPolicy(ctx context.Context, tmpl *unstructured.Unstructu
 		if err := d.Client.Create(ctx, b); err != nil {
 			return reconcile.Result{}, d.failed(tmpl, p, fmt.Errorf("creating binding %s: %w", b.GetName(), err))
 		}
+		d.Echoes.Wrote(string(tmpl.GetUID()), tmpl.GetResourceVersion())
 		log.V(1).Info("created binding", "binding", b.GetName())
 		d.Recorder.Eventf(tmpl, corev1.EventTypeNormal, ReasonApplyPolicySucceed, "Applied %s; created binding %s", p, b.GetName())
 		return reconcile.Result{}, nil

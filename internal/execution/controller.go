@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +32,7 @@ import (
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
@@ -70,6 +72,10 @@ type Reconciler struct {
 	// object in the member is tried again (default 2 minutes): the object
 	// is outside the informers, so its removal produces no event.
 	ConflictRecheckInterval time.Duration
+	// Echoes remembers the conditions this controller wrote lately: the
+	// member object's creation brings a Work back before the cache holds
+	// the conditions written after the apply (default: one per process).
+	Echoes *coalesce.Recent
 
 	// ReleaseUnreachable is the hook of the failover work: it is asked when
 	// a deleted Work's member objects cannot be deleted because the member
@@ -127,6 +133,9 @@ func (r *Reconciler) MemberHandler() membercluster.Handler {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
+	}
+	if r.Echoes == nil {
+		r.Echoes = coalesce.NewRecent(0, r.Clock)
 	}
 	workers := r.MaxConcurrentReconciles
 	if workers <= 0 {
@@ -578,11 +587,16 @@ func (r *Reconciler) now() time.Time {
 	return r.Clock.Now()
 }
 
-// writeConditions patches status.conditions when they changed. A merge
-// patch of only the conditions leaves status.manifestStatuses (written by
-// the work status controller) alone.
+// writeConditions patches status.conditions when they changed, and when
+// they are not what this controller wrote a moment ago (the cached Work
+// may not hold that write yet). A merge patch of only the conditions leaves
+// status.manifestStatuses (written by the work status controller) alone.
 func (r *Reconciler) writeConditions(ctx context.Context, work *workv1alpha1.Work, conditions []metav1.Condition) error {
 	if equality.Semantic.DeepEqual(work.Status.Conditions, conditions) {
+		return nil
+	}
+	said := conditionsSaid(conditions)
+	if r.Echoes.Has(string(work.UID), said) {
 		return nil
 	}
 	base := work.DeepCopy()
@@ -590,7 +604,18 @@ func (r *Reconciler) writeConditions(ctx context.Context, work *workv1alpha1.Wor
 	if err := r.Client.Status().Patch(ctx, work, client.MergeFrom(base)); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("writing Work conditions: %w", err)
 	}
+	r.Echoes.Wrote(string(work.UID), said)
 	return nil
+}
+
+// conditionsSaid is what conditions say, without their transition times:
+// a condition set again on a stale copy gets a new time and says the same.
+func conditionsSaid(conditions []metav1.Condition) string {
+	var b strings.Builder
+	for _, c := range conditions {
+		fmt.Fprintf(&b, "%s=%s/%s/%d/%s\n", c.Type, c.Status, c.Reason, c.ObservedGeneration, c.Message)
+	}
+	return b.String()
 }
 
 func (r *Reconciler) event(work *workv1alpha1.Work, eventType, reason, message string) {

@@ -23,6 +23,7 @@ import (
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 	mct "github.com/lifeboat-dev/lifeboat/internal/membercluster/memberclustertest"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
@@ -576,5 +577,50 @@ func TestFinalizerWriteConflictIsRequeuedNotAnError(t *testing.T) {
 				t.Errorf("the retry should add the finalizer: %v %v", err, got.Finalizers)
 			}
 		})
+	}
+}
+
+// staleWork serves one Work as the cache held it a moment ago.
+type staleWork struct {
+	client.Client
+	stale *workv1alpha1.Work
+}
+
+func (s staleWork) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if key == client.ObjectKeyFromObject(s.stale) {
+		s.stale.DeepCopyInto(obj.(*workv1alpha1.Work))
+		return nil
+	}
+	return s.Client.Get(ctx, key, obj, opts...)
+}
+
+// TestConditionsWrittenOnceWhileTheCacheLags: the member object's creation
+// brings the Work back before the cache holds the conditions written after
+// the apply; that reconcile does not write them again.
+func TestConditionsWrittenOnceWhileTheCacheLags(t *testing.T) {
+	work := MakeWork("nginx", "member1").Manifest(deployment("nginx", 2)).Obj()
+	f := newFixture(t, work)
+	f.r.Echoes = coalesce.NewRecent(0, f.r.Clock)
+	f.mustReconcile(work)
+	stored := f.get(work)
+	if c := meta.FindStatusCondition(stored.Status.Conditions, workv1alpha1.WorkApplied); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("Applied = %+v", c)
+	}
+
+	stale := stored.DeepCopy()
+	stale.Status.Conditions = nil
+	stale.ResourceVersion = "1"
+	f.r.Client = staleWork{Client: f.client, stale: stale}
+	f.mustReconcile(work)
+	if got := f.get(work).ResourceVersion; got != stored.ResourceVersion {
+		t.Errorf("the Work was written again on a stale cache: resourceVersion %s -> %s", stored.ResourceVersion, got)
+	}
+
+	// Without the memory of its own write the controller writes again:
+	// the test above shows what Echoes saves.
+	f.r.Echoes = nil
+	f.mustReconcile(work)
+	if got := f.get(work).ResourceVersion; got == stored.ResourceVersion {
+		t.Error("no write on the stale cache even without Echoes")
 	}
 }

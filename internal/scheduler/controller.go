@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/scheduler/core"
 )
 
@@ -44,6 +46,9 @@ const (
 	// conflictRetry is the delay before re-reading a binding whose write
 	// lost an optimistic-lock race.
 	conflictRetry = 500 * time.Millisecond
+	// echoRecheck is how soon a binding is looked at again when the cache
+	// does not hold this scheduler's own status write yet.
+	echoRecheck = 200 * time.Millisecond
 )
 
 // Reconciler schedules ResourceBindings and ClusterResourceBindings. Its
@@ -63,6 +68,10 @@ type Reconciler struct {
 	// UnschedulableRetry is the retry period of bindings that fit no
 	// cluster for lack of capacity or groups (default 1m).
 	UnschedulableRetry time.Duration
+	// Echoes remembers the generations whose status this scheduler wrote
+	// lately: its own spec write brings the binding back before the cache
+	// holds the status write that followed it (default: one per process).
+	Echoes *coalesce.Recent
 }
 
 // binding is the part of a ResourceBinding or ClusterResourceBinding the
@@ -141,6 +150,14 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 		return ctrl.Result{}, nil
 	}
 	b, _ := viewOf(obj)
+	if b.status.SchedulerObservedGeneration != obj.GetGeneration() && r.Echoes.Has(string(obj.GetUID()), observed(obj.GetGeneration())) {
+		// This scheduler wrote the status of this generation a moment ago
+		// and the cache does not hold it yet: deciding now would schedule
+		// again and lose a write race with that status. Look again once
+		// the cache has caught up.
+		log.V(4).Info("status write not in the cache yet; looking again shortly")
+		return ctrl.Result{RequeueAfter: echoRecheck}, nil
+	}
 	var list clusterv1alpha1.ClusterList
 	if err := r.Client.List(ctx, &list); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing clusters: %w", err)
@@ -240,6 +257,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 		if err := r.Client.Status().Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 			return r.writeFailed(ctx, err, "patching binding status")
 		}
+		r.Echoes.Wrote(string(obj.GetUID()), observed(b.status.SchedulerObservedGeneration))
 		statusWritten = true
 	}
 
@@ -261,7 +279,16 @@ func (r *Reconciler) patchStatus(ctx context.Context, obj, before client.Object)
 	if err := r.Client.Status().Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return r.writeFailed(ctx, err, "patching binding status")
 	}
+	if b, ok := viewOf(obj); ok {
+		r.Echoes.Wrote(string(obj.GetUID()), observed(b.status.SchedulerObservedGeneration))
+	}
 	return ctrl.Result{}, nil
+}
+
+// observed is what Echoes remembers of a status write: the generation it
+// marked as observed.
+func observed(generation int64) string {
+	return strconv.FormatInt(generation, 10)
 }
 
 // writeFailed turns a lost optimistic-lock race into a quick re-read (the
