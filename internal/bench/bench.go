@@ -209,7 +209,7 @@ func (b *Bench) deleteNamespace(name string) {
 	for {
 		err := b.Env.ControlPlane.Get(ctx, client.ObjectKeyFromObject(ns), ns)
 		if apierrors.IsNotFound(err) {
-			return
+			break
 		}
 		select {
 		case <-ctx.Done():
@@ -218,6 +218,32 @@ func (b *Bench) deleteNamespace(name string) {
 		case <-time.After(time.Second):
 		}
 	}
+	// The members' copies are deleted by now, and the members' own
+	// controllers remove their pods a moment later: the next run should not
+	// share the CPU with that.
+	if !waitMembersEmpty(ctx, b.Env.MemberClients, name, time.Second) {
+		b.logf("cleanup: pods of %s still in a member after 3m; going on", name)
+	}
+}
+
+// waitMembersEmpty waits until no member holds a pod in namespace, polling
+// every interval. A member that cannot be asked is not waited for. It
+// reports false when ctx ends first.
+func waitMembersEmpty(ctx context.Context, members map[string]client.Client, namespace string, interval time.Duration) bool {
+	for _, c := range members {
+		for {
+			var pods corev1.PodList
+			if err := c.List(ctx, &pods, client.InNamespace(namespace), client.Limit(1)); err != nil || len(pods.Items) == 0 {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return false
+			case <-time.After(interval):
+			}
+		}
+	}
+	return true
 }
 
 // createAll creates objs concurrently (at once, as a user's `kubectl apply`

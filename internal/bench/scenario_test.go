@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -135,5 +136,39 @@ func TestCreateAllCreatesEveryObject(t *testing.T) {
 	}
 	if err := createAll(ctx, c, objs[:1]); err == nil {
 		t.Error("creating an existing object again reported no error")
+	}
+}
+
+// A run's cleanup waits until the members' pods of its namespace are gone.
+func TestWaitMembersEmpty(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "run"}}
+	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web-1", Namespace: "other-run"}}
+	members := map[string]client.Client{"member1": newFakeClient(t, other), "member2": newFakeClient(t, pod)}
+
+	done := make(chan bool)
+	go func() { done <- waitMembersEmpty(ctx, members, "run", 10*time.Millisecond) }()
+	select {
+	case <-done:
+		t.Fatal("returned while member2 still held a pod of the run")
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := members["member2"].Delete(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ok := <-done:
+		if !ok {
+			t.Error("reported a timeout")
+		}
+	case <-ctx.Done():
+		t.Fatal("still waiting after the pod was deleted")
+	}
+
+	short, stop := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer stop()
+	if waitMembersEmpty(short, map[string]client.Client{"member1": newFakeClient(t, pod)}, "run", 10*time.Millisecond) {
+		t.Error("no timeout reported while a pod stayed")
 	}
 }
