@@ -54,13 +54,12 @@ once (SIGKILL), as a crash would end it, and every connection to it is reset.`,
 		Short: "Stop a component by its recorded PID and start it again (e.g. lifeboat-controller-manager)",
 		Long: `Stop one component of the local environment (a name from "lifeboat status") with
 SIGTERM by its recorded PID, then start it again with the same flags and wait until it
-is healthy. Useful to watch Lifeboat's controllers resume after a restart.`,
+is healthy. A component that is no longer running (a controller manager that lost its
+leader lease exits, for example) is just started. Useful to watch Lifeboat's controllers
+resume after a restart.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := localenv.StopComponent(dir, args[0]); err != nil {
-				return err
-			}
-			if err := localenv.StartComponent(cmd.Context(), dir, args[0]); err != nil {
+			if err := localenv.RestartComponent(cmd.Context(), dir, args[0]); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s restarted\n", args[0])

@@ -100,6 +100,27 @@ func StartComponent(ctx context.Context, dir, name string) error {
 	return startComponent(ctx, s, i)
 }
 
+// RestartComponent stops a running component by its PID and starts it
+// again with the same flags, or just starts one that is no longer running
+// (a controller manager exits when it loses its leader lease, for example
+// while the control plane's API server restarts).
+func RestartComponent(ctx context.Context, dir, name string) error {
+	s, err := Load(dir)
+	if err != nil {
+		return err
+	}
+	i, err := componentIndex(s, name)
+	if err != nil {
+		return err
+	}
+	if s.Components[i].Process.Alive() {
+		if err := stopComponent(s, i, false); err != nil {
+			return err
+		}
+	}
+	return startComponent(ctx, s, i)
+}
+
 func componentIndex(s *State, name string) (int, error) {
 	var names []string
 	for i, c := range s.Components {
