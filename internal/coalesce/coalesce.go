@@ -1,14 +1,19 @@
-// Package coalesce spaces out the status writes of one object that carry
-// no news a decision depends on.
+// Package coalesce keeps status writes to the ones that carry news.
 //
 // A member Deployment's status changes four or five times while its pods
 // start (observedGeneration, replicas, updated, ready, available). Copying
 // each change into the Work and then into the binding costs two status
 // writes per change on the control plane, and on a busy control plane those
 // writes are what everything else waits for. Health is what failover and
-// users act on, so a change of health is written at once; a change of the
-// reflected figures alone is written at most once per window per object,
-// the last one always (the caller requeues for Wait).
+// users act on, so a change of health is written at once. Three helpers
+// decide the rest:
+//   - Writes: a change of the reflected figures alone is written at most
+//     once per window per object, the last one always (the caller requeues
+//     for Wait);
+//   - Quiet: the first reports of an object that is still starting wait a
+//     grace for news (Healthy, a failure);
+//   - Recent: a write the informer cache has not caught up with yet is not
+//     made again.
 package coalesce
 
 import (
