@@ -85,13 +85,22 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 	}
 	spec, status := mustParts(obj)
 	now := r.Clock.Now()
+	plan := planTasks(r.observe(ctx, obj, spec, status), now)
 
 	// 1. Status first, so the history has an entry for every task before
-	// a task is removed.
+	// a task is removed. The condition is the one the tasks kept by the
+	// plan give: written now, a task about to be removed does not cost a
+	// second status write once it is gone.
 	history, change := syncHistory(obj.GetGeneration(), spec, status, now)
 	newStatus := status.DeepCopy()
 	newStatus.FailoverHistory = history
-	cond, keepCond := targetCondition(obj.GetGeneration(), spec, status)
+	after := spec
+	if plan.changed {
+		kept := *spec
+		kept.GracefulEvictionTasks = plan.kept
+		after = &kept
+	}
+	cond, keepCond := targetCondition(obj.GetGeneration(), after, status)
 	wasNoTarget := meta.IsStatusConditionFalse(status.Conditions, ConditionFailoverTargetAvailable)
 	switch {
 	case keepCond:
@@ -114,7 +123,6 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 	}
 
 	// 2. Tasks.
-	plan := planTasks(r.observe(ctx, obj, spec, status), now)
 	if plan.changed {
 		spec.GracefulEvictionTasks = plan.kept
 		if err := r.Client.Update(ctx, obj); err != nil {
