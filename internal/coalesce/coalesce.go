@@ -48,10 +48,7 @@ func New(window time.Duration, c clock.PassiveClock) *Writes {
 	if window <= 0 {
 		window = DefaultWindow
 	}
-	if c == nil {
-		c = clock.RealClock{}
-	}
-	return &Writes{window: window, clock: c, last: map[types.NamespacedName]time.Time{}}
+	return &Writes{window: window, clock: orReal(c), last: map[types.NamespacedName]time.Time{}}
 }
 
 // Wait is how long a write without news to key must wait: zero when key's
@@ -80,14 +77,30 @@ func (w *Writes) Wrote(key types.NamespacedName) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	now := w.clock.Now()
-	if len(w.last) >= sweepAt {
-		for k, t := range w.last {
-			if now.Sub(t) >= w.window {
-				delete(w.last, k)
-			}
+	sweep(w.last, now, w.window, func(t time.Time) time.Time { return t })
+	w.last[key] = now
+}
+
+// sweep drops the entries of m at least age old (at says when an entry was
+// made), once m holds sweepAt entries: objects that are deleted are never
+// forgotten otherwise.
+func sweep[K comparable, V any](m map[K]V, now time.Time, age time.Duration, at func(V) time.Time) {
+	if len(m) < sweepAt {
+		return
+	}
+	for k, v := range m {
+		if now.Sub(at(v)) >= age {
+			delete(m, k)
 		}
 	}
-	w.last[key] = now
+}
+
+// orReal is c, or the real clock when c is nil.
+func orReal(c clock.PassiveClock) clock.PassiveClock {
+	if c == nil {
+		return clock.RealClock{}
+	}
+	return c
 }
 
 // Len is the number of objects remembered (for tests).

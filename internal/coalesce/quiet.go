@@ -28,10 +28,7 @@ type Quiet struct {
 // NewQuiet returns a Quiet that holds reports for up to grace (clock: the
 // real one when nil).
 func NewQuiet(grace time.Duration, c clock.PassiveClock) *Quiet {
-	if c == nil {
-		c = clock.RealClock{}
-	}
-	return &Quiet{grace: grace, clock: c, since: map[types.NamespacedName]time.Time{}}
+	return &Quiet{grace: grace, clock: orReal(c), since: map[types.NamespacedName]time.Time{}}
 }
 
 // Hold returns how much longer key's starting report may wait: the grace,
@@ -46,15 +43,9 @@ func (q *Quiet) Hold(key types.NamespacedName) time.Duration {
 	now := q.clock.Now()
 	since, ok := q.since[key]
 	if !ok {
-		if len(q.since) >= sweepAt {
-			// Objects deleted while held are never Done: drop the ones
-			// whose grace is long over.
-			for k, t := range q.since {
-				if now.Sub(t) >= 2*q.grace {
-					delete(q.since, k)
-				}
-			}
-		}
+		// Objects deleted while held are never Done: drop the ones whose
+		// grace is long over.
+		sweep(q.since, now, 2*q.grace, func(t time.Time) time.Time { return t })
 		since = now
 		q.since[key] = now
 	}

@@ -38,10 +38,7 @@ func NewRecent(window time.Duration, c clock.PassiveClock) *Recent {
 	if window <= 0 {
 		window = DefaultEchoWindow
 	}
-	if c == nil {
-		c = clock.RealClock{}
-	}
-	return &Recent{window: window, clock: c, wrote: map[string]written{}}
+	return &Recent{window: window, clock: orReal(c), wrote: map[string]written{}}
 }
 
 // Wrote records that value (a fingerprint of what was written) was written
@@ -53,13 +50,7 @@ func (r *Recent) Wrote(key, value string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.clock.Now()
-	if len(r.wrote) >= sweepAt {
-		for k, w := range r.wrote {
-			if now.Sub(w.at) >= r.window {
-				delete(r.wrote, k)
-			}
-		}
-	}
+	sweep(r.wrote, now, r.window, func(w written) time.Time { return w.at })
 	r.wrote[key] = written{value: value, at: now}
 }
 

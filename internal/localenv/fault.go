@@ -75,11 +75,7 @@ func StopComponent(dir, name string) error {
 }
 
 func stopNamed(dir, name string, kill bool) error {
-	s, err := Load(dir)
-	if err != nil {
-		return err
-	}
-	i, err := componentIndex(s, name)
+	s, i, err := loadComponent(dir, name)
 	if err != nil {
 		return err
 	}
@@ -89,11 +85,7 @@ func stopNamed(dir, name string, kill bool) error {
 // StartComponent restarts a component stopped with StopComponent, with the
 // same flags, and waits until it is healthy.
 func StartComponent(ctx context.Context, dir, name string) error {
-	s, err := Load(dir)
-	if err != nil {
-		return err
-	}
-	i, err := componentIndex(s, name)
+	s, i, err := loadComponent(dir, name)
 	if err != nil {
 		return err
 	}
@@ -105,11 +97,7 @@ func StartComponent(ctx context.Context, dir, name string) error {
 // (a controller manager exits when it loses its leader lease, for example
 // while the control plane's API server restarts).
 func RestartComponent(ctx context.Context, dir, name string) error {
-	s, err := Load(dir)
-	if err != nil {
-		return err
-	}
-	i, err := componentIndex(s, name)
+	s, i, err := loadComponent(dir, name)
 	if err != nil {
 		return err
 	}
@@ -119,6 +107,19 @@ func RestartComponent(ctx context.Context, dir, name string) error {
 		}
 	}
 	return startComponent(ctx, s, i)
+}
+
+// loadComponent loads the environment in dir and finds component name.
+func loadComponent(dir, name string) (*State, int, error) {
+	s, err := Load(dir)
+	if err != nil {
+		return nil, -1, err
+	}
+	i, err := componentIndex(s, name)
+	if err != nil {
+		return nil, -1, err
+	}
+	return s, i, nil
 }
 
 func componentIndex(s *State, name string) (int, error) {
