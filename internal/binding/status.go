@@ -84,7 +84,7 @@ type StatusReconciler struct {
 	// cached template of another version may be older than that write.
 	templateWritten sync.Map
 	// Starting holds back status changes of clusters that are still
-	// starting (see settling; default: startingGrace per binding).
+	// starting (see onlyStarting; default: startingGrace per binding).
 	Starting *coalesce.Quiet
 }
 
