@@ -330,11 +330,13 @@ func (r *StatusReconciler) updateTemplateStatus(ctx context.Context, key types.N
 	}
 	// A cached copy that is behind makes this write fail with a conflict,
 	// and the retried run reads the template from the API server.
-	aggregated.SetResourceVersion(template.GetResourceVersion())
+	from := template.GetResourceVersion()
+	aggregated.SetResourceVersion(from)
 	if err := r.Client.Status().Update(ctx, aggregated); err != nil {
 		return fmt.Errorf("updating status of %s: %w", ref, err)
 	}
 	r.templateWritten.Store(key, aggregated.GetResourceVersion())
+	r.Templates.Statuses.Written(template.GetUID(), from, aggregated.GetResourceVersion())
 	ctrl.LoggerFrom(ctx).V(1).Info("updated template status", "resource", b.spec.Resource)
 	return nil
 }

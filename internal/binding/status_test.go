@@ -18,6 +18,7 @@ import (
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
+	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
 
 func (e *env) binding(rb *workv1alpha2.ResourceBinding) *workv1alpha2.ResourceBinding {
@@ -394,5 +395,64 @@ func TestNewClusterStartsQuietly(t *testing.T) {
 	}
 	if e.status.Starting.Holding(client.ObjectKeyFromObject(rb)) {
 		t.Error("the binding is still held after its status was written")
+	}
+}
+
+// liveReads counts the reads that reach the API server.
+type liveReads struct {
+	client.Reader
+	n int
+}
+
+func (l *liveReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	l.n++
+	return l.Reader.Get(ctx, key, obj, opts...)
+}
+
+// TestTemplateFromTheCacheAfterItsStatusWrites: once the binding-status
+// controller has written the template's status, the template's
+// resourceVersion is no longer the binding's; the binding controller still
+// takes the cached copy, which differs only by that status.
+func TestTemplateFromTheCacheAfterItsStatusWrites(t *testing.T) {
+	deploy := makeDeployment("nginx", 2)
+	rb := makeBinding("nginx").Cluster("member1", 2).Obj()
+	e := newEnv(t, deploy, rb, makeCluster("member1"), applied(makeWork("member1", rb), true, 2, workv1alpha1.ResourceHealthy))
+	tmpl := &appsv1.Deployment{}
+	if err := e.client.Get(context.Background(), client.ObjectKeyFromObject(deploy), tmpl); err != nil {
+		t.Fatal(err)
+	}
+	stored := e.binding(rb)
+	stored.Spec.Resource.ResourceVersion = tmpl.ResourceVersion
+	if err := e.client.Update(context.Background(), stored); err != nil {
+		t.Fatal(err)
+	}
+	kinds := &templates.Kinds{}
+	kinds.Add(appsv1.SchemeGroupVersion.WithKind("Deployment"))
+	live := &liveReads{Reader: e.client}
+	reader := &templates.Reader{Cache: e.client, Kinds: kinds, Live: live, Statuses: &templates.Statuses{}}
+	e.sync.Templates, e.status.Templates = reader, reader
+
+	e.reconcileStatus(rb)
+	if err := e.client.Get(context.Background(), client.ObjectKeyFromObject(deploy), tmpl); err != nil {
+		t.Fatal(err)
+	}
+	if tmpl.ResourceVersion == stored.Spec.Resource.ResourceVersion {
+		t.Fatal("the template's status was not written: the test shows nothing")
+	}
+	live.n = 0
+	if err := e.reconcile(rb); err != nil {
+		t.Fatal(err)
+	}
+	if live.n != 0 {
+		t.Errorf("%d template reads from the API server after a status write of this process", live.n)
+	}
+
+	// Without the memory of the status writes the read goes live.
+	reader.Statuses = nil
+	if err := e.reconcile(rb); err != nil {
+		t.Fatal(err)
+	}
+	if live.n == 0 {
+		t.Error("no read from the API server even without Statuses")
 	}
 }

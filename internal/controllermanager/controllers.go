@@ -39,6 +39,9 @@ type deps struct {
 	ricLayer    *customization.Layer
 	// templateKinds are the template kinds the detector's informers hold.
 	templateKinds *templates.Kinds
+	// templateStatuses are the template versions the binding-status
+	// controller made by writing their status.
+	templateStatuses *templates.Statuses
 }
 
 // controller is one named controller the manager can run.
@@ -231,7 +234,7 @@ func watched(mgr ctrl.Manager) client.Client {
 // templateReader reads templates from the detector's informers where they
 // hold the kind, and from the API server otherwise.
 func templateReader(mgr ctrl.Manager, d deps) *templates.Reader {
-	return &templates.Reader{Cache: mgr.GetCache(), Kinds: d.templateKinds, Live: mgr.GetAPIReader()}
+	return &templates.Reader{Cache: mgr.GetCache(), Kinds: d.templateKinds, Live: mgr.GetAPIReader(), Statuses: d.templateStatuses}
 }
 
 // controllerNames returns every controller's name, sorted.

@@ -193,7 +193,8 @@ func Run(ctx context.Context, o *Options) error {
 		metrics:     metrics,
 		members:     membercluster.New(mgr.GetClient(), membercluster.DefaultOptions()),
 
-		templateKinds: &templates.Kinds{},
+		templateKinds:    &templates.Kinds{},
+		templateStatuses: &templates.Statuses{},
 	}
 	log := ctrl.LoggerFrom(ctx)
 	for _, c := range allControllers() {

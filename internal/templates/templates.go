@@ -11,9 +11,10 @@
 // informer holding every object of that kind.
 //
 // A cached copy can lag behind the API server. Reader.GetAt returns the
-// cached copy only when it is exactly the version the caller asks for, and
-// Reader.Get serves callers that write with the copy's resourceVersion, so
-// that a stale copy makes the write fail with a conflict instead of
+// cached copy only when it is the version the caller asks for, or one that
+// differs from it only by status writes of this process (StatusWritten),
+// and Reader.Get serves callers that write with the copy's resourceVersion,
+// so that a stale copy makes the write fail with a conflict instead of
 // overwriting anything.
 package templates
 
@@ -65,6 +66,57 @@ type Reader struct {
 	Kinds *Kinds
 	// Live reads from the API server.
 	Live client.Reader
+	// Statuses are the template versions this process made by writing
+	// only their status (nil: none are remembered). Readers that share it
+	// see each other's writes.
+	Statuses *Statuses
+}
+
+// Statuses remembers, per template UID, a chain of versions that differ
+// only by status writes of this process: a status subresource write
+// changes the resourceVersion and nothing but the status, and it was made
+// on the version before it (the write carries that resourceVersion as its
+// precondition). The zero value is empty.
+type Statuses struct {
+	mu     sync.Mutex
+	chains map[types.UID]chain
+}
+
+type chain struct{ base, latest string }
+
+// maxChains bounds the memory of Statuses: past it, the chains are
+// forgotten (which only costs reads from the API server).
+const maxChains = 100000
+
+// Written records that writing the status of template uid at version from
+// produced version to.
+func (s *Statuses) Written(uid types.UID, from, to string) {
+	if s == nil || from == "" || to == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.chains == nil || len(s.chains) >= maxChains {
+		s.chains = map[types.UID]chain{}
+	}
+	c, ok := s.chains[uid]
+	if !ok || c.latest != from {
+		c.base = from
+	}
+	c.latest = to
+	s.chains[uid] = c
+}
+
+// sameButStatus reports whether version to of template uid differs from
+// version from only by status writes recorded here.
+func (s *Statuses) sameButStatus(uid types.UID, from, to string) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.chains[uid]
+	return ok && c.base == from && c.latest == to
 }
 
 // Ref names a template.
@@ -95,13 +147,14 @@ func (r *Reader) GetLive(ctx context.Context, ref Ref) (*unstructured.Unstructur
 	return r.get(ctx, r.Live, ref)
 }
 
-// GetAt reads the template at resourceVersion rv: the cached copy when it
-// has exactly that version, else the API server's current one. An empty rv
+// GetAt reads the template as of resourceVersion rv: the cached copy when
+// it has that version, or one that differs from it only by status writes
+// recorded in Statuses; else the API server's current one. An empty rv
 // always reads from the API server.
 func (r *Reader) GetAt(ctx context.Context, ref Ref, rv string) (*unstructured.Unstructured, error) {
 	if rv != "" && r.cached(ref.GVK) {
 		obj, err := r.get(ctx, r.Cache, ref)
-		if err == nil && obj.GetResourceVersion() == rv {
+		if err == nil && (obj.GetResourceVersion() == rv || r.Statuses.sameButStatus(obj.GetUID(), rv, obj.GetResourceVersion())) {
 			return obj, nil
 		}
 	}

@@ -19,6 +19,7 @@ func template(rv string) *unstructured.Unstructured {
 	u.SetNamespace("default")
 	u.SetName("nginx")
 	u.SetResourceVersion(rv)
+	u.SetUID("uid-nginx")
 	return u
 }
 
@@ -77,5 +78,60 @@ func TestReaderNotFound(t *testing.T) {
 	_, err := r.Get(context.Background(), Ref{GVK: u.GroupVersionKind(), Namespace: "default", Name: "missing"})
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("err = %v, want a wrapped NotFound", err)
+	}
+}
+
+func TestStatusesChain(t *testing.T) {
+	var s Statuses
+	s.Written("uid", "5", "6")
+	s.Written("uid", "6", "7")
+	for _, tc := range []struct {
+		from, to string
+		want     bool
+	}{
+		{"5", "7", true},  // two status writes on top of 5
+		{"6", "7", false}, // the chain starts at 5
+		{"5", "6", false}, // 6 is not the latest any more
+		{"4", "7", false},
+	} {
+		if got := s.sameButStatus("uid", tc.from, tc.to); got != tc.want {
+			t.Errorf("sameButStatus(%s, %s) = %v, want %v", tc.from, tc.to, got, tc.want)
+		}
+	}
+	// Someone else wrote version 8; a status write on top of it starts a
+	// new chain.
+	s.Written("uid", "8", "9")
+	if s.sameButStatus("uid", "5", "9") {
+		t.Error("a chain with another writer's version in it still counts")
+	}
+	if !s.sameButStatus("uid", "8", "9") {
+		t.Error("the new chain is not remembered")
+	}
+	if s.sameButStatus("other", "8", "9") {
+		t.Error("another template's chain is taken")
+	}
+	var none *Statuses
+	none.Written("uid", "1", "2")
+	if none.sameButStatus("uid", "1", "2") {
+		t.Error("a nil Statuses remembered a write")
+	}
+}
+
+// GetAt takes a cached copy that differs from the asked version only by
+// status writes of this process.
+func TestGetAtAfterStatusWrites(t *testing.T) {
+	ctx := context.Background()
+	ref := Ref{GVK: deployments, Namespace: "default", Name: "nginx"}
+	kinds := &Kinds{}
+	kinds.Add(deployments)
+	statuses := &Statuses{}
+	r := &Reader{Cache: &source{rv: "5"}, Kinds: kinds, Live: &source{rv: "7"}, Statuses: statuses}
+	if got, _ := r.GetAt(ctx, ref, "3"); got.GetResourceVersion() != "7" {
+		t.Errorf("read %s before any status write, want the live 7", got.GetResourceVersion())
+	}
+	statuses.Written("uid-nginx", "3", "4")
+	statuses.Written("uid-nginx", "4", "5")
+	if got, _ := r.GetAt(ctx, ref, "3"); got.GetResourceVersion() != "5" {
+		t.Errorf("read %s, want the cached 5 (3 plus two status writes)", got.GetResourceVersion())
 	}
 }
