@@ -64,6 +64,9 @@ func (q *Quiet) Done(key types.NamespacedName) {
 
 // Holding reports whether key is being held (for tests).
 func (q *Quiet) Holding(key types.NamespacedName) bool {
+	if q == nil {
+		return false
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	_, ok := q.since[key]
