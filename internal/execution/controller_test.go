@@ -306,7 +306,7 @@ func TestDriftIsCorrected(t *testing.T) {
 	// The informer sees it (so the Work is reconciled against the new
 	// state); the handler under test is then told.
 	waitEvent(t, seen, membercluster.Updated)
-	f.r.MemberHandler().OnEvent(membercluster.Event{Cluster: "member1", Type: membercluster.Updated, Old: packed(t, live), Object: packed(t, drifted)})
+	f.r.MemberHandler().OnEvent(membercluster.Event{Cluster: "member1", Type: membercluster.Updated, Old: pack(t, live), Object: pack(t, drifted)})
 	if f.queue.Len() != 1 {
 		t.Fatalf("the Work was not enqueued (queue length %d)", f.queue.Len())
 	}
@@ -326,7 +326,7 @@ func TestDriftIsCorrected(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitEvent(t, seen, membercluster.Deleted)
-	f.r.MemberHandler().OnEvent(membercluster.Event{Cluster: "member1", Type: membercluster.Deleted, Object: packed(t, live)})
+	f.r.MemberHandler().OnEvent(membercluster.Event{Cluster: "member1", Type: membercluster.Deleted, Object: pack(t, live)})
 	if f.queue.Len() != 1 {
 		t.Fatal("a deleted member object must enqueue its Work")
 	}

@@ -18,6 +18,7 @@ import (
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
+	"github.com/lifeboat-dev/lifeboat/internal/packed"
 )
 
 // FieldManager is the server-side apply field manager of member objects.
@@ -356,7 +357,7 @@ func NeedsResync(e membercluster.Event) bool {
 	return false
 }
 
-func changedOutsideStatus(old, cur *membercluster.Object) bool {
+func changedOutsideStatus(old, cur *packed.Object) bool {
 	return !cur.RestEqual(old) ||
 		!maps.Equal(old.GetLabels(), cur.GetLabels()) ||
 		!maps.Equal(old.GetAnnotations(), cur.GetAnnotations()) ||

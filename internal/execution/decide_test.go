@@ -14,6 +14,7 @@ import (
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
+	"github.com/lifeboat-dev/lifeboat/internal/packed"
 )
 
 func TestClusterOfNamespace(t *testing.T) {
@@ -230,16 +231,16 @@ func TestNeedsResync(t *testing.T) {
 		event membercluster.Event
 		want  bool
 	}{
-		"added":            {membercluster.Event{Type: membercluster.Added, Object: packed(t, base)}, false},
-		"deleted":          {membercluster.Event{Type: membercluster.Deleted, Object: packed(t, base)}, true},
-		"status only":      {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, statusOnly)}, false},
-		"spec changed":     {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, specChanged)}, true},
-		"label changed":    {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, labelChanged)}, true},
-		"annotation added": {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, annotated)}, true},
-		"field removed":    {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, dataRemoved)}, true},
-		"top field added":  {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, dataAdded)}, true},
-		"deletion started": {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, deleting)}, true},
-		"resync, no old":   {membercluster.Event{Type: membercluster.Updated, Object: packed(t, base)}, true},
+		"added":            {membercluster.Event{Type: membercluster.Added, Object: pack(t, base)}, false},
+		"deleted":          {membercluster.Event{Type: membercluster.Deleted, Object: pack(t, base)}, true},
+		"status only":      {membercluster.Event{Type: membercluster.Updated, Old: pack(t, base), Object: pack(t, statusOnly)}, false},
+		"spec changed":     {membercluster.Event{Type: membercluster.Updated, Old: pack(t, base), Object: pack(t, specChanged)}, true},
+		"label changed":    {membercluster.Event{Type: membercluster.Updated, Old: pack(t, base), Object: pack(t, labelChanged)}, true},
+		"annotation added": {membercluster.Event{Type: membercluster.Updated, Old: pack(t, base), Object: pack(t, annotated)}, true},
+		"field removed":    {membercluster.Event{Type: membercluster.Updated, Old: pack(t, base), Object: pack(t, dataRemoved)}, true},
+		"top field added":  {membercluster.Event{Type: membercluster.Updated, Old: pack(t, base), Object: pack(t, dataAdded)}, true},
+		"deletion started": {membercluster.Event{Type: membercluster.Updated, Old: pack(t, base), Object: pack(t, deleting)}, true},
+		"resync, no old":   {membercluster.Event{Type: membercluster.Updated, Object: pack(t, base)}, true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -299,9 +300,9 @@ func TestReleasePatch(t *testing.T) {
 }
 
 // packed is the member object as the member cache holds it.
-func packed(t *testing.T, u *unstructured.Unstructured) *membercluster.Object {
+func pack(t *testing.T, u *unstructured.Unstructured) *packed.Object {
 	t.Helper()
-	o, err := membercluster.NewObject(u)
+	o, err := packed.New(u)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/packed"
 )
 
 // ManagedLabel marks a member object as managed by Lifeboat. Informers only
@@ -55,9 +56,9 @@ type Event struct {
 	Type    EventType
 	// Object is the object after the change (the last known state for
 	// Deleted). It is shared with the informer: never modify it.
-	Object *Object
+	Object *packed.Object
 	// Old is the object before the change; only set for Updated.
-	Old *Object
+	Old *packed.Object
 }
 
 // Handler receives events of one member and resource. OnEvent must be quick
@@ -500,7 +501,7 @@ func (c *Cache) register(m *member, gvr schema.GroupVersionResource, h Handler) 
 			func(o *metav1.ListOptions) { o.LabelSelector = ManagedLabel + "=" + ManagedLabelValue },
 		).Informer()
 		// Cannot fail: the informer has not started.
-		_ = inf.SetTransform(packObject)
+		_ = inf.SetTransform(packed.Transform)
 		ri = &resourceInformer{informer: inf, handlers: map[string]bool{}}
 		m.informers[gvr] = ri
 		go inf.Run(m.ctx.Done())
@@ -514,13 +515,13 @@ func (c *Cache) register(m *member, gvr schema.GroupVersionResource, h Handler) 
 	// only when the member is being torn down.
 	_, _ = ri.informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj interface{}) {
-			if u, ok := obj.(*Object); ok {
+			if u, ok := obj.(*packed.Object); ok {
 				h.OnEvent(Event{Cluster: cluster, Type: Added, Object: u})
 			}
 		},
 		UpdateFunc: func(oldObj, newObj interface{}) {
-			o, ok1 := oldObj.(*Object)
-			n, ok2 := newObj.(*Object)
+			o, ok1 := oldObj.(*packed.Object)
+			n, ok2 := newObj.(*packed.Object)
 			if ok1 && ok2 {
 				h.OnEvent(Event{Cluster: cluster, Type: Updated, Object: n, Old: o})
 			}
@@ -529,7 +530,7 @@ func (c *Cache) register(m *member, gvr schema.GroupVersionResource, h Handler) 
 			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 				obj = tomb.Obj
 			}
-			if u, ok := obj.(*Object); ok {
+			if u, ok := obj.(*packed.Object); ok {
 				h.OnEvent(Event{Cluster: cluster, Type: Deleted, Object: u})
 			}
 		},
@@ -565,7 +566,7 @@ func (m *member) cached(gvr schema.GroupVersionResource, namespace, name string)
 	if err != nil || !exists {
 		return nil, true
 	}
-	o, ok := item.(*Object)
+	o, ok := item.(*packed.Object)
 	if !ok {
 		return nil, true
 	}

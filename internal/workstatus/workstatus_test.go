@@ -24,6 +24,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 	mct "github.com/lifeboat-dev/lifeboat/internal/membercluster/memberclustertest"
+	"github.com/lifeboat-dev/lifeboat/internal/packed"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
 
@@ -321,13 +322,13 @@ func TestStatusMayHaveChanged(t *testing.T) {
 		e    membercluster.Event
 		want bool
 	}{
-		"added":              {membercluster.Event{Type: membercluster.Added, Object: packed(t, base)}, true},
-		"deleted":            {membercluster.Event{Type: membercluster.Deleted, Object: packed(t, base)}, true},
-		"resourceVersion":    {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, rvOnly)}, false},
-		"spec only":          {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, specOnly)}, false},
-		"status changed":     {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, statusChanged)}, true},
-		"generation changed": {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, generation)}, true},
-		"annotation changed": {membercluster.Event{Type: membercluster.Updated, Old: packed(t, base), Object: packed(t, annotated)}, true},
+		"added":              {membercluster.Event{Type: membercluster.Added, Object: pack(t, base)}, true},
+		"deleted":            {membercluster.Event{Type: membercluster.Deleted, Object: pack(t, base)}, true},
+		"resourceVersion":    {membercluster.Event{Type: membercluster.Updated, Old: pack(t, base), Object: pack(t, rvOnly)}, false},
+		"spec only":          {membercluster.Event{Type: membercluster.Updated, Old: pack(t, base), Object: pack(t, specOnly)}, false},
+		"status changed":     {membercluster.Event{Type: membercluster.Updated, Old: pack(t, base), Object: pack(t, statusChanged)}, true},
+		"generation changed": {membercluster.Event{Type: membercluster.Updated, Old: pack(t, base), Object: pack(t, generation)}, true},
+		"annotation changed": {membercluster.Event{Type: membercluster.Updated, Old: pack(t, base), Object: pack(t, annotated)}, true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -366,9 +367,9 @@ func TestNews(t *testing.T) {
 }
 
 // packed is the member object as the member cache holds it.
-func packed(t *testing.T, u *unstructured.Unstructured) *membercluster.Object {
+func pack(t *testing.T, u *unstructured.Unstructured) *packed.Object {
 	t.Helper()
-	o, err := membercluster.NewObject(u)
+	o, err := packed.New(u)
 	if err != nil {
 		t.Fatal(err)
 	}

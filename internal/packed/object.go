@@ -1,39 +1,44 @@
-package membercluster
+// Package packed holds Kubernetes objects compactly for informer caches:
+// the metadata that keys and selects an object decoded, the rest as JSON,
+// with digests that let event handlers tell what changed without decoding.
+package packed
 
 import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	toolscache "k8s.io/client-go/tools/cache"
 )
 
-// Object is a managed member object as the cache holds it: the metadata
-// that keys it and ties it to its Work, decoded, and the rest kept as
-// compact JSON, with digests of its status and of everything outside its
-// metadata and status.
+// Object is an object as a cache holds it: the metadata that keys and
+// selects it, decoded, and the rest kept as compact JSON, with digests of
+// its status, of its other metadata and of everything outside its metadata
+// and status.
 //
 // A decoded Deployment with its status takes about 10 KB of heap; as an
-// Object it takes about a third of that. The cache holds one per managed
-// object per member, which at thousands of workloads, or with workloads
-// duplicated to many members, is the largest thing in the controller
-// manager's memory. Readers that need the whole object decode it with
-// Unstructured; event handlers compare digests and never decode.
+// Object it takes about a third of that. The controller manager caches one
+// per resource template and one per managed object per member: at thousands
+// of workloads the largest things in its memory. Readers that need the whole
+// object decode it with Unstructured; event handlers compare digests and
+// never decode.
 type Object struct {
 	// ObjectMeta holds the name, namespace, UID, resourceVersion,
 	// generation, deletionTimestamp, labels and annotations; the rest of
 	// the metadata is in the JSON.
 	metav1.ObjectMeta
-	body   []byte // JSON without metadata.labels, .annotations and .managedFields
+	body   []byte // JSON without metadata.labels, .annotations, .resourceVersion and .managedFields
 	status [sha256.Size]byte
+	meta   [sha256.Size]byte // digest of the metadata that body holds
 	rest   [sha256.Size]byte // digest of what is outside metadata and status
 }
 
-// NewObject packs u, which it does not modify. managedFields are dropped:
-// they are often larger than the object and nothing reads them.
-func NewObject(u *unstructured.Unstructured) (*Object, error) {
+// New packs u, which it does not modify. managedFields are dropped: they
+// are often larger than the object and nothing reads them.
+func New(u *unstructured.Unstructured) (*Object, error) {
 	o := &Object{ObjectMeta: metav1.ObjectMeta{
 		Name:              u.GetName(),
 		Namespace:         u.GetNamespace(),
@@ -68,13 +73,14 @@ func NewObject(u *unstructured.Unstructured) (*Object, error) {
 	if m, ok := u.Object["metadata"].(map[string]interface{}); ok {
 		others := make(map[string]interface{}, len(m))
 		for k, v := range m {
-			if k != "labels" && k != "annotations" && k != "managedFields" {
+			if k != "labels" && k != "annotations" && k != "managedFields" && k != "resourceVersion" {
 				others[k] = v
 			}
 		}
 		if metaJSON, err = json.Marshal(others); err != nil {
 			return nil, fmt.Errorf("encoding the metadata of %s/%s: %w", u.GetNamespace(), u.GetName(), err)
 		}
+		o.meta = sha256.Sum256(metaJSON)
 	}
 
 	// {"metadata":…,"status":…,<rest's members>}
@@ -110,6 +116,9 @@ func (o *Object) Unstructured() (*unstructured.Unstructured, error) {
 	if o.Annotations != nil {
 		u.SetAnnotations(o.Annotations)
 	}
+	if o.ResourceVersion != "" {
+		u.SetResourceVersion(o.ResourceVersion)
+	}
 	return u, nil
 }
 
@@ -121,15 +130,24 @@ func (o *Object) StatusEqual(other *Object) bool { return o.status == other.stat
 // ConfigMap's data).
 func (o *Object) RestEqual(other *Object) bool { return o.rest == other.rest }
 
-// packObject is the informers' transform: it turns what they receive into
-// Objects before they store it.
-func packObject(obj interface{}) (interface{}, error) {
+// SameButStatus reports whether o and other differ at most in their status
+// and resourceVersion: the same labels, annotations, other metadata and
+// everything outside metadata and status.
+func (o *Object) SameButStatus(other *Object) bool {
+	return o.rest == other.rest && o.meta == other.meta &&
+		maps.Equal(o.Labels, other.Labels) && maps.Equal(o.Annotations, other.Annotations)
+}
+
+// Transform is an informer's transform (SetTransform): it turns the
+// unstructured objects the informer receives into Objects before it stores
+// them.
+func Transform(obj interface{}) (interface{}, error) {
 	switch o := obj.(type) {
 	case *unstructured.Unstructured:
-		return NewObject(o)
+		return New(o)
 	case toolscache.DeletedFinalStateUnknown:
 		if u, ok := o.Obj.(*unstructured.Unstructured); ok {
-			p, err := NewObject(u)
+			p, err := New(u)
 			if err != nil {
 				return nil, err
 			}

@@ -1,4 +1,4 @@
-package membercluster
+package packed
 
 import (
 	"testing"
@@ -19,7 +19,7 @@ func mustDecode(t *testing.T, s string) *unstructured.Unstructured {
 
 func mustPack(t *testing.T, u *unstructured.Unstructured) *Object {
 	t.Helper()
-	o, err := NewObject(u)
+	o, err := New(u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,27 +75,32 @@ func TestObjectDropsManagedFields(t *testing.T) {
 		t.Errorf("managedFields kept: %v", out.GetManagedFields())
 	}
 	if len(in.GetManagedFields()) != 1 {
-		t.Error("NewObject changed its argument")
+		t.Error("New changed its argument")
 	}
 }
 
 // TestObjectDigests: the status digest changes with the status alone, the
 // rest's with what is outside metadata and status, and neither with the
-// metadata, the order of keys or the formatting.
+// metadata, the order of keys or the formatting. SameButStatus sees every
+// change but the status's and the resourceVersion's.
 func TestObjectDigests(t *testing.T) {
-	base := `{"kind":"Deployment","metadata":{"name":"d","resourceVersion":"1"},"spec":{"replicas":2,"paused":false},"status":{"ready":1}}`
+	base := `{"kind":"Deployment","metadata":{"name":"d","resourceVersion":"1","labels":{"l":"1"},"annotations":{"a":"1"}},"spec":{"replicas":2,"paused":false},"status":{"ready":1}}`
 	cases := map[string]struct {
-		other                string
-		sameStatus, sameRest bool
+		other                               string
+		sameStatus, sameRest, sameButStatus bool
 	}{
-		"identical":            {base, true, true},
-		"resourceVersion only": {`{"kind":"Deployment","metadata":{"name":"d","resourceVersion":"2"},"spec":{"replicas":2,"paused":false},"status":{"ready":1}}`, true, true},
-		"reordered":            {`{"status":{"ready":1},"spec":{"paused":false, "replicas":2},"metadata":{"resourceVersion":"1","name":"d"},"kind":"Deployment"}`, true, true},
-		"status changed":       {`{"kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":2,"paused":false},"status":{"ready":2}}`, false, true},
-		"status gone":          {`{"kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":2,"paused":false}}`, false, true},
-		"spec changed":         {`{"kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":3,"paused":false},"status":{"ready":1}}`, true, false},
-		"field removed":        {`{"kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":2},"status":{"ready":1}}`, true, false},
-		"top field added":      {`{"kind":"Deployment","metadata":{"name":"d"},"spec":{"replicas":2,"paused":false},"data":{},"status":{"ready":1}}`, true, false},
+		"identical":            {base, true, true, true},
+		"resourceVersion only": {`{"kind":"Deployment","metadata":{"name":"d","resourceVersion":"2","labels":{"l":"1"},"annotations":{"a":"1"}},"spec":{"replicas":2,"paused":false},"status":{"ready":1}}`, true, true, true},
+		"reordered":            {`{"status":{"ready":1},"spec":{"paused":false, "replicas":2},"metadata":{"annotations":{"a":"1"},"labels":{"l":"1"},"resourceVersion":"1","name":"d"},"kind":"Deployment"}`, true, true, true},
+		"status changed":       {`{"kind":"Deployment","metadata":{"name":"d","labels":{"l":"1"},"annotations":{"a":"1"}},"spec":{"replicas":2,"paused":false},"status":{"ready":2}}`, false, true, true},
+		"status gone":          {`{"kind":"Deployment","metadata":{"name":"d","labels":{"l":"1"},"annotations":{"a":"1"}},"spec":{"replicas":2,"paused":false}}`, false, true, true},
+		"spec changed":         {`{"kind":"Deployment","metadata":{"name":"d","labels":{"l":"1"},"annotations":{"a":"1"}},"spec":{"replicas":3,"paused":false},"status":{"ready":1}}`, true, false, false},
+		"field removed":        {`{"kind":"Deployment","metadata":{"name":"d","labels":{"l":"1"},"annotations":{"a":"1"}},"spec":{"replicas":2},"status":{"ready":1}}`, true, false, false},
+		"top field added":      {`{"kind":"Deployment","metadata":{"name":"d","labels":{"l":"1"},"annotations":{"a":"1"}},"spec":{"replicas":2,"paused":false},"data":{},"status":{"ready":1}}`, true, false, false},
+		"label changed":        {`{"kind":"Deployment","metadata":{"name":"d","labels":{"l":"2"},"annotations":{"a":"1"}},"spec":{"replicas":2,"paused":false},"status":{"ready":1}}`, true, true, false},
+		"annotation removed":   {`{"kind":"Deployment","metadata":{"name":"d","labels":{"l":"1"}},"spec":{"replicas":2,"paused":false},"status":{"ready":1}}`, true, true, false},
+		"finalizer added":      {`{"kind":"Deployment","metadata":{"name":"d","labels":{"l":"1"},"annotations":{"a":"1"},"finalizers":["f"]},"spec":{"replicas":2,"paused":false},"status":{"ready":1}}`, true, true, false},
+		"deletion started":     {`{"kind":"Deployment","metadata":{"name":"d","labels":{"l":"1"},"annotations":{"a":"1"},"deletionTimestamp":"2026-01-01T00:00:00Z"},"spec":{"replicas":2,"paused":false},"status":{"ready":1}}`, true, true, false},
 	}
 	b := mustPack(t, mustDecode(t, base))
 	for name, tc := range cases {
@@ -107,19 +112,22 @@ func TestObjectDigests(t *testing.T) {
 			if got := o.RestEqual(b); got != tc.sameRest {
 				t.Errorf("RestEqual = %t, want %t", got, tc.sameRest)
 			}
+			if got := o.SameButStatus(b); got != tc.sameButStatus {
+				t.Errorf("SameButStatus = %t, want %t", got, tc.sameButStatus)
+			}
 		})
 	}
 }
 
-func TestPackObjectTombstone(t *testing.T) {
+func TestTransformTombstone(t *testing.T) {
 	in := toolscache.DeletedFinalStateUnknown{Key: "ns/cm", Obj: mustDecode(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"ns"}}`)}
-	got, err := packObject(in)
+	got, err := Transform(in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tomb, ok := got.(toolscache.DeletedFinalStateUnknown)
 	if !ok {
-		t.Fatalf("packObject(tombstone) = %T", got)
+		t.Fatalf("Transform(tombstone) = %T", got)
 	}
 	if o, ok := tomb.Obj.(*Object); !ok || o.GetName() != "cm" {
 		t.Errorf("tombstone holds %#v", tomb.Obj)
