@@ -37,7 +37,10 @@ type deps struct {
 	metrics     *failover.Metrics
 	members     *membercluster.Cache
 	ricLayer    *customization.Layer
-	// templateKinds are the template kinds the detector's informers hold.
+	// templateCache holds the templates of the kinds the detector watches
+	// and reads everything else from the manager's cache.
+	templateCache *templates.Cache
+	// templateKinds are the template kinds templateCache holds.
 	templateKinds *templates.Kinds
 	// templateStatuses are the template versions the binding-status
 	// controller made by writing their status.
@@ -109,13 +112,14 @@ func allControllers() []controller {
 				Client:          mgr.GetClient(),
 				Recorder:        mgr.GetEventRecorderFor("lifeboat-detector"),
 				Interpreter:     d.interpreter,
-				Kinds:           d.templateKinds,
+				Templates:       d.templateCache,
 				TemplateWorkers: d.opts.Concurrency,
 			}).SetupWithManager(mgr)
 		}},
 		{"dependencies-distributor", func(mgr ctrl.Manager, d deps) error {
 			return (&dependencies.Distributor{
 				Client:                  mgr.GetClient(),
+				Reader:                  d.templateCache,
 				Recorder:                mgr.GetEventRecorderFor("lifeboat-dependencies-distributor"),
 				Interpreter:             d.interpreter,
 				MaxConcurrentReconciles: d.opts.Concurrency,
@@ -234,7 +238,7 @@ func watched(mgr ctrl.Manager) client.Client {
 // templateReader reads templates from the detector's informers where they
 // hold the kind, and from the API server otherwise.
 func templateReader(mgr ctrl.Manager, d deps) *templates.Reader {
-	return &templates.Reader{Cache: mgr.GetCache(), Kinds: d.templateKinds, Live: mgr.GetAPIReader(), Statuses: d.templateStatuses}
+	return &templates.Reader{Cache: d.templateCache, Kinds: d.templateKinds, Live: mgr.GetAPIReader(), Statuses: d.templateStatuses}
 }
 
 // controllerNames returns every controller's name, sorted.

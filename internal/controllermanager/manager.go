@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
@@ -184,6 +185,15 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return fmt.Errorf("building the interpreter: %w", err)
 	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("creating dynamic client: %w", err)
+	}
+	templateKinds := &templates.Kinds{}
+	templateCache := templates.NewCache(dyn, mgr.GetRESTMapper(), mgr.GetCache(), templateKinds)
+	if err := mgr.Add(templateCache); err != nil {
+		return fmt.Errorf("adding the template cache: %w", err)
+	}
 	d := deps{
 		interpreter: interp,
 		ricLayer:    ricLayer,
@@ -193,7 +203,8 @@ func Run(ctx context.Context, o *Options) error {
 		metrics:     metrics,
 		members:     membercluster.New(mgr.GetClient(), membercluster.DefaultOptions()),
 
-		templateKinds:    &templates.Kinds{},
+		templateCache:    templateCache,
+		templateKinds:    templateKinds,
 		templateStatuses: &templates.Statuses{},
 	}
 	log := ctrl.LoggerFrom(ctx)

@@ -8,13 +8,12 @@ import (
 
 	"github.com/go-logr/logr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -33,6 +32,7 @@ import (
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
+	"github.com/lifeboat-dev/lifeboat/internal/packed"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
 
@@ -91,12 +91,13 @@ type Detector struct {
 	// asked for a binding the cache does not have yet before one is
 	// created for an already claimed template.
 	APIReader client.Reader
-	// Cache provides the informers of the templates watched; the manager's
+	// Cache provides the informers of bindings and CRDs; the manager's
 	// cache by default.
 	Cache cache.Cache
-	// Kinds, when set, is told each template kind the detector watches, so
-	// that other controllers read those templates from Cache too.
-	Kinds *templates.Kinds
+	// Templates holds the templates of the kinds the detector watches;
+	// SetupWithManager makes one over Cache when it is nil. Reader
+	// defaults to it.
+	Templates *templates.Cache
 	// Echoes remembers the bindings the detector created lately: the
 	// claim's own update brings the template back before the cache holds
 	// the binding created right after it (default: one per process).
@@ -159,6 +160,9 @@ func (d *Detector) setDefaults() {
 	if d.Echoes == nil {
 		d.Echoes = coalesce.NewRecent(0, nil)
 	}
+	if d.Reader == nil && d.Templates != nil {
+		d.Reader = d.Templates
+	}
 	if d.Reader == nil && d.Cache != nil {
 		d.Reader = d.Cache
 	}
@@ -177,6 +181,16 @@ func (d *Detector) setDefaults() {
 func (d *Detector) SetupWithManager(mgr ctrl.Manager) error {
 	if d.Cache == nil {
 		d.Cache = mgr.GetCache()
+	}
+	if d.Templates == nil {
+		dyn, err := dynamic.NewForConfig(mgr.GetConfig())
+		if err != nil {
+			return fmt.Errorf("creating dynamic client: %w", err)
+		}
+		d.Templates = templates.NewCache(dyn, mgr.GetRESTMapper(), d.Cache, nil)
+		if err := mgr.Add(d.Templates); err != nil {
+			return fmt.Errorf("adding the template cache: %w", err)
+		}
 	}
 	if d.APIReader == nil {
 		d.APIReader = mgr.GetAPIReader()
@@ -294,63 +308,28 @@ func bindingHandler[T client.Object]() handler.TypedEventHandler[T, TemplateKey]
 	}
 }
 
-// templateHandler enqueues template events of one kind. Updates that only
-// touch status, managedFields or resourceVersion are dropped (as Karmada's
+// onTemplate enqueues template events of one kind. Updates that only touch
+// status, managedFields or resourceVersion are dropped (as Karmada's
 // SpecificationChanged does), so status aggregation into the template does
 // not churn the binding.
-func templateHandler(gvk schema.GroupVersionKind) handler.TypedEventHandler[*unstructured.Unstructured, TemplateKey] {
-	add := func(obj *unstructured.Unstructured, q workqueue.TypedRateLimitingInterface[TemplateKey]) {
-		if IsSkippedNamespace(obj.GetNamespace()) {
+func (d *Detector) onTemplate(gvk schema.GroupVersionKind) templates.Handler {
+	return func(ctx context.Context, old, cur *packed.Object) {
+		obj := cur
+		if obj == nil {
+			obj = old
+		}
+		if IsSkippedNamespace(obj.Namespace) || !specificationChanged(old, cur) {
 			return
 		}
-		q.Add(TemplateKey{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()})
-	}
-	return handler.TypedFuncs[*unstructured.Unstructured, TemplateKey]{
-		CreateFunc: func(_ context.Context, e event.TypedCreateEvent[*unstructured.Unstructured], q workqueue.TypedRateLimitingInterface[TemplateKey]) {
-			add(e.Object, q)
-		},
-		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[*unstructured.Unstructured], q workqueue.TypedRateLimitingInterface[TemplateKey]) {
-			if specificationChanged(e.ObjectOld, e.ObjectNew) {
-				add(e.ObjectNew, q)
-			}
-		},
-		DeleteFunc: func(_ context.Context, e event.TypedDeleteEvent[*unstructured.Unstructured], q workqueue.TypedRateLimitingInterface[TemplateKey]) {
-			add(e.Object, q)
-		},
-		GenericFunc: func(_ context.Context, e event.TypedGenericEvent[*unstructured.Unstructured], q workqueue.TypedRateLimitingInterface[TemplateKey]) {
-			add(e.Object, q)
-		},
+		d.enqueueTemplate(ctx, TemplateKey{GVK: gvk, Namespace: obj.Namespace, Name: obj.Name})
 	}
 }
 
 // specificationChanged reports whether anything but status,
-// metadata.managedFields and metadata.resourceVersion differs.
-func specificationChanged(old, cur *unstructured.Unstructured) bool {
-	if old == nil || cur == nil {
-		return true
-	}
-	strip := func(u *unstructured.Unstructured) map[string]interface{} {
-		out := make(map[string]interface{}, len(u.Object))
-		for k, v := range u.Object {
-			if k == "status" {
-				continue
-			}
-			if k == "metadata" {
-				if m, ok := v.(map[string]interface{}); ok {
-					mm := make(map[string]interface{}, len(m))
-					for mk, mv := range m {
-						if mk != "managedFields" && mk != "resourceVersion" {
-							mm[mk] = mv
-						}
-					}
-					v = mm
-				}
-			}
-			out[k] = v
-		}
-		return out
-	}
-	return !equality.Semantic.DeepEqual(strip(old), strip(cur))
+// metadata.managedFields and metadata.resourceVersion differs; a template
+// appearing or going is a change.
+func specificationChanged(old, cur *packed.Object) bool {
+	return old == nil || cur == nil || !old.SameButStatus(cur)
 }
 
 // enqueueTemplate asks the template controller to look at a template.
@@ -362,8 +341,8 @@ func (d *Detector) enqueueTemplate(ctx context.Context, key TemplateKey) {
 }
 
 // ensureWatch installs the event source of a template kind once.
-func (d *Detector) ensureWatch(gvk schema.GroupVersionKind) error {
-	if d.templateCtrl == nil || d.Cache == nil {
+func (d *Detector) ensureWatch(ctx context.Context, gvk schema.GroupVersionKind) error {
+	if d.templateCtrl == nil || d.Templates == nil {
 		return nil // unit tests: no informers
 	}
 	d.mu.Lock()
@@ -373,16 +352,11 @@ func (d *Detector) ensureWatch(gvk schema.GroupVersionKind) error {
 	}
 	d.watching[gvk] = true
 	d.mu.Unlock()
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvk)
-	if err := d.templateCtrl.Watch(source.TypedKind[*unstructured.Unstructured, TemplateKey](d.Cache, u, templateHandler(gvk))); err != nil {
+	if err := d.Templates.Watch(ctx, gvk, d.onTemplate(gvk)); err != nil {
 		d.mu.Lock()
 		delete(d.watching, gvk)
 		d.mu.Unlock()
 		return fmt.Errorf("watching %s: %w", gvk, err)
-	}
-	if d.Kinds != nil {
-		d.Kinds.Add(gvk)
 	}
 	return nil
 }

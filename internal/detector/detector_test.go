@@ -20,6 +20,7 @@ import (
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/packed"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
 
@@ -471,16 +472,30 @@ func TestSpecificationChanged(t *testing.T) {
 		"managedFields":   {func(u *unstructured.Unstructured) { u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "x"}}) }, false},
 		"spec":            {func(u *unstructured.Unstructured) { u.Object["spec"] = map[string]interface{}{"replicas": int64(3)} }, true},
 		"labels":          {func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"a": "b"}) }, true},
+		"annotations":     {func(u *unstructured.Unstructured) { u.SetAnnotations(map[string]string{"a": "b"}) }, true},
+		"deletion":        {func(u *unstructured.Unstructured) { now := metav1.Now(); u.SetDeletionTimestamp(&now) }, true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			cur := base.DeepCopy()
 			tc.mutate(cur)
-			if got := specificationChanged(base, cur); got != tc.want {
+			if got := specificationChanged(pack(t, base), pack(t, cur)); got != tc.want {
 				t.Errorf("specificationChanged = %v, want %v", got, tc.want)
 			}
 		})
 	}
+	if !specificationChanged(nil, pack(t, base)) || !specificationChanged(pack(t, base), nil) {
+		t.Error("a template appearing or going is not a change")
+	}
+}
+
+func pack(t *testing.T, u *unstructured.Unstructured) *packed.Object {
+	t.Helper()
+	p, err := packed.New(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func TestParseServedKinds(t *testing.T) {

@@ -96,7 +96,7 @@ func (d *Detector) syncPolicy(ctx context.Context, obj client.Object, key, idLab
 			problems = append(problems, msg)
 			continue
 		}
-		if err := d.ensureWatch(gvk); err != nil {
+		if err := d.ensureWatch(ctx, gvk); err != nil {
 			return err
 		}
 		if err := d.enqueueSelected(ctx, p, gvk); err != nil {

@@ -56,7 +56,7 @@ func (d *Detector) syncTemplate(ctx context.Context, key TemplateKey) (reconcile
 		return reconcile.Result{}, d.collectOrphanBinding(ctx, key)
 	}
 	if wanted {
-		if err := d.ensureWatch(key.GVK); err != nil {
+		if err := d.ensureWatch(ctx, key.GVK); err != nil {
 			return reconcile.Result{}, err
 		}
 	}

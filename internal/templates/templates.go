@@ -1,18 +1,22 @@
-// Package templates reads resource templates for the controllers that build
-// Works from them and write their status.
+// Package templates holds and reads resource templates for the detector and
+// for the controllers that build Works from them and write their status.
+//
+// Cache holds every template of the kinds the detector's policies select,
+// one informer per kind, each template packed (see package packed) at about
+// a third of the memory of a decoded one. The detector reads and watches
+// templates through it; it passes every other read to the manager's cache.
 //
 // Reading a template from the API server is a quorum read from etcd: on a
 // busy control plane about 30 ms of the API server's and etcd's time, and
 // the binding and binding-status controllers read one or more templates per
-// propagated object. The detector already holds every template of the kinds
-// its policies select in the manager's cache, so those are read from there.
-// Any other kind (the ConfigMaps and Secrets of propagateDeps, for example)
-// is read from the API server: reading it through the cache would start an
+// propagated object. Reader reads the kinds Cache holds from there. Any
+// other kind (the ConfigMaps and Secrets of propagateDeps, for example) is
+// read from the API server: reading it through a cache would start an
 // informer holding every object of that kind.
 //
 // A cached copy can lag behind the API server. Reader.GetAt returns the
 // cached copy only when it is the version the caller asks for, or one that
-// differs from it only by status writes of this process (StatusWritten),
+// differs from it only by status writes of this process (Statuses),
 // and Reader.Get serves callers that write with the copy's resourceVersion,
 // so that a stale copy makes the write fail with a conflict instead of
 // overwriting anything.
@@ -29,9 +33,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Kinds is the set of template kinds whose informers the cache holds. The
-// detector adds a kind once it watches it. The zero value is empty; a nil
-// *Kinds holds nothing.
+// Kinds is the set of template kinds a Cache holds and has listed. The
+// zero value is empty; a nil *Kinds holds nothing.
 type Kinds struct {
 	mu    sync.RWMutex
 	kinds map[schema.GroupVersionKind]bool
@@ -39,6 +42,9 @@ type Kinds struct {
 
 // Add records that the cache holds gvk.
 func (k *Kinds) Add(gvk schema.GroupVersionKind) {
+	if k == nil {
+		return
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.kinds == nil {
