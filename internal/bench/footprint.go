@@ -12,13 +12,26 @@ import (
 
 // Figures of the footprint scenario.
 const (
-	FigFootRSSTotal    = "rss-total"
-	FigFootCPUTotal    = "cpu-seconds-total"
-	FigFootIdleCPU     = "idle-cpu-per-minute"
-	FigFootSteadyRSS   = "steady-rss-total"
-	FigFootSteadyIdle  = "steady-idle-cpu-per-minute"
-	figFootRSSPrefix   = "rss:"
+	FigFootRSSTotal     = "rss-total"
+	FigFootCPUTotal     = "cpu-seconds-total"
+	FigFootIdleCPU      = "idle-cpu-per-minute"
+	FigFootSteadyRSS    = "steady-rss-total"
+	FigFootSteadyIdle   = "steady-idle-cpu-per-minute"
+	FigFootSteadySettle = "steady-settle-seconds"
+	figFootRSSPrefix    = "rss:"
+)
+
+// How the steady state is reached after the last binding is Healthy: at
+// least settleBeforeSteady, then until the controllers use less than
+// quietCPU a minute over a quietWindow, for at most settleMax. The last
+// Healthy binding is not the end of the controllers' work (template
+// statuses, the last summaries of the members), and an idle window that
+// starts in that tail measures the tail.
+const (
 	settleBeforeSteady = 30 * time.Second
+	quietWindow        = 10 * time.Second
+	quietCPU           = 1.0 // CPU-seconds a minute: four times the idle target
+	settleMax          = 5 * time.Minute
 )
 
 const mib = 1 << 20
@@ -41,6 +54,7 @@ func (b *Bench) footprintFigures() []FigureSpec {
 				Target: &Target{Stat: "max", Limit: 200, Reference: "5,000 bindings ≤ 200 MiB"}},
 			FigureSpec{ID: FigFootSteadyIdle, Name: fmt.Sprintf("idle CPU per minute at %d bindings", n), Unit: UnitCPUPerMin,
 				Target: &Target{Stat: "max", Limit: 0.25, Reference: "5,000 bindings ≤ 0.25"}},
+			FigureSpec{ID: FigFootSteadySettle, Name: "last Healthy → controllers quiet (settle before the idle window)", Unit: UnitSeconds},
 		)
 	}
 	return specs
@@ -173,12 +187,14 @@ func (b *Bench) steadyRun(ctx context.Context, r *RunResult) error {
 	}); err != nil {
 		return err
 	}
-	b.logf("all Healthy; settling for %s", settleBeforeSteady)
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-b.Clock.After(settleBeforeSteady):
+	settled, err := b.settle(ctx, func() (float64, error) {
+		_, cpu, err := b.sampleControllers(nil, false)
+		return cpu, err
+	})
+	if err != nil {
+		return err
 	}
+	r.Add(FigFootSteadySettle, "", settled.Seconds())
 	rss, cpu, err := b.sampleControllers(r, false)
 	if err != nil {
 		return err
@@ -194,4 +210,53 @@ func (b *Bench) steadyRun(ctx context.Context, r *RunResult) error {
 		r.Add(FigFootSteadyRSS, "", float64(rss2)/mib)
 	}
 	return nil
+}
+
+// settle waits after the last binding is Healthy until the controllers are
+// quiet (see quietCPU), reading their CPU seconds with cpu, and returns how
+// long it waited. Without controller processes to watch it waits
+// settleBeforeSteady.
+func (b *Bench) settle(ctx context.Context, cpu func() (float64, error)) (time.Duration, error) {
+	start := b.Clock.Now()
+	b.logf("all Healthy; settling for at least %s, until the controllers use less than %.1f CPU-s a minute", settleBeforeSteady, quietCPU)
+	if err := b.wait(ctx, settleBeforeSteady); err != nil {
+		return 0, err
+	}
+	if len(b.Options.Controllers) == 0 {
+		return b.Clock.Since(start), nil
+	}
+	last, err := cpu()
+	if err != nil {
+		return 0, err
+	}
+	for {
+		if err := b.wait(ctx, quietWindow); err != nil {
+			return 0, err
+		}
+		now, err := cpu()
+		if err != nil {
+			return 0, err
+		}
+		rate := (now - last) / quietWindow.Minutes()
+		last = now
+		waited := b.Clock.Since(start)
+		if rate < quietCPU {
+			b.logf("controllers quiet after %s (%.2f CPU-s a minute)", waited.Round(time.Second), rate)
+			return waited, nil
+		}
+		if waited >= settleMax {
+			b.logf("controllers still busy after %s (%.2f CPU-s a minute); measuring anyway", waited.Round(time.Second), rate)
+			return waited, nil
+		}
+	}
+}
+
+// wait waits d on the bench's clock, or until ctx ends.
+func (b *Bench) wait(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-b.Clock.After(d):
+		return nil
+	}
 }
