@@ -113,6 +113,7 @@ func allControllers() []controller {
 				Recorder:        mgr.GetEventRecorderFor("lifeboat-detector"),
 				Interpreter:     d.interpreter,
 				Templates:       d.templateCache,
+				Statuses:        d.templateStatuses,
 				TemplateWorkers: d.opts.Concurrency,
 			}).SetupWithManager(mgr)
 		}},

@@ -98,6 +98,10 @@ type Detector struct {
 	// SetupWithManager makes one over Cache when it is nil. Reader
 	// defaults to it.
 	Templates *templates.Cache
+	// Statuses are the template versions the binding-status controller
+	// made by writing only their status (nil: none known). A binding that
+	// names a version before such writes is not updated for them.
+	Statuses *templates.Statuses
 	// Echoes remembers the bindings the detector created lately: the
 	// claim's own update brings the template back before the cache holds
 	// the binding created right after it (default: one per process).

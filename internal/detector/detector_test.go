@@ -3,6 +3,7 @@ package detector
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/packed"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
+	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
 
 var deploymentGVK = schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}
@@ -204,6 +206,51 @@ func TestReconcileTemplateFollowsTemplateChanges(t *testing.T) {
 	rb := e.binding(t, "default", "nginx-deployment")
 	if rb.Spec.Replicas != 5 || rb.Spec.Resource.ResourceVersion != tmpl.GetResourceVersion() {
 		t.Errorf("binding replicas %d rv %s, want 5 and %s", rb.Spec.Replicas, rb.Spec.Resource.ResourceVersion, tmpl.GetResourceVersion())
+	}
+}
+
+// TestReconcileTemplateIgnoresOwnStatusWrites: a template whose only
+// change since its binding's version is status written by this process
+// leaves the binding alone; any other change still reaches it.
+func TestReconcileTemplateIgnoresOwnStatusWrites(t *testing.T) {
+	for _, recorded := range []bool{true, false} {
+		t.Run(fmt.Sprintf("status write recorded %t", recorded), func(t *testing.T) {
+			e := newTestEnv(t, deployment("default", "nginx").obj(), ppObj("default", "pol", "pp-1"))
+			e.d.Statuses = &templates.Statuses{}
+			e.reconcile(t, nginxKey)
+			named := e.binding(t, "default", "nginx-deployment").Spec.Resource.ResourceVersion
+
+			// The binding-status controller writes the template's status.
+			tmpl := e.template(t, "default", "nginx")
+			tmpl.Object["status"] = map[string]interface{}{"replicas": int64(2)}
+			if err := e.c.Status().Update(context.Background(), tmpl); err != nil {
+				t.Fatal(err)
+			}
+			if recorded {
+				e.d.Statuses.Written(tmpl.GetUID(), named, tmpl.GetResourceVersion())
+			}
+			e.writes.Store(0)
+			e.reconcile(t, nginxKey)
+			rb := e.binding(t, "default", "nginx-deployment")
+			if recorded {
+				if n := e.writes.Load(); n != 0 || rb.Spec.Resource.ResourceVersion != named {
+					t.Errorf("after this process's own status write: %d writes, binding names %s, want none and %s", n, rb.Spec.Resource.ResourceVersion, named)
+				}
+			} else if rb.Spec.Resource.ResourceVersion != tmpl.GetResourceVersion() {
+				t.Errorf("after a status write not known as this process's: binding names %s, want %s", rb.Spec.Resource.ResourceVersion, tmpl.GetResourceVersion())
+			}
+
+			// A spec change after the status write updates the binding.
+			tmpl = e.template(t, "default", "nginx")
+			_ = unstructured.SetNestedField(tmpl.Object, int64(5), "spec", "replicas")
+			if err := e.c.Update(context.Background(), tmpl); err != nil {
+				t.Fatal(err)
+			}
+			e.reconcile(t, nginxKey)
+			if rb := e.binding(t, "default", "nginx-deployment"); rb.Spec.Replicas != 5 || rb.Spec.Resource.ResourceVersion != tmpl.GetResourceVersion() {
+				t.Errorf("after a spec change: binding replicas %d names %s, want 5 and %s", rb.Spec.Replicas, rb.Spec.Resource.ResourceVersion, tmpl.GetResourceVersion())
+			}
+		})
 	}
 }
 

@@ -165,8 +165,11 @@ func (d *Detector) applyPolicy(ctx context.Context, tmpl *unstructured.Unstructu
 
 	claimed := tmpl.DeepCopy()
 	claimChanged := setClaim(claimed, p)
+	if !claimChanged && existing != nil {
+		claimed.SetResourceVersion(d.versionForBinding(tmpl, existing))
+	}
 	if p.Spec.ActivationPreference == policyv1alpha1.LazyActivation && !claimChanged && existing != nil &&
-		bindingSpec(existing).Resource.ResourceVersion == tmpl.GetResourceVersion() {
+		bindingSpec(existing).Resource.ResourceVersion == claimed.GetResourceVersion() {
 		// Lazy: policy changes wait for the next change of the template.
 		return reconcile.Result{}, nil
 	}
@@ -174,8 +177,8 @@ func (d *Detector) applyPolicy(ctx context.Context, tmpl *unstructured.Unstructu
 		if err := d.Client.Update(ctx, claimed); err != nil {
 			return reconcile.Result{}, d.failed(tmpl, p, fmt.Errorf("claiming template: %w", err))
 		}
-		tmpl = claimed
 	}
+	tmpl = claimed
 
 	r, err := d.replicasOf(tmpl)
 	if err != nil {
@@ -397,4 +400,19 @@ func infoOf(u *unstructured.Unstructured) templateInfo {
 func isNoMatch(err error) bool {
 	var noKind *meta.NoKindMatchError
 	return meta.IsNoMatchError(err) || errors.As(err, &noKind)
+}
+
+// versionForBinding is the template version the binding should name: the
+// binding's own when the template has since changed only by status writes
+// of this process (the binding-status controller's), else the template's.
+// At thousands of templates the detector reaches a template's claim event
+// after its first status was written; updating the binding for that
+// version alone would make the scheduler, binding and binding-status
+// controllers run again for nothing.
+func (d *Detector) versionForBinding(tmpl *unstructured.Unstructured, existing client.Object) string {
+	named := bindingSpec(existing).Resource.ResourceVersion
+	if named != tmpl.GetResourceVersion() && d.Statuses.SameButStatus(tmpl.GetUID(), named, tmpl.GetResourceVersion()) {
+		return named
+	}
+	return tmpl.GetResourceVersion()
 }

@@ -113,9 +113,9 @@ func (s *Statuses) Written(uid types.UID, from, to string) {
 	s.chains[uid] = c
 }
 
-// sameButStatus reports whether version to of template uid differs from
+// SameButStatus reports whether version to of template uid differs from
 // version from only by status writes recorded here.
-func (s *Statuses) sameButStatus(uid types.UID, from, to string) bool {
+func (s *Statuses) SameButStatus(uid types.UID, from, to string) bool {
 	if s == nil {
 		return false
 	}
@@ -160,7 +160,7 @@ func (r *Reader) GetLive(ctx context.Context, ref Ref) (*unstructured.Unstructur
 func (r *Reader) GetAt(ctx context.Context, ref Ref, rv string) (*unstructured.Unstructured, error) {
 	if rv != "" && r.cached(ref.GVK) {
 		obj, err := r.get(ctx, r.Cache, ref)
-		if err == nil && (obj.GetResourceVersion() == rv || r.Statuses.sameButStatus(obj.GetUID(), rv, obj.GetResourceVersion())) {
+		if err == nil && (obj.GetResourceVersion() == rv || r.Statuses.SameButStatus(obj.GetUID(), rv, obj.GetResourceVersion())) {
 			return obj, nil
 		}
 	}

@@ -94,25 +94,25 @@ func TestStatusesChain(t *testing.T) {
 		{"5", "6", false}, // 6 is not the latest any more
 		{"4", "7", false},
 	} {
-		if got := s.sameButStatus("uid", tc.from, tc.to); got != tc.want {
-			t.Errorf("sameButStatus(%s, %s) = %v, want %v", tc.from, tc.to, got, tc.want)
+		if got := s.SameButStatus("uid", tc.from, tc.to); got != tc.want {
+			t.Errorf("SameButStatus(%s, %s) = %v, want %v", tc.from, tc.to, got, tc.want)
 		}
 	}
 	// Someone else wrote version 8; a status write on top of it starts a
 	// new chain.
 	s.Written("uid", "8", "9")
-	if s.sameButStatus("uid", "5", "9") {
+	if s.SameButStatus("uid", "5", "9") {
 		t.Error("a chain with another writer's version in it still counts")
 	}
-	if !s.sameButStatus("uid", "8", "9") {
+	if !s.SameButStatus("uid", "8", "9") {
 		t.Error("the new chain is not remembered")
 	}
-	if s.sameButStatus("other", "8", "9") {
+	if s.SameButStatus("other", "8", "9") {
 		t.Error("another template's chain is taken")
 	}
 	var none *Statuses
 	none.Written("uid", "1", "2")
-	if none.sameButStatus("uid", "1", "2") {
+	if none.SameButStatus("uid", "1", "2") {
 		t.Error("a nil Statuses remembered a write")
 	}
 }
