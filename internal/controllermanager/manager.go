@@ -58,6 +58,9 @@ type Options struct {
 	// MemoryLimit is the Go runtime's soft memory limit as a quantity
 	// ("180Mi"); empty leaves GOMEMLIMIT's (none by default).
 	MemoryLimit string
+	// GCPercent is the Go garbage collector's target percentage (as
+	// GOGC); 0 leaves the GOGC environment variable, or Go's 100, in force.
+	GCPercent int
 }
 
 // NewOptions returns the defaults.
@@ -92,10 +95,21 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, fmt.Sprintf("Controllers to run: '*' runs all, 'foo' enables foo, '-foo' disables foo. All: %s.", strings.Join(controllerNames(), ", ")))
 	fs.IntVar(&o.Concurrency, "concurrent-syncs", o.Concurrency, "Parallel reconciles per controller.")
 	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", o.PprofBindAddress, "Address serving Go's /debug/pprof profiles; empty (the default) disables it.")
+	fs.IntVar(&o.GCPercent, "gc-percent", o.GCPercent, "How far the Go heap may grow past its live data before the garbage collector runs, in percent (as GOGC): lower uses less memory and more CPU. 0 (the default) leaves the GOGC environment variable in force, or Go's 100. See docs/performance.md.")
 	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "Soft limit of the process's memory, as a quantity (for example 180Mi): the Go garbage collector runs more often as the heap nears it, trading CPU for memory. Empty (the default) leaves the GOMEMLIMIT environment variable in force, or no limit. See docs/performance.md.")
 	o.Cluster.AddFlags(fs)
 	o.FeatureGates.AddFlag(fs)
 	o.ClusterFailover.AddFlags(fs)
+}
+
+// checkGCPercent accepts a --gc-percent of 0 (Go's default) or more. GOGC's
+// "off" (a negative percentage) is refused: without a memory limit the heap
+// would grow until the process is killed.
+func checkGCPercent(n int) error {
+	if n < 0 {
+		return fmt.Errorf("--gc-percent %d: want a positive percentage, or 0 for Go's default", n)
+	}
+	return nil
 }
 
 // memoryLimit parses --memory-limit: 0 for empty, else a positive number
@@ -136,6 +150,13 @@ func Run(ctx context.Context, o *Options) error {
 	limit, err := memoryLimit(o.MemoryLimit)
 	if err != nil {
 		return err
+	}
+	if err := checkGCPercent(o.GCPercent); err != nil {
+		return err
+	}
+	if o.GCPercent > 0 {
+		debug.SetGCPercent(o.GCPercent)
+		ctrl.Log.WithName("setup").Info("garbage collector target set", "percent", o.GCPercent)
 	}
 	if limit > 0 {
 		debug.SetMemoryLimit(limit)

@@ -29,3 +29,11 @@ func TestMemoryLimit(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckGCPercent(t *testing.T) {
+	for n, wantErr := range map[int]bool{0: false, 50: false, 100: false, -1: true} {
+		if err := checkGCPercent(n); (err != nil) != wantErr {
+			t.Errorf("checkGCPercent(%d) = %v, want error %t", n, err, wantErr)
+		}
+	}
+}
