@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -251,6 +252,33 @@ func TestReconcileTemplateIgnoresOwnStatusWrites(t *testing.T) {
 				t.Errorf("after a spec change: binding replicas %d names %s, want 5 and %s", rb.Spec.Replicas, rb.Spec.Resource.ResourceVersion, tmpl.GetResourceVersion())
 			}
 		})
+	}
+}
+
+// TestReconcileTemplateInTerminatingNamespace: a binding refused because
+// its namespace is being deleted is neither retried nor reported.
+func TestReconcileTemplateInTerminatingNamespace(t *testing.T) {
+	e := newTestEnv(t, deployment("default", "nginx").obj(), ppObj("default", "pol", "pp-1"))
+	refused := 0
+	e.d.Client = interceptor.NewClient(e.c.(client.WithWatch), interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			refused++
+			err := apierrors.NewForbidden(workv1alpha2.SchemeGroupVersion.WithResource("resourcebindings").GroupResource(), obj.GetName(),
+				fmt.Errorf("unable to create new content in namespace default because it is being terminated"))
+			err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes,
+				metav1.StatusCause{Type: corev1.NamespaceTerminatingCause, Field: "default"})
+			return err
+		},
+	})
+	res, err := e.d.reconcileTemplate(context.Background(), nginxKey)
+	if err != nil || !res.IsZero() {
+		t.Errorf("reconcile = %+v, %v; want done, no retry", res, err)
+	}
+	if refused != 1 {
+		t.Errorf("binding creates tried: %d, want 1", refused)
+	}
+	if evs := e.events(); len(evs) != 0 {
+		t.Errorf("events = %v, want none", evs)
 	}
 }
 

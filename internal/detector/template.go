@@ -232,9 +232,11 @@ func (d *Detector) applyPolicy(ctx context.Context, tmpl *unstructured.Unstructu
 
 // failed records ApplyPolicyFailed on the template and returns err for a
 // retry. Conflicts are retried without an Event: they are expected when
-// several controllers write the same object.
+// several controllers write the same object. Neither is a write refused in
+// a terminating namespace: the template goes with it, and the Event would
+// be refused too.
 func (d *Detector) failed(tmpl *unstructured.Unstructured, p policyRef, err error) error {
-	if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
+	if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) && !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 		d.Recorder.Eventf(tmpl, corev1.EventTypeWarning, ReasonApplyPolicyFailed, "Applying %s failed: %v", p, err)
 	}
 	return err
