@@ -142,7 +142,7 @@ another control plane give --kubeconfig, the contexts, --member-stop-cmd and
 	f.StringVar(&startCmd, "member-start-cmd", "", "Shell command starting it again (returns once it serves).")
 	f.StringSliceVar(&controllerPIDs, "controller-pids", nil, "Controller processes footprint measures: NAME=PID or PID, comma-separated (default: the local environment's).")
 	f.DurationVar(&opts.IdleWindow, "idle-window", opts.IdleWindow, "How long footprint watches the controllers idle.")
-	f.IntVar(&opts.SteadyBindings, "steady-bindings", 0, "Also measure footprint at this many bindings over the members (the issue's 5000); 0 skips it.")
+	f.IntVar(&opts.SteadyBindings, "steady-bindings", 0, "Also measure footprint at this many bindings over the members (the issue's 5000), idle from when the controllers are quiet after the rollout (at most 5m after it); 0 skips it.")
 	f.DurationVar(&opts.Timeout, "timeout", opts.Timeout, "Bound of each wait in a run (longer for many objects).")
 	f.StringVar(&out, "out", "bench-results", "Directory for report.md and report.json.")
 	return cmd
