@@ -115,10 +115,8 @@ func (b *Bench) footprintRun(ctx context.Context, r *RunResult) error {
 
 func (b *Bench) idleCPU(ctx context.Context, before float64) (float64, error) {
 	b.logf("footprint: idling for %s", b.Options.IdleWindow)
-	select {
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	case <-b.Clock.After(b.Options.IdleWindow):
+	if err := b.wait(ctx, b.Options.IdleWindow); err != nil {
+		return 0, err
 	}
 	_, after, err := b.sampleControllers(nil, false)
 	if err != nil {

@@ -40,8 +40,6 @@ type deps struct {
 	// templateCache holds the templates of the kinds the detector watches
 	// and reads everything else from the manager's cache.
 	templateCache *templates.Cache
-	// templateKinds are the template kinds templateCache holds.
-	templateKinds *templates.Kinds
 	// templateStatuses are the template versions the binding-status
 	// controller made by writing their status.
 	templateStatuses *templates.Statuses
@@ -239,7 +237,7 @@ func watched(mgr ctrl.Manager) client.Client {
 // templateReader reads templates from the detector's informers where they
 // hold the kind, and from the API server otherwise.
 func templateReader(mgr ctrl.Manager, d deps) *templates.Reader {
-	return &templates.Reader{Cache: d.templateCache, Kinds: d.templateKinds, Live: mgr.GetAPIReader(), Statuses: d.templateStatuses}
+	return &templates.Reader{Cache: d.templateCache, Kinds: d.templateCache.Kinds(), Live: mgr.GetAPIReader(), Statuses: d.templateStatuses}
 }
 
 // controllerNames returns every controller's name, sorted.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
@@ -206,14 +205,9 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return fmt.Errorf("building the interpreter: %w", err)
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	templateCache, err := templates.NewCacheForManager(mgr)
 	if err != nil {
-		return fmt.Errorf("creating dynamic client: %w", err)
-	}
-	templateKinds := &templates.Kinds{}
-	templateCache := templates.NewCache(dyn, mgr.GetRESTMapper(), mgr.GetCache(), templateKinds)
-	if err := mgr.Add(templateCache); err != nil {
-		return fmt.Errorf("adding the template cache: %w", err)
+		return err
 	}
 	d := deps{
 		interpreter: interp,
@@ -225,7 +219,6 @@ func Run(ctx context.Context, o *Options) error {
 		members:     membercluster.New(mgr.GetClient(), membercluster.DefaultOptions()),
 
 		templateCache:    templateCache,
-		templateKinds:    templateKinds,
 		templateStatuses: &templates.Statuses{},
 	}
 	log := ctrl.LoggerFrom(ctx)

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -95,8 +94,8 @@ type Detector struct {
 	// cache by default.
 	Cache cache.Cache
 	// Templates holds the templates of the kinds the detector watches;
-	// SetupWithManager makes one over Cache when it is nil. Reader
-	// defaults to it.
+	// SetupWithManager makes one over the manager's when it is nil.
+	// Reader defaults to it.
 	Templates *templates.Cache
 	// Statuses are the template versions the binding-status controller
 	// made by writing only their status (nil: none known). A binding that
@@ -187,14 +186,11 @@ func (d *Detector) SetupWithManager(mgr ctrl.Manager) error {
 		d.Cache = mgr.GetCache()
 	}
 	if d.Templates == nil {
-		dyn, err := dynamic.NewForConfig(mgr.GetConfig())
+		tc, err := templates.NewCacheForManager(mgr)
 		if err != nil {
-			return fmt.Errorf("creating dynamic client: %w", err)
+			return err
 		}
-		d.Templates = templates.NewCache(dyn, mgr.GetRESTMapper(), d.Cache, nil)
-		if err := mgr.Add(d.Templates); err != nil {
-			return fmt.Errorf("adding the template cache: %w", err)
-		}
+		d.Templates = tc
 	}
 	if d.APIReader == nil {
 		d.APIReader = mgr.GetAPIReader()

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	toolscache "k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifeboat-dev/lifeboat/internal/packed"
@@ -63,13 +64,31 @@ type kindInformer struct {
 type Handler func(ctx context.Context, old, cur *packed.Object)
 
 // NewCache returns a cache that lists and watches through dyn, finds
-// resources with mapper, reads everything it does not hold from fallback
-// and adds each kind it holds to kinds (which may be nil).
-func NewCache(dyn dynamic.Interface, mapper meta.RESTMapper, fallback client.Reader, kinds *Kinds) *Cache {
+// resources with mapper and reads everything it does not hold from
+// fallback.
+func NewCache(dyn dynamic.Interface, mapper meta.RESTMapper, fallback client.Reader) *Cache {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Cache{dynamic: dyn, mapper: mapper, fallback: fallback, kinds: kinds,
+	return &Cache{dynamic: dyn, mapper: mapper, fallback: fallback, kinds: &Kinds{},
 		ctx: ctx, cancel: cancel, syncTimeout: defaultSyncTimeout, held: map[schema.GroupVersionKind]*kindInformer{}}
 }
+
+// NewCacheForManager returns a cache over mgr's configuration, RESTMapper
+// and cache, added to mgr so that it stops with it.
+func NewCacheForManager(mgr ctrl.Manager) (*Cache, error) {
+	dyn, err := dynamic.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return nil, fmt.Errorf("creating dynamic client: %w", err)
+	}
+	c := NewCache(dyn, mgr.GetRESTMapper(), mgr.GetCache())
+	if err := mgr.Add(c); err != nil {
+		return nil, fmt.Errorf("adding the template cache: %w", err)
+	}
+	return c, nil
+}
+
+// Kinds are the kinds the cache holds and has listed: a Reader reads those
+// from it.
+func (c *Cache) Kinds() *Kinds { return c.kinds }
 
 // Start makes the cache a manager Runnable: it blocks until ctx is done and
 // then stops every informer.

@@ -88,8 +88,8 @@ func newTestCache(t *testing.T, objs ...runtime.Object) (*Cache, *dynamicfake.Fa
 	mapper.Add(deployments, meta.RESTScopeNamespace)
 	fallback := fake.NewClientBuilder().WithScheme(scheme).WithObjects(
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "cm"}}).Build()
-	kinds := &Kinds{}
-	c := NewCache(dyn, mapper, fallback, kinds)
+	c := NewCache(dyn, mapper, fallback)
+	kinds := c.Kinds()
 	c.syncTimeout = 10 * time.Second
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
