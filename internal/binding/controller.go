@@ -32,10 +32,10 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
 
-// Field indexes. Each controller registers its own Work index so that
-// either can run without the other; an index costs one string per Work.
+// Field indexes. The binding and binding-status controllers share the
+// Works' index through a WorkIndex; each index costs a set per Work.
 const (
-	worksIndexForSync   = "binding.lifeboat.io/works-by-binding"
+	worksByBindingIndex = "binding.lifeboat.io/works-by-binding"
 	bindingsByKindIndex = "binding.lifeboat.io/resource-kind"
 )
 
@@ -81,6 +81,9 @@ type Reconciler struct {
 	Eviction EvictionHooks
 	// MaxConcurrentReconciles defaults to 5.
 	MaxConcurrentReconciles int
+	// WorkIndex registers the index of Works by binding once for the
+	// binding and binding-status controllers of one manager.
+	WorkIndex *WorkIndex
 }
 
 // Reconcile syncs the Works of one binding:
@@ -108,7 +111,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	works, err := listWorks(ctx, r.Client, worksIndexForSync, b)
+	works, err := listWorks(ctx, r.Client, b)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -351,8 +354,8 @@ func templateRef(b bindingObject) (templates.Ref, error) {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	ctx := context.Background()
 	indexer := mgr.GetFieldIndexer()
-	if err := indexer.IndexField(ctx, &workv1alpha1.Work{}, worksIndexForSync, workIndexValues); err != nil {
-		return fmt.Errorf("indexing Works by binding: %w", err)
+	if err := r.WorkIndex.register(ctx, indexer); err != nil {
+		return err
 	}
 	if err := indexer.IndexField(ctx, &workv1alpha2.ResourceBinding{}, bindingsByKindIndex, bindingIndexValues); err != nil {
 		return fmt.Errorf("indexing ResourceBindings by resource kind: %w", err)

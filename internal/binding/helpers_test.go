@@ -94,8 +94,7 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 		WithScheme(scheme).
 		WithObjects(objs...).
 		WithStatusSubresource(&workv1alpha2.ResourceBinding{}, &workv1alpha2.ClusterResourceBinding{}, &workv1alpha1.Work{}, &appsv1.Deployment{}).
-		WithIndex(&workv1alpha1.Work{}, worksIndexForSync, workIndexValues).
-		WithIndex(&workv1alpha1.Work{}, worksIndexForStatus, workIndexValues).
+		WithIndex(&workv1alpha1.Work{}, worksByBindingIndex, workIndexValues).
 		WithIndex(&workv1alpha2.ResourceBinding{}, bindingsByKindIndex, bindingIndexValues).
 		WithIndex(&workv1alpha2.ClusterResourceBinding{}, bindingsByKindIndex, bindingIndexValues).
 		WithInterceptorFuncs(interceptor.Funcs{

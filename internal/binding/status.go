@@ -34,8 +34,6 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
 
-const worksIndexForStatus = "binding-status.lifeboat.io/works-by-binding"
-
 // Event reasons of the status controller.
 const (
 	// ReasonAggregateStatusFailed: the template's status could not be
@@ -71,6 +69,9 @@ type StatusReconciler struct {
 	Clock clock.PassiveClock
 	// MaxConcurrentReconciles defaults to 5.
 	MaxConcurrentReconciles int
+	// WorkIndex registers the index of Works by binding once for the
+	// binding and binding-status controllers of one manager.
+	WorkIndex *WorkIndex
 	// Writes spaces out status writes without news (default: a
 	// coalesce.DefaultWindow per binding).
 	Writes *coalesce.Writes
@@ -129,7 +130,7 @@ func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctr
 		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
-	works, err := listWorks(ctx, r.Client, worksIndexForStatus, b)
+	works, err := listWorks(ctx, r.Client, b)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -437,8 +438,8 @@ func isEmptyJSON(raw []byte) bool {
 // (creation and generation changes: the expected clusters may change) and
 // Works (creation, status changes, deletion; mapped to their binding).
 func (r *StatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &workv1alpha1.Work{}, worksIndexForStatus, workIndexValues); err != nil {
-		return fmt.Errorf("indexing Works by binding: %w", err)
+	if err := r.WorkIndex.register(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return err
 	}
 	if r.Templates == nil {
 		r.Templates = &templates.Reader{Live: mgr.GetAPIReader()}

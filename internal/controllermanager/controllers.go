@@ -43,6 +43,8 @@ type deps struct {
 	// templateStatuses are the template versions the binding-status
 	// controller made by writing their status.
 	templateStatuses *templates.Statuses
+	// workIndex is the Works' index the binding controllers share.
+	workIndex *binding.WorkIndex
 }
 
 // controller is one named controller the manager can run.
@@ -141,6 +143,7 @@ func allControllers() []controller {
 				InjectState:             d.hooks.InjectLabels,
 				Eviction:                d.hooks,
 				MaxConcurrentReconciles: d.opts.Concurrency,
+				WorkIndex:               d.workIndex,
 			}).SetupWithManager(mgr)
 		}},
 		{"binding-status", func(mgr ctrl.Manager, d deps) error {
@@ -152,6 +155,7 @@ func allControllers() []controller {
 				Eviction:                d.hooks,
 				Clock:                   d.clock,
 				MaxConcurrentReconciles: d.opts.Concurrency,
+				WorkIndex:               d.workIndex,
 			}).SetupWithManager(mgr)
 		}},
 		{"member-connections", func(mgr ctrl.Manager, d deps) error {

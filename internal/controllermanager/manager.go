@@ -21,6 +21,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/lifeboat-dev/lifeboat/internal/binding"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
 	"github.com/lifeboat-dev/lifeboat/internal/features"
@@ -220,6 +221,7 @@ func Run(ctx context.Context, o *Options) error {
 
 		templateCache:    templateCache,
 		templateStatuses: &templates.Statuses{},
+		workIndex:        &binding.WorkIndex{},
 	}
 	log := ctrl.LoggerFrom(ctx)
 	for _, c := range allControllers() {
