@@ -25,6 +25,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
 	"github.com/lifeboat-dev/lifeboat/internal/features"
+	"github.com/lifeboat-dev/lifeboat/internal/intern"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/customization"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/lua"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
@@ -175,7 +176,8 @@ func Run(ctx context.Context, o *Options) error {
 		Scheme: scheme,
 		// managedFields are about half of a cached object and nothing here
 		// reads them; writes without them leave the server's untouched.
-		Cache:                         cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		// The strings thousands of bindings and Works repeat share one copy.
+		Cache:                         cache.Options{DefaultTransform: intern.Transform},
 		HealthProbeBindAddress:        o.HealthProbeBindAddress,
 		PprofBindAddress:              o.PprofBindAddress,
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsBindAddress},

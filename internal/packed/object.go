@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/lifeboat-dev/lifeboat/internal/intern"
 )
 
 // Object is an object as a cache holds it: the metadata that keys and
@@ -49,6 +51,7 @@ func New(u *unstructured.Unstructured) (*Object, error) {
 		Labels:            u.GetLabels(),
 		Annotations:       u.GetAnnotations(),
 	}}
+	intern.Meta(&o.ObjectMeta)
 	rest := make(map[string]interface{}, len(u.Object))
 	for k, v := range u.Object {
 		if k != "metadata" && k != "status" {
