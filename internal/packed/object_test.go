@@ -133,3 +133,54 @@ func TestTransformTombstone(t *testing.T) {
 		t.Errorf("tombstone holds %#v", tomb.Obj)
 	}
 }
+
+// memberDeployment is a Deployment as a member returns it for a propagated
+// workload: the defaults, Lifeboat's labels and annotations, a status.
+const memberDeployment = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"steady-02500","namespace":"bench-steady",
+"uid":"58b65541-ee9e-4dce-b175-4d0dfe368ef0","resourceVersion":"66396","generation":1,"creationTimestamp":"2026-11-25T01:41:31Z",
+"labels":{"app":"steady-02500","karmada.io/managed":"true","propagationpolicy.karmada.io/permanent-id":"4af434d4-68e1-4aab-b92b-3659cffed915","resourcebinding.karmada.io/permanent-id":"04088d16-89a7-410a-8f6b-0d8e3c88760b"},
+"annotations":{"deployment.kubernetes.io/revision":"1","propagationpolicy.karmada.io/name":"steady-1","resourcebinding.karmada.io/name":"steady-02500-deployment","resourcetemplate.karmada.io/generation":"2","work.karmada.io/name":"steady-02500-999cf9dc7","work.karmada.io/namespace":"karmada-es-member2"}},
+"spec":{"progressDeadlineSeconds":600,"replicas":1,"revisionHistoryLimit":10,"selector":{"matchLabels":{"app":"steady-02500"}},
+"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":"25%"},"type":"RollingUpdate"},
+"template":{"metadata":{"labels":{"app":"steady-02500"}},"spec":{"containers":[{"image":"nginx","imagePullPolicy":"Always","name":"nginx","resources":{},
+"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"}],"dnsPolicy":"ClusterFirst","restartPolicy":"Always",
+"schedulerName":"default-scheduler","securityContext":{},"terminationGracePeriodSeconds":30}}},
+"status":{"availableReplicas":1,"conditions":[{"lastTransitionTime":"2026-11-25T01:41:45Z","lastUpdateTime":"2026-11-25T01:41:45Z","message":"Deployment has minimum availability.","reason":"MinimumReplicasAvailable","status":"True","type":"Available"},
+{"lastTransitionTime":"2026-11-25T01:41:40Z","lastUpdateTime":"2026-11-25T01:41:45Z","message":"ReplicaSet \"steady-02500-7d9f8c\" has successfully progressed.","reason":"NewReplicaSetAvailable","status":"True","type":"Progressing"}],
+"observedGeneration":1,"readyReplicas":1,"replicas":1,"updatedReplicas":1}}`
+
+// BenchmarkNew is what an informer pays per event to hold an object packed.
+func BenchmarkNew(b *testing.B) {
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON([]byte(memberDeployment)); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var size int
+	for b.Loop() {
+		o, err := New(u)
+		if err != nil {
+			b.Fatal(err)
+		}
+		size = len(o.body)
+	}
+	b.ReportMetric(float64(size), "held-bytes")
+}
+
+// BenchmarkUnstructured is what a read of the cache pays to decode it.
+func BenchmarkUnstructured(b *testing.B) {
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON([]byte(memberDeployment)); err != nil {
+		b.Fatal(err)
+	}
+	o, err := New(u)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := o.Unstructured(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
