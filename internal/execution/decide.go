@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
 	"sort"
 	"strings"
@@ -359,8 +358,8 @@ func NeedsResync(e membercluster.Event) bool {
 
 func changedOutsideStatus(old, cur *packed.Object) bool {
 	return !cur.RestEqual(old) ||
-		!maps.Equal(old.GetLabels(), cur.GetLabels()) ||
-		!maps.Equal(old.GetAnnotations(), cur.GetAnnotations()) ||
+		!old.Labels().Equal(cur.Labels()) ||
+		!old.Annotations().Equal(cur.Annotations()) ||
 		!old.GetDeletionTimestamp().Equal(cur.GetDeletionTimestamp())
 }
 

@@ -8,7 +8,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"maps"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -31,14 +30,17 @@ import (
 // never decode.
 type Object struct {
 	// ObjectMeta holds the name, namespace, UID, resourceVersion,
-	// generation, deletionTimestamp, labels and annotations; the rest of
-	// the metadata is in the JSON.
+	// generation and deletionTimestamp; its labels and annotations are
+	// nil, held as Pairs instead (GetLabels and GetAnnotations build the
+	// maps). The rest of the metadata is in the JSON.
 	metav1.ObjectMeta
-	body   []byte // deflated JSON without metadata.labels, .annotations, .resourceVersion and .managedFields
-	size   int    // of the JSON before deflating
-	status [sha256.Size]byte
-	meta   [sha256.Size]byte // digest of the metadata that body holds
-	rest   [sha256.Size]byte // digest of what is outside metadata and status
+	labels      Pairs
+	annotations Pairs
+	body        []byte // deflated JSON without metadata.labels, .annotations, .resourceVersion and .managedFields
+	size        int    // of the JSON before deflating
+	status      [sha256.Size]byte
+	meta        [sha256.Size]byte // digest of the metadata that body holds
+	rest        [sha256.Size]byte // digest of what is outside metadata and status
 }
 
 // New packs u, which it does not modify. managedFields are dropped: they
@@ -51,10 +53,8 @@ func New(u *unstructured.Unstructured) (*Object, error) {
 		ResourceVersion:   u.GetResourceVersion(),
 		Generation:        u.GetGeneration(),
 		DeletionTimestamp: u.GetDeletionTimestamp(),
-		Labels:            u.GetLabels(),
-		Annotations:       u.GetAnnotations(),
-	}}
-	intern.Meta(&o.ObjectMeta)
+	}, labels: newPairs(u.GetLabels()), annotations: newPairs(u.GetAnnotations())}
+	o.Namespace = intern.String(o.Namespace)
 	rest := make(map[string]interface{}, len(u.Object))
 	for k, v := range u.Object {
 		if k != "metadata" && k != "status" {
@@ -123,11 +123,11 @@ func (o *Object) Unstructured() (*unstructured.Unstructured, error) {
 	if err := u.UnmarshalJSON(body); err != nil {
 		return nil, fmt.Errorf("decoding %s/%s: %w", o.Namespace, o.Name, err)
 	}
-	if o.Labels != nil {
-		u.SetLabels(o.Labels)
+	if o.labels != nil {
+		u.SetLabels(o.labels.Map())
 	}
-	if o.Annotations != nil {
-		u.SetAnnotations(o.Annotations)
+	if o.annotations != nil {
+		u.SetAnnotations(o.annotations.Map())
 	}
 	if o.ResourceVersion != "" {
 		u.SetResourceVersion(o.ResourceVersion)
@@ -148,8 +148,21 @@ func (o *Object) RestEqual(other *Object) bool { return o.rest == other.rest }
 // everything outside metadata and status.
 func (o *Object) SameButStatus(other *Object) bool {
 	return o.rest == other.rest && o.meta == other.meta &&
-		maps.Equal(o.Labels, other.Labels) && maps.Equal(o.Annotations, other.Annotations)
+		o.labels.Equal(other.labels) && o.annotations.Equal(other.annotations)
 }
+
+// Labels are the object's labels. Do not modify them.
+func (o *Object) Labels() Pairs { return o.labels }
+
+// Annotations are the object's annotations. Do not modify them.
+func (o *Object) Annotations() Pairs { return o.annotations }
+
+// GetLabels returns a new map of the object's labels (metav1.Object).
+func (o *Object) GetLabels() map[string]string { return o.labels.Map() }
+
+// GetAnnotations returns a new map of the object's annotations
+// (metav1.Object).
+func (o *Object) GetAnnotations() map[string]string { return o.annotations.Map() }
 
 // Transform is an informer's transform (SetTransform): it turns the
 // unstructured objects the informer receives into Objects before it stores

@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -255,7 +254,7 @@ func (c *Cache) List(ctx context.Context, list client.ObjectList, opts ...client
 	out := make([]unstructured.Unstructured, 0, len(items))
 	for _, item := range items {
 		p := item.(*packed.Object)
-		if lo.LabelSelector != nil && !lo.LabelSelector.Matches(labels.Set(p.Labels)) {
+		if lo.LabelSelector != nil && !lo.LabelSelector.Matches(p.Labels()) {
 			continue
 		}
 		got, err := p.Unstructured()

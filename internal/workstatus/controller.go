@@ -3,7 +3,6 @@ package workstatus
 import (
 	"context"
 	"fmt"
-	"maps"
 	"sync"
 	"time"
 
@@ -117,8 +116,8 @@ func StatusMayHaveChanged(e membercluster.Event) bool {
 	o, n := e.Old, e.Object
 	return o.GetGeneration() != n.GetGeneration() ||
 		!n.StatusEqual(o) ||
-		!maps.Equal(o.GetLabels(), n.GetLabels()) ||
-		!maps.Equal(o.GetAnnotations(), n.GetAnnotations())
+		!o.Labels().Equal(n.Labels()) ||
+		!o.Annotations().Equal(n.Annotations())
 }
 
 // SetupWithManager registers the controller. It watches Works in execution
