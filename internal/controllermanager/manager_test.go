@@ -37,3 +37,22 @@ func TestCheckGCPercent(t *testing.T) {
 		}
 	}
 }
+
+func TestDefaultGCPercent(t *testing.T) {
+	env := func(gogc string) func(string) string {
+		return func(k string) string {
+			if k == "GOGC" {
+				return gogc
+			}
+			return ""
+		}
+	}
+	if got := defaultGCPercent(env("")); got != gcPercentDefault {
+		t.Errorf("without GOGC the default is %d, want %d", got, gcPercentDefault)
+	}
+	for _, gogc := range []string{"100", "off", "200"} {
+		if got := defaultGCPercent(env(gogc)); got != 0 {
+			t.Errorf("with GOGC=%s the default is %d, want 0 (GOGC in force)", gogc, got)
+		}
+	}
+}
