@@ -225,6 +225,7 @@ func allControllers() []controller {
 				Metrics:                 d.metrics,
 				DefaultGracePeriod:      d.opts.ClusterFailover.GracefulEvictionTimeout,
 				OldCopyExists:           failover.WorkExists(mgr.GetClient()),
+				Wave:                    failover.NewWave(d.opts.ClusterFailover.GracefulEvictionHold),
 				MaxConcurrentReconciles: d.opts.Concurrency,
 			}).SetupWithManager(mgr)
 		}},

@@ -114,6 +114,8 @@ type taskPlan struct {
 	removed []removedTask
 	// changed: spec must be written (tasks removed or stamped).
 	changed bool
+	// stamped: a task got its creation time.
+	stamped bool
 	// requeueAfter is the time to the next deadline, 0 for none.
 	requeueAfter time.Duration
 }
@@ -126,7 +128,7 @@ func planTasks(o observed, now time.Time) taskPlan {
 		task := *o.spec.GracefulEvictionTasks[i].DeepCopy()
 		if task.CreationTimestamp == nil {
 			task.CreationTimestamp = ptr.To(metav1.NewTime(now).Rfc3339Copy())
-			p.changed = true
+			p.changed, p.stamped = true, true
 		}
 		if done, why := taskDone(&task, o, now); done {
 			p.removed = append(p.removed, removedTask{task: task, reason: why})

@@ -29,8 +29,10 @@ type OldCopyExistsFunc func(ctx context.Context, obj client.Object, cluster stri
 // GracefulEvictionReconciler finishes evictions: it removes eviction tasks
 // that are done (taskDone), keeps status.failoverHistory in step with the
 // tasks and the replacement, and says in the FailoverTargetAvailable
-// condition whether the evicted workload has somewhere to go. It handles
-// ResourceBindings and ClusterResourceBindings.
+// condition whether the evicted workload has somewhere to go. While other
+// workloads still wait for their replacement, it holds back the writes
+// that can wait (Wave). It handles ResourceBindings and
+// ClusterResourceBindings.
 type GracefulEvictionReconciler struct {
 	// Client reads bindings (from the cache) and writes them.
 	Client client.Client
@@ -47,6 +49,9 @@ type GracefulEvictionReconciler struct {
 	// (see WorkExists). Without it the old copy counts as gone when
 	// status.aggregatedStatus has no item for its cluster.
 	OldCopyExists OldCopyExistsFunc
+	// Wave, if set, holds back clean-up writes while other failovers are
+	// in flight (see Wave). nil holds nothing.
+	Wave *Wave
 	// MaxConcurrentReconciles per binding kind; 0 means 1.
 	MaxConcurrentReconciles int
 }
@@ -72,26 +77,32 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 	log := ctrl.LoggerFrom(ctx).WithValues(k.name, req.NamespacedName)
 	ctx = ctrl.LoggerInto(ctx, log)
 	obj := k.newObject()
+	key := k.short + "/" + req.String()
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.Metrics.setOpenTasks(k.short+"/"+req.String(), 0)
+			r.Metrics.setOpenTasks(key, 0)
+			r.Wave.Forget(key)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("reading %s %s: %w", k.name, req.NamespacedName, err)
 	}
 	if obj.GetDeletionTimestamp() != nil {
-		r.Metrics.setOpenTasks(k.short+"/"+req.String(), 0)
+		r.Metrics.setOpenTasks(key, 0)
+		r.Wave.Forget(key)
 		return ctrl.Result{}, nil
 	}
 	spec, status := mustParts(obj)
 	now := r.Clock.Now()
-	plan := planTasks(r.observe(ctx, obj, spec, status), now)
+	o := r.observe(ctx, obj, spec, status)
+	plan := planTasks(o, now)
+	r.Wave.Observe(key, inFlight(o), now)
+	healthyAt := r.Wave.HealthySince(key, scheduled(obj.GetGeneration(), status) && placementHealthy(spec, status), now)
 
 	// 1. Status first, so the history has an entry for every task before
 	// a task is removed. The condition is the one the tasks kept by the
 	// plan give: written now, a task about to be removed does not cost a
 	// second status write once it is gone.
-	history, change := syncHistory(obj.GetGeneration(), spec, status, now)
+	history, change := syncHistory(obj.GetGeneration(), spec, status, healthyAt)
 	newStatus := status.DeepCopy()
 	newStatus.FailoverHistory = history
 	after := spec
@@ -111,7 +122,23 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 		cond.LastTransitionTime = metav1.NewTime(now).Rfc3339Copy()
 		meta.SetStatusCondition(&newStatus.Conditions, *cond)
 	}
-	if !change.empty() || !conditionsEqual(status.Conditions, newStatus.Conditions) {
+	writeStatus := !change.empty() || !conditionsEqual(status.Conditions, newStatus.Conditions)
+	if !writeStatus && !plan.changed {
+		r.Wave.Release(key)
+		r.Metrics.setOpenTasks(key, len(spec.GracefulEvictionTasks))
+		return ctrl.Result{RequeueAfter: plan.requeueAfter}, nil
+	}
+	if holdable(plan, cond, wasNoTarget) {
+		if after, held := r.Wave.Hold(key, now); held {
+			log.V(1).Info("clean-up held while other failovers are in flight", "lookAgainIn", after)
+			r.Metrics.setOpenTasks(key, len(spec.GracefulEvictionTasks))
+			if plan.requeueAfter > 0 {
+				after = min(after, plan.requeueAfter)
+			}
+			return ctrl.Result{RequeueAfter: after}, nil
+		}
+	}
+	if writeStatus {
 		*status = *newStatus
 		if err := r.Client.Status().Update(ctx, obj); err != nil {
 			return r.writeFailed(ctx, err, "status")
@@ -134,7 +161,7 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 				"Evict from cluster %s succeed: %s.", rm.task.FromCluster, rm.reason)
 		}
 	}
-	r.Metrics.setOpenTasks(k.short+"/"+req.String(), len(spec.GracefulEvictionTasks))
+	r.Metrics.setOpenTasks(key, len(spec.GracefulEvictionTasks))
 	return ctrl.Result{RequeueAfter: plan.requeueAfter}, nil
 }
 

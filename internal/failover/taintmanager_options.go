@@ -49,6 +49,10 @@ type ClusterFailoverOptions struct {
 	// how long a Directly task waits for an unreachable old cluster before
 	// the new copy is created anyway.
 	GracefulEvictionTimeout time.Duration
+	// GracefulEvictionHold is how long the graceful-eviction controller may
+	// hold back one binding's clean-up while other failovers are in flight
+	// (see Wave); 0 holds nothing.
+	GracefulEvictionHold time.Duration
 }
 
 // NewClusterFailoverOptions returns the defaults.
@@ -61,6 +65,7 @@ func NewClusterFailoverOptions() *ClusterFailoverOptions {
 		UnhealthyClusterThreshold:       0.55,
 		LargeClusterNumThreshold:        10,
 		GracefulEvictionTimeout:         DefaultGracePeriod,
+		GracefulEvictionHold:            DefaultGracefulEvictionHold,
 	}
 }
 
@@ -80,6 +85,8 @@ func (o *ClusterFailoverOptions) AddFlags(fs *pflag.FlagSet) {
 		"A cluster group in state PartialDisruption with at most this many clusters stops evicting instead of slowing down.")
 	fs.DurationVar(&o.GracefulEvictionTimeout, "graceful-eviction-timeout", o.GracefulEvictionTimeout,
 		"Grace period of eviction tasks that set no gracePeriodSeconds: how long a Gracefully eviction waits for a healthy replacement, and how long a Directly eviction waits for an unreachable old cluster before creating the new copy anyway (Karmada's flag, same default).")
+	fs.DurationVar(&o.GracefulEvictionHold, "graceful-eviction-hold", o.GracefulEvictionHold,
+		"How long a workload's clean-up after a failover (its failover history, closing a Gracefully eviction task and so deleting the old copy) may wait while other evicted workloads still wait for their replacement, so that a mass failover places replacements first; 0 never waits. Lifeboat's flag.")
 }
 
 // Validate reports flag values that cannot work.
@@ -92,6 +99,8 @@ func (o *ClusterFailoverOptions) Validate() error {
 	switch {
 	case o.GracefulEvictionTimeout <= 0:
 		return fmt.Errorf("--graceful-eviction-timeout must be positive, got %s", o.GracefulEvictionTimeout)
+	case o.GracefulEvictionHold < 0:
+		return fmt.Errorf("--graceful-eviction-hold must not be negative, got %s", o.GracefulEvictionHold)
 	case o.ResourceEvictionRate < 0:
 		return fmt.Errorf("--resource-eviction-rate must not be negative, got %g", o.ResourceEvictionRate)
 	case o.SecondaryResourceEvictionRate < 0:

@@ -714,6 +714,16 @@ func TestClusterFailoverOptions(t *testing.T) {
 		"default graceful eviction timeout is Karmada's": {
 			check: func(o *ClusterFailoverOptions) bool { return o.GracefulEvictionTimeout == 10*time.Minute },
 		},
+		"graceful eviction hold": {
+			check: func(o *ClusterFailoverOptions) bool { return o.GracefulEvictionHold == time.Minute },
+		},
+		"graceful eviction hold off": {
+			args: []string{"--graceful-eviction-hold=0s"},
+			check: func(o *ClusterFailoverOptions) bool {
+				return o.GracefulEvictionHold == 0 && NewWave(o.GracefulEvictionHold) == nil
+			},
+		},
+		"negative graceful eviction hold":   {args: []string{"--graceful-eviction-hold=-1s"}, wantErr: true},
 		"zero graceful eviction timeout":    {args: []string{"--graceful-eviction-timeout=0s"}, wantErr: true},
 		"Never is not a cluster purge mode": {args: []string{"--no-execute-taint-eviction-purge-mode=Never"}, wantErr: true},
 		"negative rate":                     {args: []string{"--resource-eviction-rate=-1"}, wantErr: true},

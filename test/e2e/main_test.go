@@ -31,8 +31,12 @@ type suiteEnv struct {
 	cacheDir string
 }
 
-// Flags that shorten the controllers' periods for the suite.
-var controllerManagerArgs = []string{}
+// Flags that shorten the controllers' periods for the suite. The
+// scenarios run in parallel in one environment, so one scenario's failover
+// in flight would hold another's clean-up for up to
+// --graceful-eviction-hold (1m by default); 5s keeps the hold and its
+// bound exercised without stretching the scenarios' deadlines.
+var controllerManagerArgs = []string{"--graceful-eviction-hold=5s"}
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))

@@ -1,0 +1,192 @@
+package failover
+
+import (
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+)
+
+const (
+	// DefaultGracefulEvictionHold is the default of
+	// --graceful-eviction-hold.
+	DefaultGracefulEvictionHold = time.Minute
+	// waveRetry is how often a held binding is looked at again.
+	waveRetry = 5 * time.Second
+)
+
+// Wave is what the graceful-eviction controller knows of the failovers in
+// flight: bindings with an eviction task whose replacement is not Healthy
+// yet (see inFlight).
+//
+// While other workloads still wait for their replacement, the controller
+// holds back a binding's clean-up: the failover history, the
+// FailoverTargetAvailable condition, closing a Gracefully task and,
+// through that, the deletion of the old copy and the status writes that
+// follow it. None of it lets a workload run sooner, and in a mass failover
+// it is about half of the control plane's writes, which otherwise compete
+// with placing the replacements. Writes that do matter are never held (see
+// holdable). Each binding is held at most maxHold, and a failover in
+// flight for longer than maxHold no longer holds others back, so a
+// workload that cannot be placed delays nobody's clean-up for long.
+//
+// A Wave is shared by the controller's workers. A nil *Wave holds nothing.
+type Wave struct {
+	maxHold time.Duration
+
+	mu sync.Mutex
+	// inFlight: binding key → when it was first seen in flight.
+	inFlight map[string]time.Time
+	// held: binding key → when its clean-up was first held.
+	held map[string]time.Time
+	// healthy: binding key → when its replacement was first seen Healthy
+	// while its clean-up waited; the history records that time.
+	healthy map[string]time.Time
+}
+
+// NewWave returns a Wave holding each binding's clean-up at most maxHold;
+// nil (nothing is held) when maxHold is not positive.
+func NewWave(maxHold time.Duration) *Wave {
+	if maxHold <= 0 {
+		return nil
+	}
+	return &Wave{
+		maxHold:  maxHold,
+		inFlight: map[string]time.Time{},
+		held:     map[string]time.Time{},
+		healthy:  map[string]time.Time{},
+	}
+}
+
+// Observe records whether the binding under key is in flight.
+func (w *Wave) Observe(key string, inFlight bool, now time.Time) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !inFlight {
+		delete(w.inFlight, key)
+		return
+	}
+	if _, ok := w.inFlight[key]; !ok {
+		w.inFlight[key] = now
+	}
+}
+
+// Forget drops everything known of the binding under key (it is gone).
+func (w *Wave) Forget(key string) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.inFlight, key)
+	delete(w.held, key)
+	delete(w.healthy, key)
+}
+
+// Hold reports whether the clean-up of the binding under key waits, and
+// when to look again: while another binding has been in flight for less
+// than maxHold, until key has been held for maxHold.
+func (w *Wave) Hold(key string, now time.Time) (time.Duration, bool) {
+	if w == nil {
+		return 0, false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	since, ok := w.held[key]
+	if !ok {
+		since = now
+	}
+	left := since.Add(w.maxHold).Sub(now)
+	if left <= 0 || !w.othersInFlight(key, now) {
+		return 0, false
+	}
+	w.held[key] = since
+	return min(left, waveRetry), true
+}
+
+// othersInFlight reports whether a binding other than key has been in
+// flight for less than maxHold. Called with mu held.
+func (w *Wave) othersInFlight(key string, now time.Time) bool {
+	for k, since := range w.inFlight {
+		if k != key && now.Sub(since) < w.maxHold {
+			return true
+		}
+	}
+	return false
+}
+
+// Release ends the hold of the binding under key: it has nothing left to
+// write. A later clean-up may be held afresh.
+func (w *Wave) Release(key string) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.held, key)
+	delete(w.healthy, key)
+}
+
+// HealthySince returns when the replacement of the binding under key was
+// first seen Healthy since it last was not, so that a history entry
+// written after a hold records when the replacement became Healthy, not
+// when the hold ended; now when not healthy or without a Wave.
+func (w *Wave) HealthySince(key string, healthy bool, now time.Time) time.Time {
+	if w == nil {
+		return now
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !healthy {
+		delete(w.healthy, key)
+		return now
+	}
+	if t, ok := w.healthy[key]; ok {
+		return t
+	}
+	w.healthy[key] = now
+	return now
+}
+
+// inFlight reports whether the binding's failover is still on its way: an
+// eviction task waits for the replacement (Directly tasks wait for the old
+// copy instead, which no hold speeds up), a target exists or the scheduler
+// has yet to look, and the replacement is not Healthy yet.
+func inFlight(o observed) bool {
+	waits := false
+	for _, t := range o.spec.GracefulEvictionTasks {
+		if policyv1alpha1.NormalizePurgeMode(t.PurgeMode) != policyv1alpha1.PurgeModeDirectly {
+			waits = true
+			break
+		}
+	}
+	if !waits {
+		return false
+	}
+	if !scheduled(o.generation, o.status) {
+		return true
+	}
+	return len(o.spec.Clusters) > 0 && !placementHealthy(o.spec, o.status)
+}
+
+// holdable reports whether every write the plan and the condition ask for
+// can wait for the failovers in flight. Not when a task gets its creation
+// time (its grace period starts then), a Directly task is closed (the new
+// copy waits for that), or the binding is about to say for the first time
+// that no cluster can take the workload (a user must learn that at once).
+func holdable(plan taskPlan, cond *metav1.Condition, wasNoTarget bool) bool {
+	if plan.stamped {
+		return false
+	}
+	for _, rm := range plan.removed {
+		if policyv1alpha1.NormalizePurgeMode(rm.task.PurgeMode) == policyv1alpha1.PurgeModeDirectly {
+			return false
+		}
+	}
+	return !(cond != nil && cond.Status == metav1.ConditionFalse && !wasNoTarget)
+}
