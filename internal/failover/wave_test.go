@@ -2,9 +2,11 @@ package failover
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
@@ -62,7 +64,7 @@ func TestWaveHold(t *testing.T) {
 			for i, s := range steps {
 				now := at(s.at)
 				if s.observe != "" {
-					key, val, _ := cut(s.observe)
+					key, val, _ := strings.Cut(s.observe, "=")
 					w.Observe(key, val == "true", now)
 				}
 				if s.forget != "" {
@@ -81,15 +83,6 @@ func TestWaveHold(t *testing.T) {
 			}
 		})
 	}
-}
-
-func cut(kv string) (string, string, bool) {
-	for i := range kv {
-		if kv[i] == '=' {
-			return kv[:i], kv[i+1:], true
-		}
-	}
-	return kv, "", false
 }
 
 func TestWaveOff(t *testing.T) {
@@ -295,7 +288,7 @@ func TestGracefulEvictionHoldMustNotDelay(t *testing.T) {
 				task(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0, "member2")).obj(),
 			now: 100,
 			check: func(t *testing.T, b *workv1alpha2.ResourceBinding) {
-				if c := findCondition(b, ConditionFailoverTargetAvailable); c == nil || c.Status != metav1.ConditionFalse {
+				if c := meta.FindStatusCondition(b.Status.Conditions, ConditionFailoverTargetAvailable); c == nil || c.Status != metav1.ConditionFalse {
 					t.Errorf("condition = %+v, want NoFailoverTarget written at once", c)
 				}
 			},
@@ -357,13 +350,4 @@ func TestGracefulEvictionHoldMustNotDelay(t *testing.T) {
 func withoutCreation(t workv1alpha2.GracefulEvictionTask) workv1alpha2.GracefulEvictionTask {
 	t.CreationTimestamp = nil
 	return t
-}
-
-func findCondition(b *workv1alpha2.ResourceBinding, typ string) *metav1.Condition {
-	for i := range b.Status.Conditions {
-		if b.Status.Conditions[i].Type == typ {
-			return &b.Status.Conditions[i]
-		}
-	}
-	return nil
 }
