@@ -5,7 +5,7 @@
 // each change into the Work and then into the binding costs two status
 // writes per change on the control plane, and on a busy control plane those
 // writes are what everything else waits for. Health is what failover and
-// users act on, so a change of health is written at once. Three helpers
+// users act on, so a change of health is written at once. Four helpers
 // decide the rest:
 //   - Writes: a change of the reflected figures alone is written at most
 //     once per window per object, the last one always (the caller requeues
@@ -13,7 +13,10 @@
 //   - Quiet: the first reports of an object that is still starting wait a
 //     grace for news (Healthy, a failure);
 //   - Recent: a write the informer cache has not caught up with yet is not
-//     made again.
+//     made again;
+//   - Handoff: one controller leaves its write to another controller's
+//     imminent write of the same object (a new object's Applied condition
+//     goes with its first status report).
 package coalesce
 
 import (

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/lifeboat-dev/lifeboat/internal/binding"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
+	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
 	"github.com/lifeboat-dev/lifeboat/internal/dependencies"
 	"github.com/lifeboat-dev/lifeboat/internal/detector"
@@ -162,12 +164,19 @@ func allControllers() []controller {
 			return d.members.SetupWithManager(mgr)
 		}},
 		{"execution", func(mgr ctrl.Manager, d deps) error {
+			// The execution controller leaves a new object's Applied
+			// condition to the work status controller's first report of
+			// it: one status write of the Work instead of two.
+			echoes := coalesce.NewRecent(0, d.clock)
+			handoff := coalesce.NewHandoff[[]metav1.Condition](workstatus.HandoffWait, echoes, d.clock)
 			exec := &execution.Reconciler{
 				Client:                  watched(mgr),
 				Recorder:                mgr.GetEventRecorderFor("execution-controller"),
 				Clock:                   d.clock,
 				Interpreter:             d.interpreter,
 				Members:                 d.members,
+				Echoes:                  echoes,
+				Handoff:                 handoff,
 				MaxConcurrentReconciles: d.opts.Concurrency,
 			}
 			if err := exec.SetupWithManager(mgr); err != nil {
@@ -179,6 +188,7 @@ func allControllers() []controller {
 				Interpreter:             d.interpreter,
 				Members:                 d.members,
 				Drift:                   exec,
+				Handoff:                 handoff,
 				MaxConcurrentReconciles: d.opts.Concurrency,
 			}
 			d.ricLayer.OnKindChanged(ws.RequeueKind)

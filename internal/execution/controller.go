@@ -76,6 +76,11 @@ type Reconciler struct {
 	// member object's creation brings a Work back before the cache holds
 	// the conditions written after the apply (default: one per process).
 	Echoes *coalesce.Recent
+	// Handoff, when set, receives the conditions of a Work whose objects
+	// this controller has just created, for the work status controller to
+	// write with its first report of them (see coalesce.Handoff; it should
+	// be made with Echoes). nil writes them at once.
+	Handoff *coalesce.Handoff[[]metav1.Condition]
 
 	// ReleaseUnreachable is the hook of the failover work: it is asked when
 	// a deleted Work's member objects cannot be deleted because the member
@@ -264,17 +269,46 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	applied := AppliedCondition(results, work.Generation)
 	previous := meta.FindStatusCondition(work.Status.Conditions, workv1alpha1.WorkApplied)
 	r.setCondition(&conditions, applied)
-	if err := r.writeConditions(ctx, &work, conditions); err != nil {
-		return reconcile.Result{}, err
+	said := conditionsSaid(conditions)
+	if r.written(&work, conditions, said) {
+		r.Handoff.Withdraw(string(work.UID))
+		return r.next(ctx, results)
 	}
-	if previous == nil || previous.Status != applied.Status || previous.Reason != applied.Reason {
+	var wait time.Duration
+	news := true
+	if applied.Status == metav1.ConditionTrue {
+		wait, news = r.Handoff.Offer(string(work.UID), conditions, said, created(results))
+	} else {
+		r.Handoff.Withdraw(string(work.UID))
+	}
+	if wait == 0 {
+		if err := r.writeConditions(ctx, &work, conditions); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	if news && (previous == nil || previous.Status != applied.Status || previous.Reason != applied.Reason) {
 		if applied.Status == metav1.ConditionTrue {
 			r.event(&work, corev1.EventTypeNormal, EventSyncSucceeded, applied.Message)
 		} else {
 			r.event(&work, corev1.EventTypeWarning, EventSyncFailed, applied.Message)
 		}
 	}
+	if wait > 0 {
+		// Offered to the work status controller's first report of the
+		// new objects; written here if that does not come in time.
+		return reconcile.Result{RequeueAfter: wait}, nil
+	}
 	return r.next(ctx, results)
+}
+
+// created says whether any manifest was created in the member by this pass.
+func created(results []Result) bool {
+	for _, res := range results {
+		if res.Created {
+			return true
+		}
+	}
+	return false
 }
 
 // next turns the outcomes into a retry: errors back off per Work, an
@@ -419,8 +453,8 @@ func (r *Reconciler) applyManifest(ctx context.Context, cluster string, work *wo
 	if err != nil {
 		return failed(res, fmt.Errorf("applying %s %s: %w", desired.GetKind(), objectName(desired.GetNamespace(), desired.GetName()), err))
 	}
-	log.V(1).Info("applied to member")
-	res.Outcome = OutcomeApplied
+	log.V(1).Info("applied to member", "created", observed == nil)
+	res.Outcome, res.Created = OutcomeApplied, observed == nil
 	return res
 }
 
@@ -592,11 +626,9 @@ func (r *Reconciler) now() time.Time {
 // may not hold that write yet). A merge patch of only the conditions leaves
 // status.manifestStatuses (written by the work status controller) alone.
 func (r *Reconciler) writeConditions(ctx context.Context, work *workv1alpha1.Work, conditions []metav1.Condition) error {
-	if equality.Semantic.DeepEqual(work.Status.Conditions, conditions) {
-		return nil
-	}
+	r.Handoff.Withdraw(string(work.UID))
 	said := conditionsSaid(conditions)
-	if r.Echoes.Has(string(work.UID), said) {
+	if r.written(work, conditions, said) {
 		return nil
 	}
 	base := work.DeepCopy()
@@ -606,6 +638,12 @@ func (r *Reconciler) writeConditions(ctx context.Context, work *workv1alpha1.Wor
 	}
 	r.Echoes.Wrote(string(work.UID), said)
 	return nil
+}
+
+// written says whether the Work holds conditions already, or this
+// controller (or the work status controller, for it) wrote them a moment ago.
+func (r *Reconciler) written(work *workv1alpha1.Work, conditions []metav1.Condition, said string) bool {
+	return equality.Semantic.DeepEqual(work.Status.Conditions, conditions) || r.Echoes.Has(string(work.UID), said)
 }
 
 // conditionsSaid is what conditions say, without their transition times:

@@ -624,3 +624,176 @@ func TestConditionsWrittenOnceWhileTheCacheLags(t *testing.T) {
 		t.Error("no write on the stale cache even without Echoes")
 	}
 }
+
+// withHandoff wires a Handoff into f as the controller manager does, and
+// returns it with the fixture's clock.
+func withHandoff(f *fixture) (*coalesce.Handoff[[]metav1.Condition], *clocktesting.FakePassiveClock) {
+	clk := f.r.Clock.(*clocktesting.FakePassiveClock)
+	f.r.Echoes = coalesce.NewRecent(0, clk)
+	f.r.Handoff = coalesce.NewHandoff[[]metav1.Condition](handoffWait, f.r.Echoes, clk)
+	return f.r.Handoff, clk
+}
+
+const handoffWait = 3 * time.Second
+
+// eventsSaid drains the recorder.
+func (f *fixture) eventsSaid() []string {
+	var out []string
+	for {
+		select {
+		case ev := <-f.events.Events:
+			out = append(out, ev)
+		default:
+			return out
+		}
+	}
+}
+
+func TestNewObjectsConditionsAreHandedOff(t *testing.T) {
+	work := MakeWork("nginx", "member1").Manifest(deployment("nginx", 2)).Obj()
+	f := newFixture(t, work)
+	h, clk := withHandoff(f)
+
+	res := f.mustReconcile(work)
+	if f.env.Lookup("member1", mct.Deployments, "default", "nginx") == nil {
+		t.Fatal("Deployment not applied")
+	}
+	if res.RequeueAfter != handoffWait {
+		t.Errorf("requeue after %v, want the handoff's wait %v", res.RequeueAfter, handoffWait)
+	}
+	stored := f.get(work)
+	if len(stored.Status.Conditions) != 0 {
+		t.Fatalf("conditions written although offered to the work status controller: %+v", stored.Status.Conditions)
+	}
+	if evs := f.eventsSaid(); len(evs) != 1 || !strings.Contains(evs[0], EventSyncSucceeded) {
+		t.Errorf("events = %q, want one %s", evs, EventSyncSucceeded)
+	}
+
+	// The member's creation event brings the Work back within the wait:
+	// still nothing written, and nothing announced again.
+	clk.SetTime(clk.Now().Add(time.Second))
+	if res := f.mustReconcile(work); res.RequeueAfter != handoffWait-time.Second {
+		t.Errorf("second pass: requeue after %v, want %v", res.RequeueAfter, handoffWait-time.Second)
+	}
+	if got := f.get(work); got.ResourceVersion != stored.ResourceVersion {
+		t.Error("the Work was written during the wait")
+	}
+	if evs := f.eventsSaid(); len(evs) != 0 {
+		t.Errorf("events during the wait = %q, want none", evs)
+	}
+
+	// The work status controller takes the conditions into its write.
+	conditions, said, ok := h.Take(string(stored.UID))
+	if !ok {
+		t.Fatal("no offer for the work status controller")
+	}
+	if c := meta.FindStatusCondition(conditions, workv1alpha1.WorkApplied); c == nil || c.Status != metav1.ConditionTrue || c.Reason != ReasonAppliedSuccessful {
+		t.Errorf("offered Applied = %+v", c)
+	}
+	if c := meta.FindStatusCondition(conditions, workv1alpha1.WorkDispatching); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("offered Dispatching = %+v", c)
+	}
+	h.Delivered(string(stored.UID), said)
+
+	// The cache has not caught up with that write yet: not written again.
+	clk.SetTime(clk.Now().Add(handoffWait))
+	if res := f.mustReconcile(work); res.RequeueAfter != 0 {
+		t.Errorf("after delivery: requeue after %v, want none", res.RequeueAfter)
+	}
+	if got := f.get(work); got.ResourceVersion != stored.ResourceVersion {
+		t.Error("conditions the work status controller wrote were written again")
+	}
+}
+
+// The cases where the conditions must not wait for the work status
+// controller.
+func TestHandoffMustNotHoldBack(t *testing.T) {
+	t.Run("a failure is written at once", func(t *testing.T) {
+		bad := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "example.com/v1", "kind": "Unknown", "metadata": map[string]interface{}{"name": "x"}}}
+		work := MakeWork("x", "member1").Manifest(bad).Obj()
+		f := newFixture(t, work)
+		h, _ := withHandoff(f)
+		if _, err := f.reconcile(work); err == nil {
+			t.Fatal("an unknown kind must be retried with back-off")
+		}
+		if c := f.applied(work); c == nil || c.Status != metav1.ConditionFalse {
+			t.Fatalf("Applied = %+v, want False at once", c)
+		}
+		if h.Pending() != 0 {
+			t.Error("a failure was offered")
+		}
+	})
+
+	t.Run("a conflict with an unmanaged object is written at once", func(t *testing.T) {
+		work := MakeWork("settings", "member1").Manifest(configMap("default", "settings", map[string]interface{}{"k": "lifeboat"})).Obj()
+		f := newFixture(t, work)
+		h, _ := withHandoff(f)
+		f.env.Put("member1", mct.ConfigMaps, configMap("default", "settings", map[string]interface{}{"k": "theirs"}))
+		f.mustReconcile(work)
+		if c := f.applied(work); c == nil || c.Reason != ReasonResourceConflict {
+			t.Fatalf("Applied = %+v, want the conflict at once", c)
+		}
+		if h.Pending() != 0 {
+			t.Error("a conflict was offered")
+		}
+	})
+
+	t.Run("an update of an existing object is written at once", func(t *testing.T) {
+		work := MakeWork("nginx", "member1").Manifest(deployment("nginx", 2)).Obj()
+		f := newFixture(t, work)
+		f.mustReconcile(work) // without a handoff: created, conditions written
+		h, _ := withHandoff(f)
+		stored := f.get(work)
+		stored.Spec.Workload.Manifests = MakeWork("nginx", "member1").Manifest(deployment("nginx", 3)).Obj().Spec.Workload.Manifests
+		stored.Generation++
+		if err := f.client.Update(f.ctx, stored); err != nil {
+			t.Fatal(err)
+		}
+		if res := f.mustReconcile(work); res.RequeueAfter != 0 {
+			t.Errorf("requeue after %v, want none", res.RequeueAfter)
+		}
+		if c := f.applied(work); c == nil || c.ObservedGeneration != stored.Generation {
+			t.Fatalf("Applied = %+v, want it for generation %d at once", c, stored.Generation)
+		}
+		if h.Pending() != 0 {
+			t.Error("an update was offered")
+		}
+	})
+
+	t.Run("an offer nobody took is written when the wait ends", func(t *testing.T) {
+		work := MakeWork("nginx", "member1").Manifest(deployment("nginx", 2)).Obj()
+		f := newFixture(t, work)
+		h, clk := withHandoff(f)
+		f.mustReconcile(work)
+		if len(f.get(work).Status.Conditions) != 0 {
+			t.Fatal("conditions written at once; the test needs them offered")
+		}
+		clk.SetTime(clk.Now().Add(handoffWait))
+		f.mustReconcile(work)
+		if c := f.applied(work); c == nil || c.Status != metav1.ConditionTrue {
+			t.Fatalf("Applied = %+v, want True once the wait ended", c)
+		}
+		if h.Pending() != 0 {
+			t.Error("the offer is still pending after its maker wrote it")
+		}
+		if evs := f.eventsSaid(); len(evs) != 1 {
+			t.Errorf("events = %q, want the one success announced when offered", evs)
+		}
+	})
+
+	t.Run("an offer taken and not written is written by its maker", func(t *testing.T) {
+		work := MakeWork("nginx", "member1").Manifest(deployment("nginx", 2)).Obj()
+		f := newFixture(t, work)
+		h, clk := withHandoff(f)
+		f.mustReconcile(work)
+		if _, _, ok := h.Take(string(f.get(work).UID)); !ok {
+			t.Fatal("nothing offered")
+		}
+		// The work status controller's write failed: no Delivered.
+		clk.SetTime(clk.Now().Add(handoffWait))
+		f.mustReconcile(work)
+		if c := f.applied(work); c == nil || c.Status != metav1.ConditionTrue {
+			t.Fatalf("Applied = %+v, want True written by the execution controller", c)
+		}
+	})
+}

@@ -247,6 +247,8 @@ const (
 type Result struct {
 	Ordinal int
 	Outcome Outcome
+	// Created is set when the object did not exist in the member before.
+	Created bool
 	Err     error
 }
 

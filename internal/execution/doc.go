@@ -24,7 +24,11 @@
 //   - Work status.conditions: Applied (AppliedSuccessful, AppliedFailed,
 //     ResourceConflict, ClusterUnreachable, ClusterNotFound), Dispatching
 //     (Dispatching, SuspendDispatching) and, while a deleted Work waits for
-//     its member, Cleanup (CleanupPending);
+//     its member, Cleanup (CleanupPending). When this pass created objects
+//     in the member and all went well, the conditions are handed to the
+//     work status controller's first report of those objects (one status
+//     write of the Work instead of two; see Reconciler.Handoff), and written
+//     here if that report does not come within the wait;
 //   - member objects: the manifests, plus the labels and annotations above;
 //     namespaces created in members (labelled karmada.io/managed=true).
 //

@@ -61,6 +61,11 @@ type DriftNotifier interface {
 // longer to start, that merges the first two reports).
 const firstReportGrace = 2 * time.Second
 
+// HandoffWait is how long the execution controller should leave a new
+// object's conditions to this controller (coalesce.Handoff): longer than
+// the first report's grace, so that the report normally carries them.
+const HandoffWait = firstReportGrace + time.Second
+
 // Reconciler records the status and health of each Work's member objects
 // in Work.status.manifestStatuses.
 type Reconciler struct {
@@ -80,6 +85,10 @@ type Reconciler struct {
 	// Starting holds back a Work's first reports of objects that are not
 	// Healthy yet (see OnlyStarting; default: firstReportGrace per Work).
 	Starting *coalesce.Quiet
+	// Handoff, when set, holds the execution controller's conditions for
+	// Works whose objects it has just created; they go into this
+	// controller's next write of the Work.
+	Handoff *coalesce.Handoff[[]metav1.Condition]
 
 	mu    sync.RWMutex
 	queue workqueue.TypedRateLimitingInterface[reconcile.Request]
@@ -244,8 +253,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.Starting.Done(req.NamespacedName)
 		base := work.DeepCopy()
 		work.Status.ManifestStatuses = statuses
+		conditions, said, offered := r.Handoff.Take(string(work.UID))
+		if offered {
+			work.Status.Conditions = conditions
+		}
 		if err := r.Client.Status().Patch(ctx, &work, client.MergeFrom(base)); client.IgnoreNotFound(err) != nil {
+			// A condition taken and not written is written by the
+			// execution controller when its offer's wait ends.
 			return reconcile.Result{}, fmt.Errorf("writing Work manifest statuses: %w", err)
+		}
+		if offered {
+			r.Handoff.Delivered(string(work.UID), said)
 		}
 	}
 	if retry != nil {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -458,4 +460,49 @@ func TestFirstReportWaitsForHealthy(t *testing.T) {
 	if got := f.reconcile(slow); len(got.Status.ManifestStatuses) != 1 || got.Status.ManifestStatuses[0].Health != workv1alpha1.ResourceUnhealthy {
 		t.Errorf("still starting after the grace: manifestStatuses = %+v, want it reported Unhealthy", got.Status.ManifestStatuses)
 	}
+}
+
+// The execution controller's conditions for a new object go into the first
+// report of it: one write of the Work says both.
+func TestFirstReportCarriesTheOfferedConditions(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	w := work("nginx", false, deployment("nginx", 2, 0, "nginx"))
+	f := newFixture(t, w)
+	echoes := coalesce.NewRecent(0, clk)
+	f.r.Handoff = coalesce.NewHandoff[[]metav1.Condition](HandoffWait, echoes, clk)
+	f.env.Put("member1", mct.Deployments, deployment("nginx", 2, 2, "nginx"))
+	before := f.reconcile(w)
+	f.waitQueued(w)
+
+	key := string(before.UID)
+	offered := []metav1.Condition{{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: "AppliedSuccessful", LastTransitionTime: metav1.NewTime(clk.Now())}}
+	if wait, _ := f.r.Handoff.Offer(key, offered, "applied", true); wait != HandoffWait {
+		t.Fatalf("offer waits %v, want %v", wait, HandoffWait)
+	}
+	got := f.reconcile(w)
+
+	if len(got.Status.ManifestStatuses) != 1 || got.Status.ManifestStatuses[0].Health != workv1alpha1.ResourceHealthy {
+		t.Errorf("manifestStatuses = %+v, want the object Healthy", got.Status.ManifestStatuses)
+	}
+	if c := meta.FindStatusCondition(got.Status.Conditions, workv1alpha1.WorkApplied); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("conditions = %+v, want the offered Applied", got.Status.Conditions)
+	}
+	if writes := resourceVersion(t, got) - resourceVersion(t, before); writes != 1 {
+		t.Errorf("%d writes of the Work, want 1", writes)
+	}
+	if f.r.Handoff.Pending() != 0 {
+		t.Error("the offer is still pending after the report carried it")
+	}
+	if !echoes.Has(key, "applied") {
+		t.Error("the execution controller is not told the conditions were written")
+	}
+}
+
+func resourceVersion(t *testing.T, w *workv1alpha1.Work) int {
+	t.Helper()
+	n, err := strconv.Atoi(w.ResourceVersion)
+	if err != nil {
+		t.Fatalf("resourceVersion %q: %v", w.ResourceVersion, err)
+	}
+	return n
 }
