@@ -18,8 +18,8 @@ import (
 // controller offers its conditions instead, and the work status controller
 // takes them into its next write of the Work: one status write of the Work
 // instead of two, and the execution worker moves on to the next Work
-// without waiting for a write. An offer nobody takes within the wait is
-// written by the controller that made it.
+// without waiting for a write. An offer that is not delivered within the
+// wait is written by the controller that made it.
 //
 // Use NewHandoff; a nil *Handoff holds nothing back.
 type Handoff[T any] struct {
@@ -36,6 +36,9 @@ type offer[T any] struct {
 	value T
 	said  string
 	until time.Time
+	// taken: the taker is writing it; it stays, for its maker to see,
+	// until it is delivered or its wait ends.
+	taken bool
 }
 
 // NewHandoff returns a Handoff whose offers wait up to wait for a taker.
@@ -47,60 +50,88 @@ func NewHandoff[T any](wait time.Duration, echoes *Recent, c clock.PassiveClock)
 		offers: map[string]offer[T]{}, reported: map[string]time.Time{}}
 }
 
+// Echoes is the Recent delivered offers are recorded in.
+func (h *Handoff[T]) Echoes() *Recent {
+	if h == nil {
+		return nil
+	}
+	return h.echoes
+}
+
 // Offer leaves value, fingerprinted by said, for the taker's next write of
-// key (usually the object's UID). start says that a new offer may be made
-// now: the caller has just created something the taker is about to report
-// on. An offer already pending is updated whatever start says.
+// key (usually the object's UID), and returns how long the caller should
+// wait before writing value itself. Zero means write now; no offer is then
+// pending for key.
 //
-// It returns how long the caller should wait before writing value itself;
-// zero means write now, and then no offer is pending for key. news is false
-// when said is what key's pending offer already said, so that the caller
-// announces a change once.
-func (h *Handoff[T]) Offer(key string, value T, said string, start bool) (wait time.Duration, news bool) {
+// start says that a new offer may be made: the caller has just created
+// something the taker is about to report on. An offer pending with the
+// same said keeps its deadline whatever start says. One that says
+// something else is replaced when start is set and the taker has not taken
+// it yet; otherwise (an update of what was offered, or news while the
+// taker writes the old value) the caller writes now.
+func (h *Handoff[T]) Offer(key string, value T, said string, start bool) time.Duration {
 	if h == nil || h.wait <= 0 {
-		return 0, true
+		return 0
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := h.clock.Now()
 	o, pending := h.offers[key]
-	news = !pending || o.said != said
-	if !pending {
-		if !start {
-			return 0, news
-		}
-		if at, ok := h.reported[key]; ok && now.Sub(at) < h.wait {
-			// The taker has reported already, before this offer: its
-			// next write may be far away.
-			return 0, news
-		}
-		sweep(h.offers, now, 2*h.wait, func(o offer[T]) time.Time { return o.until })
-		o.until = now.Add(h.wait)
-	}
-	if !now.Before(o.until) {
+	switch {
+	case pending && !now.Before(o.until):
 		delete(h.offers, key)
-		return 0, news
+		return 0
+	case pending && o.said == said:
+		return o.until.Sub(now)
+	case pending && (o.taken || !start):
+		delete(h.offers, key)
+		return 0
+	case pending:
+		o.value, o.said = value, said
+		h.offers[key] = o
+		return o.until.Sub(now)
+	case !start:
+		return 0
 	}
-	o.value, o.said = value, said
-	h.offers[key] = o
-	return o.until.Sub(now), news
+	if at, ok := h.reported[key]; ok && now.Sub(at) < h.wait {
+		// The taker has reported already, before this offer: its next
+		// write may be far away.
+		return 0
+	}
+	sweep(h.offers, now, h.wait, func(o offer[T]) time.Time { return o.until })
+	h.offers[key] = offer[T]{value: value, said: said, until: now.Add(h.wait)}
+	return h.wait
 }
 
-// Withdraw drops key's pending offer: the caller writes itself.
-func (h *Handoff[T]) Withdraw(key string) {
+// Peek returns key's offer, taken or not, until it is delivered, withdrawn
+// or replaced: what the maker has said and may not find written yet.
+func (h *Handoff[T]) Peek(key string) (value T, ok bool) {
 	if h == nil {
-		return
+		return value, false
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	o, ok := h.offers[key]
+	return o.value, ok
+}
+
+// Withdraw drops key's offer and returns it: the caller writes itself.
+func (h *Handoff[T]) Withdraw(key string) (value T, ok bool) {
+	if h == nil {
+		return value, false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	o, ok := h.offers[key]
 	delete(h.offers, key)
+	return o.value, ok
 }
 
 // Take is called by the taker just before it writes key's status. It
-// removes key's pending offer and returns it for the same write. Without
-// one it notes that key was reported on now, so that an offer made right
-// after (its controller a moment behind the taker) is not left waiting for
-// a report that has come already.
+// returns key's offer for the same write, unless it was taken already or
+// its wait is over. Without an offer it notes that key was reported on
+// now, so that an offer made right after (its controller a moment behind
+// the taker) is not left waiting for a report that has come already.
 func (h *Handoff[T]) Take(key string) (value T, said string, ok bool) {
 	if h == nil {
 		return value, "", false
@@ -108,27 +139,41 @@ func (h *Handoff[T]) Take(key string) (value T, said string, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := h.clock.Now()
-	o, ok := h.offers[key]
-	if !ok {
+	o, pending := h.offers[key]
+	if !pending {
 		sweep(h.reported, now, h.wait, func(t time.Time) time.Time { return t })
 		h.reported[key] = now
 		return value, "", false
 	}
-	delete(h.offers, key)
+	if o.taken || !now.Before(o.until) {
+		return value, "", false
+	}
+	o.taken = true
+	h.offers[key] = o
 	return o.value, o.said, true
 }
 
-// Delivered records that the taker wrote the offer it took for key, in the
-// offering controller's echoes.
+// Delivered records that the taker wrote the offer it took for key: the
+// offer is done, and the write is remembered in the maker's echoes. A
+// taker whose write failed does not call it; the maker writes when the
+// wait ends.
 func (h *Handoff[T]) Delivered(key, said string) {
 	if h == nil {
 		return
 	}
+	h.mu.Lock()
+	if o, ok := h.offers[key]; ok && o.said == said {
+		delete(h.offers, key)
+	}
+	h.mu.Unlock()
 	h.echoes.Wrote(key, said)
 }
 
-// Pending is the number of offers waiting (for tests).
+// Pending is the number of offers not delivered or withdrawn (for tests).
 func (h *Handoff[T]) Pending() int {
+	if h == nil {
+		return 0
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.offers)

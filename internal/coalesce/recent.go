@@ -18,7 +18,8 @@ const DefaultEchoWindow = 5 * time.Second
 // often runs the reconcile again before the cache holds the write's
 // result; the second write would repeat the first, or lose an
 // optimistic-concurrency race with it, and either way cost the API server
-// a write. Use it only for fields the caller alone writes.
+// a write. Use it only for fields the caller alone writes (or another
+// controller writes for it, see Handoff.Delivered).
 type Recent struct {
 	window time.Duration
 	clock  clock.PassiveClock

@@ -142,6 +142,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Echoes == nil {
 		r.Echoes = coalesce.NewRecent(0, r.Clock)
 	}
+	if r.Handoff != nil && r.Handoff.Echoes() != r.Echoes {
+		return errors.New("execution: the Handoff must record deliveries in the controller's Echoes")
+	}
 	workers := r.MaxConcurrentReconciles
 	if workers <= 0 {
 		workers = 10
@@ -268,6 +271,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	applied := AppliedCondition(results, work.Generation)
 	previous := meta.FindStatusCondition(work.Status.Conditions, workv1alpha1.WorkApplied)
+	if offered, ok := r.Handoff.Peek(string(work.UID)); ok {
+		// Said already, and maybe not written yet.
+		previous = meta.FindStatusCondition(offered, workv1alpha1.WorkApplied)
+	}
 	r.setCondition(&conditions, applied)
 	said := conditionsSaid(conditions)
 	if r.written(&work, conditions, said) {
@@ -275,18 +282,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return r.next(ctx, results)
 	}
 	var wait time.Duration
-	news := true
 	if applied.Status == metav1.ConditionTrue {
-		wait, news = r.Handoff.Offer(string(work.UID), conditions, said, created(results))
-	} else {
-		r.Handoff.Withdraw(string(work.UID))
+		wait = r.Handoff.Offer(string(work.UID), conditions, said, created(results))
 	}
 	if wait == 0 {
 		if err := r.writeConditions(ctx, &work, conditions); err != nil {
 			return reconcile.Result{}, err
 		}
 	}
-	if news && (previous == nil || previous.Status != applied.Status || previous.Reason != applied.Reason) {
+	if previous == nil || previous.Status != applied.Status || previous.Reason != applied.Reason {
 		if applied.Status == metav1.ConditionTrue {
 			r.event(&work, corev1.EventTypeNormal, EventSyncSucceeded, applied.Message)
 		} else {
@@ -626,7 +630,14 @@ func (r *Reconciler) now() time.Time {
 // may not hold that write yet). A merge patch of only the conditions leaves
 // status.manifestStatuses (written by the work status controller) alone.
 func (r *Reconciler) writeConditions(ctx context.Context, work *workv1alpha1.Work, conditions []metav1.Condition) error {
-	r.Handoff.Withdraw(string(work.UID))
+	if offered, ok := r.Handoff.Withdraw(string(work.UID)); ok && meta.FindStatusCondition(conditions, workv1alpha1.WorkApplied) == nil {
+		// The Work was suspended, or its cluster left, while the Applied
+		// condition of its new objects waited for the work status
+		// controller: it still holds.
+		if a := meta.FindStatusCondition(offered, workv1alpha1.WorkApplied); a != nil {
+			conditions = append(conditions, *a)
+		}
+	}
 	said := conditionsSaid(conditions)
 	if r.written(work, conditions, said) {
 		return nil

@@ -11,10 +11,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -708,19 +711,54 @@ func TestNewObjectsConditionsAreHandedOff(t *testing.T) {
 // The cases where the conditions must not wait for the work status
 // controller.
 func TestHandoffMustNotHoldBack(t *testing.T) {
-	t.Run("a failure is written at once", func(t *testing.T) {
+	t.Run("a failure is written at once, even beside a created object", func(t *testing.T) {
 		bad := &unstructured.Unstructured{Object: map[string]interface{}{"apiVersion": "example.com/v1", "kind": "Unknown", "metadata": map[string]interface{}{"name": "x"}}}
-		work := MakeWork("x", "member1").Manifest(bad).Obj()
+		work := MakeWork("x", "member1").Manifest(deployment("nginx", 1), bad).Obj()
 		f := newFixture(t, work)
 		h, _ := withHandoff(f)
 		if _, err := f.reconcile(work); err == nil {
 			t.Fatal("an unknown kind must be retried with back-off")
+		}
+		if f.env.Lookup("member1", mct.Deployments, "default", "nginx") == nil {
+			t.Fatal("the Deployment beside the bad manifest was not created; the test needs it")
 		}
 		if c := f.applied(work); c == nil || c.Status != metav1.ConditionFalse {
 			t.Fatalf("Applied = %+v, want False at once", c)
 		}
 		if h.Pending() != 0 {
 			t.Error("a failure was offered")
+		}
+	})
+
+	t.Run("a failure during the wait is written at once", func(t *testing.T) {
+		work := MakeWork("nginx", "member1").Manifest(deployment("nginx", 2)).Obj()
+		f := newFixture(t, work)
+		h, _ := withHandoff(f)
+		f.mustReconcile(work)
+		if h.Pending() != 1 {
+			t.Fatal("nothing offered; the test needs an offer")
+		}
+		f.env.Member("member1").PrependReactor("patch", "deployments", func(clienttesting.Action) (bool, runtime.Object, error) {
+			return true, nil, apierrors.NewForbidden(mct.Deployments.GroupResource(), "nginx", errors.New("denied"))
+		})
+		stored := f.get(work)
+		stored.Spec.Workload.Manifests = MakeWork("nginx", "member1").Manifest(deployment("nginx", 3)).Obj().Spec.Workload.Manifests
+		stored.Generation++
+		if err := f.client.Update(f.ctx, stored); err != nil {
+			t.Fatal(err)
+		}
+		f.eventsSaid()
+		if _, err := f.reconcile(work); err == nil {
+			t.Fatal("a refused apply must be retried with back-off")
+		}
+		if c := f.applied(work); c == nil || c.Status != metav1.ConditionFalse {
+			t.Fatalf("Applied = %+v, want False at once", c)
+		}
+		if h.Pending() != 0 {
+			t.Error("the offer of the earlier success is still pending")
+		}
+		if evs := f.eventsSaid(); len(evs) != 1 || !strings.Contains(evs[0], EventSyncFailed) {
+			t.Errorf("events = %q, want one %s", evs, EventSyncFailed)
 		}
 	})
 
@@ -760,6 +798,56 @@ func TestHandoffMustNotHoldBack(t *testing.T) {
 		}
 	})
 
+	t.Run("an update during the wait is written at once", func(t *testing.T) {
+		work := MakeWork("nginx", "member1").Manifest(deployment("nginx", 2)).Obj()
+		f := newFixture(t, work)
+		h, _ := withHandoff(f)
+		f.mustReconcile(work)
+		stored := f.get(work)
+		stored.Spec.Workload.Manifests = MakeWork("nginx", "member1").Manifest(deployment("nginx", 3)).Obj().Spec.Workload.Manifests
+		stored.Generation++
+		if err := f.client.Update(f.ctx, stored); err != nil {
+			t.Fatal(err)
+		}
+		f.eventsSaid()
+		if res := f.mustReconcile(work); res.RequeueAfter != 0 {
+			t.Errorf("requeue after %v, want none", res.RequeueAfter)
+		}
+		if c := f.applied(work); c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != stored.Generation {
+			t.Fatalf("Applied = %+v, want True for generation %d at once", c, stored.Generation)
+		}
+		if h.Pending() != 0 {
+			t.Error("the update was left pending")
+		}
+		if evs := f.eventsSaid(); len(evs) != 0 {
+			t.Errorf("events = %q, want none: the success was announced already", evs)
+		}
+	})
+
+	t.Run("suspended during the wait, the Work keeps its Applied condition", func(t *testing.T) {
+		work := MakeWork("nginx", "member1").Manifest(deployment("nginx", 2)).Obj()
+		f := newFixture(t, work)
+		h, _ := withHandoff(f)
+		f.mustReconcile(work)
+		stored := f.get(work)
+		stored.Spec.SuspendDispatching = ptr.To(true)
+		stored.Generation++
+		if err := f.client.Update(f.ctx, stored); err != nil {
+			t.Fatal(err)
+		}
+		f.mustReconcile(work)
+		got := f.get(work)
+		if d := meta.FindStatusCondition(got.Status.Conditions, workv1alpha1.WorkDispatching); d == nil || d.Reason != ReasonSuspendDispatching {
+			t.Errorf("Dispatching = %+v, want SuspendDispatching", d)
+		}
+		if c := meta.FindStatusCondition(got.Status.Conditions, workv1alpha1.WorkApplied); c == nil || c.Status != metav1.ConditionTrue {
+			t.Errorf("Applied = %+v, want the True it had when offered", c)
+		}
+		if h.Pending() != 0 {
+			t.Error("the offer is still pending after the controller wrote")
+		}
+	})
+
 	t.Run("an offer nobody took is written when the wait ends", func(t *testing.T) {
 		work := MakeWork("nginx", "member1").Manifest(deployment("nginx", 2)).Obj()
 		f := newFixture(t, work)
@@ -789,11 +877,19 @@ func TestHandoffMustNotHoldBack(t *testing.T) {
 		if _, _, ok := h.Take(string(f.get(work).UID)); !ok {
 			t.Fatal("nothing offered")
 		}
-		// The work status controller's write failed: no Delivered.
+		// The work status controller's write failed: no Delivered. Until
+		// the wait ends the execution controller waits for it.
+		clk.SetTime(clk.Now().Add(time.Second))
+		if res := f.mustReconcile(work); res.RequeueAfter != handoffWait-time.Second || len(f.get(work).Status.Conditions) != 0 {
+			t.Fatalf("while taken: requeue after %v, conditions %+v; want %v and none", res.RequeueAfter, f.get(work).Status.Conditions, handoffWait-time.Second)
+		}
 		clk.SetTime(clk.Now().Add(handoffWait))
 		f.mustReconcile(work)
 		if c := f.applied(work); c == nil || c.Status != metav1.ConditionTrue {
 			t.Fatalf("Applied = %+v, want True written by the execution controller", c)
+		}
+		if evs := f.eventsSaid(); len(evs) != 1 {
+			t.Errorf("events = %q, want the one success announced when offered", evs)
 		}
 	})
 }

@@ -170,7 +170,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 //  3. an object not listed yet keeps its previous entry; one that is
 //     missing keeps it too, and an applied Work is handed to the execution
 //     controller to recreate it, rather than reporting a stale status;
-//  4. the list is written only when it changed.
+//  4. the list is written only when it changed, together with the
+//     execution controller's conditions when it offered them (Handoff).
 func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	cluster, ok := execution.ClusterOfNamespace(req.Namespace)
 	if !ok {
@@ -253,12 +254,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		r.Starting.Done(req.NamespacedName)
 		base := work.DeepCopy()
 		work.Status.ManifestStatuses = statuses
+		patch := client.MergeFrom(base)
 		conditions, said, offered := r.Handoff.Take(string(work.UID))
 		if offered {
+			// The whole list is replaced: only if nobody wrote the Work
+			// since it was read, or newer conditions would be undone.
 			work.Status.Conditions = conditions
+			patch = client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
 		}
-		if err := r.Client.Status().Patch(ctx, &work, client.MergeFrom(base)); client.IgnoreNotFound(err) != nil {
-			// A condition taken and not written is written by the
+		if err := r.Client.Status().Patch(ctx, &work, patch); client.IgnoreNotFound(err) != nil {
+			// Conditions taken and not written are written by the
 			// execution controller when its offer's wait ends.
 			return reconcile.Result{}, fmt.Errorf("writing Work manifest statuses: %w", err)
 		}

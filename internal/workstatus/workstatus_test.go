@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,6 +19,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
@@ -476,7 +478,7 @@ func TestFirstReportCarriesTheOfferedConditions(t *testing.T) {
 
 	key := string(before.UID)
 	offered := []metav1.Condition{{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: "AppliedSuccessful", LastTransitionTime: metav1.NewTime(clk.Now())}}
-	if wait, _ := f.r.Handoff.Offer(key, offered, "applied", true); wait != HandoffWait {
+	if wait := f.r.Handoff.Offer(key, offered, "applied", true); wait != HandoffWait {
 		t.Fatalf("offer waits %v, want %v", wait, HandoffWait)
 	}
 	got := f.reconcile(w)
@@ -505,4 +507,51 @@ func resourceVersion(t *testing.T, w *workv1alpha1.Work) int {
 		t.Fatalf("resourceVersion %q: %v", w.ResourceVersion, err)
 	}
 	return n
+}
+
+// Offered conditions replace the whole list: written over a Work that
+// changed since it was read, they could undo newer conditions (the
+// execution controller writing a failure, or a suspension, in between).
+// Such a write must fail, and the offer must not count as delivered.
+func TestOfferedConditionsDoNotUndoANewerWrite(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	w := work("nginx", false, deployment("nginx", 2, 0, "nginx"))
+	f := newFixture(t, w)
+	echoes := coalesce.NewRecent(0, clk)
+	f.r.Handoff = coalesce.NewHandoff[[]metav1.Condition](HandoffWait, echoes, clk)
+	f.env.Put("member1", mct.Deployments, deployment("nginx", 2, 2, "nginx"))
+	before := f.reconcile(w)
+	f.waitQueued(w)
+
+	newer := []metav1.Condition{{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionFalse, Reason: "AppliedFailed", Message: "newer", LastTransitionTime: metav1.NewTime(clk.Now())}}
+	f.r.Client = interceptor.NewClient(f.client.(client.WithWatch), interceptor.Funcs{
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			// The execution controller's write lands first.
+			var cur workv1alpha1.Work
+			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), &cur); err != nil {
+				return err
+			}
+			cur.Status.Conditions = newer
+			if err := c.Status().Update(ctx, &cur); err != nil {
+				return err
+			}
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	})
+	offered := []metav1.Condition{{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: "AppliedSuccessful", LastTransitionTime: metav1.NewTime(clk.Now())}}
+	f.r.Handoff.Offer(string(before.UID), offered, "applied", true)
+	_, err := f.r.Reconcile(f.ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(w)})
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("reconcile error = %v, want a conflict", err)
+	}
+	var got workv1alpha1.Work
+	if err := f.client.Get(f.ctx, client.ObjectKeyFromObject(w), &got); err != nil {
+		t.Fatal(err)
+	}
+	if c := meta.FindStatusCondition(got.Status.Conditions, workv1alpha1.WorkApplied); c == nil || c.Message != "newer" {
+		t.Errorf("Applied = %+v, want the newer write kept", c)
+	}
+	if echoes.Has(string(before.UID), "applied") {
+		t.Error("an offer that was not written counts as delivered")
+	}
 }
