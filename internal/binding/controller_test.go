@@ -13,6 +13,8 @@ import (
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+
+	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 )
 
 func replicasOf(t *testing.T, w *workv1alpha1.Work) int64 {
@@ -293,15 +295,7 @@ func TestOverridePolicyEnqueuesSelectedBindings(t *testing.T) {
 }
 
 func drain(e *env) []string {
-	var out []string
-	for {
-		select {
-		case ev := <-e.recorder.Events:
-			out = append(out, ev)
-		default:
-			return out
-		}
-	}
+	return eventstest.Drain(e.recorder)
 }
 
 func TestWorkOfRenamedBindingIsTakenOver(t *testing.T) {

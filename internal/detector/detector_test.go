@@ -22,6 +22,7 @@ import (
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 	"github.com/lifeboat-dev/lifeboat/internal/packed"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
@@ -121,15 +122,7 @@ func (e *testEnv) template(t *testing.T, ns, name string) *unstructured.Unstruct
 }
 
 func (e *testEnv) events() []string {
-	var out []string
-	for {
-		select {
-		case ev := <-e.rec.Events:
-			out = append(out, ev)
-		default:
-			return out
-		}
-	}
+	return eventstest.Drain(e.rec)
 }
 
 func ppObj(ns, name, id string, mutate ...func(*policyv1alpha1.PropagationPolicy)) *policyv1alpha1.PropagationPolicy {

@@ -27,6 +27,7 @@ import (
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
+	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 	mct "github.com/lifeboat-dev/lifeboat/internal/membercluster/memberclustertest"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
@@ -639,17 +640,22 @@ func withHandoff(f *fixture) (*coalesce.Handoff[[]metav1.Condition], *clocktesti
 
 const handoffWait = 3 * time.Second
 
+// changeSpec changes the stored Work's spec with change, as a user or the
+// binding controller would (the generation goes up), and returns it.
+func (f *fixture) changeSpec(work *workv1alpha1.Work, change func(*workv1alpha1.Work)) *workv1alpha1.Work {
+	f.t.Helper()
+	stored := f.get(work)
+	change(stored)
+	stored.Generation++
+	if err := f.client.Update(f.ctx, stored); err != nil {
+		f.t.Fatal(err)
+	}
+	return stored
+}
+
 // eventsSaid drains the recorder.
 func (f *fixture) eventsSaid() []string {
-	var out []string
-	for {
-		select {
-		case ev := <-f.events.Events:
-			out = append(out, ev)
-		default:
-			return out
-		}
-	}
+	return eventstest.Drain(f.events)
 }
 
 func TestNewObjectsConditionsAreHandedOff(t *testing.T) {
@@ -741,12 +747,9 @@ func TestHandoffMustNotHoldBack(t *testing.T) {
 		f.env.Member("member1").PrependReactor("patch", "deployments", func(clienttesting.Action) (bool, runtime.Object, error) {
 			return true, nil, apierrors.NewForbidden(mct.Deployments.GroupResource(), "nginx", errors.New("denied"))
 		})
-		stored := f.get(work)
-		stored.Spec.Workload.Manifests = MakeWork("nginx", "member1").Manifest(deployment("nginx", 3)).Obj().Spec.Workload.Manifests
-		stored.Generation++
-		if err := f.client.Update(f.ctx, stored); err != nil {
-			t.Fatal(err)
-		}
+		f.changeSpec(work, func(w *workv1alpha1.Work) {
+			w.Spec.Workload.Manifests = MakeWork("nginx", "member1").Manifest(deployment("nginx", 3)).Obj().Spec.Workload.Manifests
+		})
 		f.eventsSaid()
 		if _, err := f.reconcile(work); err == nil {
 			t.Fatal("a refused apply must be retried with back-off")
@@ -781,12 +784,9 @@ func TestHandoffMustNotHoldBack(t *testing.T) {
 		f := newFixture(t, work)
 		f.mustReconcile(work) // without a handoff: created, conditions written
 		h, _ := withHandoff(f)
-		stored := f.get(work)
-		stored.Spec.Workload.Manifests = MakeWork("nginx", "member1").Manifest(deployment("nginx", 3)).Obj().Spec.Workload.Manifests
-		stored.Generation++
-		if err := f.client.Update(f.ctx, stored); err != nil {
-			t.Fatal(err)
-		}
+		stored := f.changeSpec(work, func(w *workv1alpha1.Work) {
+			w.Spec.Workload.Manifests = MakeWork("nginx", "member1").Manifest(deployment("nginx", 3)).Obj().Spec.Workload.Manifests
+		})
 		if res := f.mustReconcile(work); res.RequeueAfter != 0 {
 			t.Errorf("requeue after %v, want none", res.RequeueAfter)
 		}
@@ -803,12 +803,9 @@ func TestHandoffMustNotHoldBack(t *testing.T) {
 		f := newFixture(t, work)
 		h, _ := withHandoff(f)
 		f.mustReconcile(work)
-		stored := f.get(work)
-		stored.Spec.Workload.Manifests = MakeWork("nginx", "member1").Manifest(deployment("nginx", 3)).Obj().Spec.Workload.Manifests
-		stored.Generation++
-		if err := f.client.Update(f.ctx, stored); err != nil {
-			t.Fatal(err)
-		}
+		stored := f.changeSpec(work, func(w *workv1alpha1.Work) {
+			w.Spec.Workload.Manifests = MakeWork("nginx", "member1").Manifest(deployment("nginx", 3)).Obj().Spec.Workload.Manifests
+		})
 		f.eventsSaid()
 		if res := f.mustReconcile(work); res.RequeueAfter != 0 {
 			t.Errorf("requeue after %v, want none", res.RequeueAfter)
@@ -829,12 +826,7 @@ func TestHandoffMustNotHoldBack(t *testing.T) {
 		f := newFixture(t, work)
 		h, _ := withHandoff(f)
 		f.mustReconcile(work)
-		stored := f.get(work)
-		stored.Spec.SuspendDispatching = ptr.To(true)
-		stored.Generation++
-		if err := f.client.Update(f.ctx, stored); err != nil {
-			t.Fatal(err)
-		}
+		f.changeSpec(work, func(w *workv1alpha1.Work) { w.Spec.SuspendDispatching = ptr.To(true) })
 		f.mustReconcile(work)
 		got := f.get(work)
 		if d := meta.FindStatusCondition(got.Status.Conditions, workv1alpha1.WorkDispatching); d == nil || d.Reason != ReasonSuspendDispatching {

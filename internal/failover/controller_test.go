@@ -21,6 +21,7 @@ import (
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 	"github.com/lifeboat-dev/lifeboat/internal/features"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
@@ -87,15 +88,7 @@ func (e *env) updateStatus(b *workv1alpha2.ResourceBinding) {
 
 // events drains the recorded events.
 func (e *env) events() []string {
-	var out []string
-	for {
-		select {
-		case ev := <-e.recorder.Events:
-			out = append(out, ev)
-		default:
-			return out
-		}
-	}
+	return eventstest.Drain(e.recorder)
 }
 
 func (e *env) gauge(name string) float64 {

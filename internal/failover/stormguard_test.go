@@ -18,6 +18,8 @@ import (
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
+
+	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 )
 
 // clusterWrapper builds Clusters for the storm guard and taint manager
@@ -271,15 +273,7 @@ func (e *guardEnv) setReady(name string, s metav1.ConditionStatus) {
 }
 
 func (e *guardEnv) events() []string {
-	var out []string
-	for {
-		select {
-		case ev := <-e.recorder.Events:
-			out = append(out, ev)
-		default:
-			return out
-		}
-	}
+	return eventstest.Drain(e.recorder)
 }
 
 func (e *guardEnv) gauge(name, group string) (float64, bool) {

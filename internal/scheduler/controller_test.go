@@ -22,6 +22,7 @@ import (
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
+	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 	st "github.com/lifeboat-dev/lifeboat/internal/scheduler/schedtesting"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
@@ -111,15 +112,7 @@ func (h *harness) reconcileRB(t *testing.T, name string) (ctrl.Result, *workv1al
 }
 
 func (h *harness) drainEvents() []string {
-	var out []string
-	for {
-		select {
-		case e := <-h.events.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
+	return eventstest.Drain(h.events)
 }
 
 func threeMembers() []client.Object {

@@ -464,17 +464,26 @@ func TestFirstReportWaitsForHealthy(t *testing.T) {
 	}
 }
 
+// newHandoffFixture has a Work whose Deployment the member informer holds,
+// Healthy, and a Handoff wired as the controller manager wires it. before
+// is the Work once the informer's event brought it back.
+func newHandoffFixture(t *testing.T) (f *fixture, w, before *workv1alpha1.Work, echoes *coalesce.Recent, clk *clocktesting.FakePassiveClock) {
+	t.Helper()
+	clk = clocktesting.NewFakePassiveClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	w = work("nginx", false, deployment("nginx", 2, 0, "nginx"))
+	f = newFixture(t, w)
+	echoes = coalesce.NewRecent(0, clk)
+	f.r.Handoff = coalesce.NewHandoff[[]metav1.Condition](HandoffWait, echoes, clk)
+	f.env.Put("member1", mct.Deployments, deployment("nginx", 2, 2, "nginx"))
+	before = f.reconcile(w)
+	f.waitQueued(w)
+	return f, w, before, echoes, clk
+}
+
 // The execution controller's conditions for a new object go into the first
 // report of it: one write of the Work says both.
 func TestFirstReportCarriesTheOfferedConditions(t *testing.T) {
-	clk := clocktesting.NewFakePassiveClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	w := work("nginx", false, deployment("nginx", 2, 0, "nginx"))
-	f := newFixture(t, w)
-	echoes := coalesce.NewRecent(0, clk)
-	f.r.Handoff = coalesce.NewHandoff[[]metav1.Condition](HandoffWait, echoes, clk)
-	f.env.Put("member1", mct.Deployments, deployment("nginx", 2, 2, "nginx"))
-	before := f.reconcile(w)
-	f.waitQueued(w)
+	f, w, before, echoes, clk := newHandoffFixture(t)
 
 	key := string(before.UID)
 	offered := []metav1.Condition{{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: "AppliedSuccessful", LastTransitionTime: metav1.NewTime(clk.Now())}}
@@ -514,14 +523,7 @@ func resourceVersion(t *testing.T, w *workv1alpha1.Work) int {
 // execution controller writing a failure, or a suspension, in between).
 // Such a write must fail, and the offer must not count as delivered.
 func TestOfferedConditionsDoNotUndoANewerWrite(t *testing.T) {
-	clk := clocktesting.NewFakePassiveClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	w := work("nginx", false, deployment("nginx", 2, 0, "nginx"))
-	f := newFixture(t, w)
-	echoes := coalesce.NewRecent(0, clk)
-	f.r.Handoff = coalesce.NewHandoff[[]metav1.Condition](HandoffWait, echoes, clk)
-	f.env.Put("member1", mct.Deployments, deployment("nginx", 2, 2, "nginx"))
-	before := f.reconcile(w)
-	f.waitQueued(w)
+	f, w, before, echoes, clk := newHandoffFixture(t)
 
 	newer := []metav1.Condition{{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionFalse, Reason: "AppliedFailed", Message: "newer", LastTransitionTime: metav1.NewTime(clk.Now())}}
 	f.r.Client = interceptor.NewClient(f.client.(client.WithWatch), interceptor.Funcs{

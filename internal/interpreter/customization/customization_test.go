@@ -18,6 +18,7 @@ import (
 
 	configv1alpha1 "github.com/lifeboat-dev/lifeboat/api/config/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/lua"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
@@ -71,15 +72,7 @@ func newTestLayer() (*Layer, *record.FakeRecorder, *clocktesting.FakeClock) {
 }
 
 func events(rec *record.FakeRecorder) []string {
-	var out []string
-	for {
-		select {
-		case e := <-rec.Events:
-			out = append(out, e)
-		default:
-			return out
-		}
-	}
+	return eventstest.Drain(rec)
 }
 
 func TestPrecedence(t *testing.T) {
