@@ -186,33 +186,45 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 		Fresh:                d.fresh,
 		Clusters:             clusters,
 	})
-	var fitErr *core.FitError
-	noFit := schedErr != nil && errors.As(schedErr, &fitErr)
-
-	// 3. Write the spec: the result, and on a fit error the empty result
-	//    (as Karmada does: nothing fits, nothing stays), unless there are no
-	//    Cluster objects at all, where we know too little to remove
-	//    anything.
+	// 3. Write the spec. A failed schedule never takes a workload away
+	//    from where it runs: the current placement is kept (Scheduled=False
+	//    says why), minus clusters that are gone or being deleted, which
+	//    the user removed. A workload leaves a cluster only when a new
+	//    placement fits somewhere, through an eviction, or when its
+	//    template or policy is deleted.
+	target := result.Clusters
+	if schedErr != nil {
+		target = keptPlacement(b.spec.Clusters, byName)
+	}
 	specWritten := false
-	if schedErr == nil || (noFit && len(clusters) > 0) {
+	if schedErr == nil || (len(clusters) > 0 && !equality.Semantic.DeepEqual(normalize(b.spec.Clusters), normalize(target))) {
 		placement, err := json.Marshal(b.spec.Placement)
 		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("encoding placement: %w", err)
 		}
-		if !equality.Semantic.DeepEqual(normalize(b.spec.Clusters), normalize(result.Clusters)) ||
-			obj.GetAnnotations()[workv1alpha2.AppliedPlacementAnnotation] != string(placement) {
+		annotations := obj.GetAnnotations()
+		recordPlacement := schedErr == nil && annotations[workv1alpha2.AppliedPlacementAnnotation] != string(placement)
+		if !equality.Semantic.DeepEqual(normalize(b.spec.Clusters), normalize(target)) || recordPlacement {
 			before := obj.DeepCopyObject().(client.Object)
-			b.spec.Clusters = result.Clusters
-			annotations := obj.GetAnnotations()
-			if annotations == nil {
-				annotations = map[string]string{}
+			b.spec.Clusters = target
+			if recordPlacement {
+				if annotations == nil {
+					annotations = map[string]string{}
+				}
+				annotations[workv1alpha2.AppliedPlacementAnnotation] = string(placement)
+				obj.SetAnnotations(annotations)
 			}
-			annotations[workv1alpha2.AppliedPlacementAnnotation] = string(placement)
-			obj.SetAnnotations(annotations)
 			if err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 				return r.writeFailed(ctx, err, "patching binding spec")
 			}
 			specWritten = true
+		}
+	}
+	failMessage := ""
+	if schedErr != nil {
+		failMessage = schedErr.Error()
+		if len(b.spec.Clusters) > 0 {
+			failMessage += fmt.Sprintf(" The current placement %s is kept.", formatTargets(b.spec.Clusters))
 		}
 	}
 
@@ -235,14 +247,14 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 			b.status.LastScheduledTime = &t
 			meta.SetStatusCondition(&b.status.Conditions, cond)
 		}
-	case noFit:
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, workv1alpha2.BindingReasonNoClusterFit, schedErr.Error()
+	case isFitError(schedErr):
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, workv1alpha2.BindingReasonNoClusterFit, failMessage
 		meta.SetStatusCondition(&b.status.Conditions, cond)
 	case isUnschedulable(schedErr):
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, workv1alpha2.BindingReasonUnschedulable, schedErr.Error()
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, workv1alpha2.BindingReasonUnschedulable, failMessage
 		meta.SetStatusCondition(&b.status.Conditions, cond)
 	default:
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, workv1alpha2.BindingReasonSchedulerError, schedErr.Error()
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, workv1alpha2.BindingReasonSchedulerError, failMessage
 		meta.SetStatusCondition(&b.status.Conditions, cond)
 		retErr = fmt.Errorf("scheduling binding: %w", schedErr)
 	}
@@ -267,7 +279,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 			r.event(b, corev1.EventTypeNormal, EventReasonScheduleSucceed, fmt.Sprintf("%s Result: %s", scheduledMessage, formatTargets(b.spec.Clusters)))
 			log.V(2).Info("binding scheduled", "trigger", d.trigger, "clusters", formatTargets(b.spec.Clusters), "affinityName", result.AffinityName)
 		} else {
-			r.event(b, corev1.EventTypeWarning, EventReasonScheduleFailed, schedErr.Error())
+			r.event(b, corev1.EventTypeWarning, EventReasonScheduleFailed, failMessage)
 			log.V(2).Info("binding not scheduled", "trigger", d.trigger, "reason", cond.Reason, "message", cond.Message)
 		}
 	}
@@ -325,6 +337,23 @@ func (r *Reconciler) event(b binding, eventType, reason, message string) {
 	r.Recorder.Event(&corev1.ObjectReference{
 		APIVersion: res.APIVersion, Kind: res.Kind, Namespace: res.Namespace, Name: res.Name, UID: res.UID,
 	}, eventType, reason, message)
+}
+
+func isFitError(err error) bool {
+	var f *core.FitError
+	return err != nil && errors.As(err, &f)
+}
+
+// keptPlacement is what stays of the current placement when no new one
+// fits: every cluster that still exists and is not being deleted.
+func keptPlacement(current []workv1alpha2.TargetCluster, clusters map[string]*clusterv1alpha1.Cluster) []workv1alpha2.TargetCluster {
+	var kept []workv1alpha2.TargetCluster
+	for _, t := range current {
+		if c, ok := clusters[t.Name]; ok && c.DeletionTimestamp == nil {
+			kept = append(kept, t)
+		}
+	}
+	return kept
 }
 
 func isUnschedulable(err error) bool {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -486,5 +487,101 @@ func TestOwnStatusWriteNotCachedYet(t *testing.T) {
 	h.reconcileRB(t, "nginx-deployment")
 	if h.writes == 0 {
 		t.Error("the stale cache alone caused no write: the test does not show what Echoes saves")
+	}
+}
+
+// A placement that fits nowhere any more never removes the clusters the
+// workload runs on: the copy stays, Scheduled=False says why, a Warning
+// Event tells the user. Only clusters that are gone are dropped, and a
+// placement that fits elsewhere still moves the workload.
+func TestReconcileNoFitKeepsCurrentPlacement(t *testing.T) {
+	tier := st.MakePlacement().LabelSelector(map[string]string{"tier": "gold"}).Obj()
+	onlyMember9 := st.MakePlacement().ClusterNames("member9").Obj()
+	scheduledOn3 := func(p *policyv1alpha1.Placement, applied *policyv1alpha1.Placement) *workv1alpha2.ResourceBinding {
+		return st.MakeBinding("default", "nginx").Replicas(2).Placement(p).Cluster("member3", 2).
+			Annotation(workv1alpha2.AppliedPlacementAnnotation, appliedJSON(t, applied)).
+			SchedulerStatus(1, &metav1.Time{Time: testNow.Add(-time.Hour)}, "").Condition(scheduledCondition()).Obj()
+	}
+	gold := func(name string) client.Object { return st.MakeCluster(name).Label("tier", "gold").Obj() }
+	plain := func(name string) client.Object { return st.MakeCluster(name).Obj() }
+
+	cases := map[string]struct {
+		clusters     []client.Object
+		binding      *workv1alpha2.ResourceBinding
+		wantClusters []workv1alpha2.TargetCluster
+		wantReason   string
+		wantKeptMsg  bool
+	}{
+		"the label that selected the cluster is removed": {
+			clusters:     []client.Object{plain("member1"), plain("member2"), plain("member3")},
+			binding:      scheduledOn3(tier, tier),
+			wantClusters: []workv1alpha2.TargetCluster{{Name: "member3", Replicas: 2}},
+			wantReason:   workv1alpha2.BindingReasonNoClusterFit,
+			wantKeptMsg:  true,
+		},
+		"the policy names only a cluster that does not exist": {
+			clusters:     []client.Object{plain("member1"), plain("member2"), plain("member3")},
+			binding:      scheduledOn3(onlyMember9, st.MakePlacement().ClusterNames("member3").Obj()),
+			wantClusters: []workv1alpha2.TargetCluster{{Name: "member3", Replicas: 2}},
+			wantReason:   workv1alpha2.BindingReasonNoClusterFit,
+			wantKeptMsg:  true,
+		},
+		"a new placement that excludes every cluster": {
+			clusters: []client.Object{plain("member1"),
+				st.MakeCluster("member3").Label("tier", "gold").Taint("maintenance", "", corev1.TaintEffectNoSchedule).Obj()},
+			binding:      scheduledOn3(st.MakePlacement().ClusterNames("member1").Exclude("member1").Obj(), tier),
+			wantClusters: []workv1alpha2.TargetCluster{{Name: "member3", Replicas: 2}},
+			wantReason:   workv1alpha2.BindingReasonNoClusterFit,
+			wantKeptMsg:  true,
+		},
+		"the scheduled cluster was unjoined: the user removed it": {
+			clusters:   []client.Object{plain("member1"), plain("member2")},
+			binding:    scheduledOn3(tier, tier),
+			wantReason: workv1alpha2.BindingReasonNoClusterFit,
+		},
+		"a placement that fits elsewhere moves the workload": {
+			clusters:     []client.Object{plain("member1"), gold("member2"), plain("member3")},
+			binding:      scheduledOn3(tier, tier),
+			wantClusters: []workv1alpha2.TargetCluster{{Name: "member2", Replicas: 2}},
+			wantReason:   workv1alpha2.BindingReasonSuccess,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, append(tc.clusters, tc.binding)...)
+			_, got := h.reconcileRB(t, "nginx-deployment")
+
+			if !reflect.DeepEqual(normalize(got.Spec.Clusters), normalize(tc.wantClusters)) {
+				t.Errorf("spec.clusters = %v, want %v", got.Spec.Clusters, tc.wantClusters)
+			}
+			cond := meta.FindStatusCondition(got.Status.Conditions, workv1alpha2.Scheduled)
+			if cond == nil || cond.Reason != tc.wantReason {
+				t.Fatalf("Scheduled condition %+v, want reason %s", cond, tc.wantReason)
+			}
+			if tc.wantReason == workv1alpha2.BindingReasonSuccess {
+				return
+			}
+			if cond.Status != metav1.ConditionFalse {
+				t.Errorf("Scheduled status %s, want False", cond.Status)
+			}
+			const kept = "The current placement {member3:2} is kept."
+			if got := strings.Contains(cond.Message, kept); got != tc.wantKeptMsg {
+				t.Errorf("condition message %q: mentions the kept placement %v, want %v", cond.Message, got, tc.wantKeptMsg)
+			}
+			events := h.drainEvents()
+			if len(events) == 0 || !strings.HasPrefix(events[0], "Warning "+EventReasonScheduleFailed) {
+				t.Errorf("events %q, want a Warning %s", events, EventReasonScheduleFailed)
+			}
+
+			// Nothing changes while nothing fits: no write, no event.
+			h.writes = 0
+			_, again := h.reconcileRB(t, "nginx-deployment")
+			if h.writes != 0 || len(h.drainEvents()) != 0 {
+				t.Errorf("the same failure again wrote %d times", h.writes)
+			}
+			if !reflect.DeepEqual(normalize(again.Spec.Clusters), normalize(tc.wantClusters)) {
+				t.Errorf("spec.clusters after a second pass = %v", again.Spec.Clusters)
+			}
+		})
 	}
 }
