@@ -94,7 +94,8 @@ type Reconciler struct {
 //  4. read the template (none: stop, garbage collection removes the
 //     binding) and the override policies;
 //  5. render each target cluster's Work and create or update it when it
-//     differs.
+//     differs; update the Works of kept copies that follow the template
+//     (keptTargets).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	res, err := r.reconcile(ctx, req)
 	if err != nil && apierrors.IsConflict(err) {
@@ -130,7 +131,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 
-	targets := targetClusters(b.spec)
+	targets := append(targetClusters(b.spec), keptTargets(b.spec, r.Eviction)...)
 	if len(targets) == 0 {
 		return ctrl.Result{}, errors.Join(errs...)
 	}
@@ -164,6 +165,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	var result ctrl.Result
 	for _, t := range targets {
+		if t.kept && existing[ExecutionNamespace(t.cluster)] == nil {
+			continue
+		}
 		if blocked.Has(t.cluster) && existing[ExecutionNamespace(t.cluster)] == nil {
 			// A Directly eviction deletes the old copy before the new one
 			// is created; the graceful-eviction controller lifts the block.

@@ -14,10 +14,14 @@ import (
 type target struct {
 	cluster  string
 	replicas int32
-	// scheduled is true for clusters of spec.clusters. Clusters only listed
-	// by spec.requiredBy (dependency propagation) get the template as is:
-	// their replicas are not revised.
+	// scheduled is true for clusters of spec.clusters and kept copies that
+	// follow the template. Clusters only listed by spec.requiredBy
+	// (dependency propagation) get the template as is: their replicas are
+	// not revised.
 	scheduled bool
+	// kept: the copy an eviction task keeps; its Work is updated, never
+	// created.
+	kept bool
 }
 
 // targetClusters returns the clusters that get a Work, sorted by name:
@@ -48,16 +52,12 @@ func targetClusters(spec *workv1alpha2.ResourceBindingSpec) []target {
 
 // clustersToKeep returns the clusters whose existing Work must survive
 // although the cluster is no longer a target: the fromCluster of every
-// graceful eviction task. The old copy stays, frozen (it is neither
-// re-rendered nor deleted), until the graceful-eviction controller removes
-// the task: when the replacement is healthy, the grace period has passed,
-// or a user lifted suppressDeletion.
-//
-// This is the eviction hook of the binding controller. Karmada lets tasks
-// with purgeMode Directly protect nothing (the old copy is deleted first
-// and new Works wait for it to be gone); the failover issue refines this
-// function and adds that barrier, with the bounded wait of the architecture
-// (principle 7), here.
+// graceful eviction task the hooks keep (all of them without hooks). The
+// old copy stays until the graceful-eviction controller removes the task:
+// when the replacement is healthy, the grace period has passed, or a user
+// lifted suppressDeletion. While a replacement is placed it is left as it
+// is; while nothing is placed instead it is the workload, and follows the
+// template (keptTargets).
 func clustersToKeep(spec *workv1alpha2.ResourceBindingSpec, eviction EvictionHooks) sets.Set[string] {
 	keep := sets.New[string]()
 	for _, task := range spec.GracefulEvictionTasks {
@@ -71,17 +71,37 @@ func clustersToKeep(spec *workv1alpha2.ResourceBindingSpec, eviction EvictionHoo
 	return keep
 }
 
+// keptTargets returns the kept copies (clustersToKeep) that follow the
+// template, with their replicas, sorted by cluster: the hooks decide
+// (RenderKeptCopy). Only existing Works are rendered again; a kept copy is
+// never created.
+func keptTargets(spec *workv1alpha2.ResourceBindingSpec, eviction EvictionHooks) []target {
+	if eviction == nil {
+		return nil
+	}
+	var out []target
+	for _, c := range sets.List(clustersToKeep(spec, eviction)) {
+		if replicas, ok := eviction.RenderKeptCopy(spec, c); ok {
+			out = append(out, target{cluster: c, replicas: replicas, scheduled: true, kept: true})
+		}
+	}
+	return out
+}
+
 // EvictionHooks are the failover decisions the binding controller follows
 // (implemented by internal/failover):
 //   - KeepWorkFor: whether the old copy in an evicted cluster stays (graceful
 //     eviction, Never, or no failover target yet) or is deleted (Directly,
 //     or a user confirmed the deletion);
+//   - RenderKeptCopy: whether a kept copy follows the template, and with how
+//     many replicas (while nothing is placed instead);
 //   - BlockedClusters: target clusters whose Work must not be created yet,
 //     because a Directly eviction deletes the old copy first.
 //
-// Nil keeps every evicted cluster's Work and blocks nothing.
+// Nil keeps every evicted cluster's Work as it is and blocks nothing.
 type EvictionHooks interface {
 	KeepWorkFor(spec *workv1alpha2.ResourceBindingSpec, cluster string) bool
+	RenderKeptCopy(spec *workv1alpha2.ResourceBindingSpec, cluster string) (replicas int32, render bool)
 	BlockedClusters(spec *workv1alpha2.ResourceBindingSpec) []string
 }
 

@@ -46,15 +46,15 @@ func TestTargetClusters(t *testing.T) {
 	}{
 		"scheduled clusters, sorted": {
 			spec: &makeBinding("nginx").Cluster("member2", 1).Cluster("member1", 2).Spec,
-			want: []target{{"member1", 2, true}, {"member2", 1, true}},
+			want: []target{{cluster: "member1", replicas: 2, scheduled: true}, {cluster: "member2", replicas: 1, scheduled: true}},
 		},
 		"requiredBy adds clusters without replicas": {
 			spec: &makeBinding("nginx").Cluster("member1", 2).RequiredBy("app", "member1", "member3").RequiredBy("other", "member3").Spec,
-			want: []target{{"member1", 2, true}, {"member3", 0, false}},
+			want: []target{{cluster: "member1", replicas: 2, scheduled: true}, {cluster: "member3"}},
 		},
 		"attached binding with requiredBy only": {
 			spec: &makeBinding("cm").RequiredBy("app", "member2").Spec,
-			want: []target{{"member2", 0, false}},
+			want: []target{{cluster: "member2"}},
 		},
 		"nothing": {spec: &workv1alpha2.ResourceBindingSpec{}},
 	}

@@ -83,7 +83,7 @@ const conflictRetry = time.Second
 // binding's Works brings the binding back too: nothing else changes on the
 // binding when the last trace of an old copy goes.
 func setupPerKind(mgr ctrl.Manager, name string, relevant func(client.Object) bool, workGone bool, maxConcurrent int,
-	rec func(ctx context.Context, k bindingKind, req ctrl.Request) (ctrl.Result, error)) error {
+	rec func(ctx context.Context, k bindingKind, req ctrl.Request) (ctrl.Result, error), watches ...extraWatch) error {
 	for _, k := range bindingKinds {
 		k := k
 		b := ctrl.NewControllerManagedBy(mgr).
@@ -98,6 +98,9 @@ func setupPerKind(mgr ctrl.Manager, name string, relevant func(client.Object) bo
 					GenericFunc: func(event.GenericEvent) bool { return false },
 				}))
 		}
+		for _, w := range watches {
+			b = w(b, k)
+		}
 		err := b.
 			WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrent}).
 			Complete(conflict.Retrying(reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -109,6 +112,9 @@ func setupPerKind(mgr ctrl.Manager, name string, relevant func(client.Object) bo
 	}
 	return nil
 }
+
+// extraWatch adds a watch to the controller of binding kind k.
+type extraWatch func(b *builder.Builder, k bindingKind) *builder.Builder
 
 // bindingOfWork maps a Work to its binding of kind k, by the annotations
 // the binding controller puts on every Work.

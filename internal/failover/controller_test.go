@@ -2,13 +2,16 @@ package failover
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
@@ -19,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
@@ -458,19 +462,49 @@ func TestGracefulEvictionNoTargetKeepsLastCopy(t *testing.T) {
 		t.Error("repeated pass wrote or warned again")
 	}
 
-	// A target appears (past the grace period): normal rules resume.
+	// A target appears long after the grace period: the grace period runs
+	// from the placement, so the old copy stays until the replacement is
+	// Healthy or the grace period has passed since it was placed.
+	placedAt := 7300
+	e.clock.SetTime(at(placedAt))
 	b.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}}
 	e.update(b)
 	b = e.rb(nginx)
 	b.Status.SchedulerObservedGeneration = b.Generation
-	b.Status.Conditions = nil
+	b.Status.LastScheduledTime = mt(placedAt)
+	meta.RemoveStatusCondition(&b.Status.Conditions, workv1alpha2.Scheduled)
 	e.updateStatus(b)
-	if _, err := r.reconcile(context.Background(), resourceBindingKind, reqFor(nginx)); err != nil {
+	res, err = r.reconcile(context.Background(), resourceBindingKind, reqFor(nginx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = e.rb(nginx)
+	if len(b.Spec.GracefulEvictionTasks) != 1 {
+		t.Fatal("the task was closed the moment a target appeared, past its grace period counted from its creation: the old copy would go before its replacement exists")
+	}
+	c = meta.FindStatusCondition(b.Status.Conditions, ConditionFailoverTargetAvailable)
+	if c == nil || c.Status != "True" || !c.LastTransitionTime.Time.Equal(at(placedAt)) {
+		t.Errorf("condition = %+v, want True since the placement at %s", c, at(placedAt))
+	}
+	if res.RequeueAfter != 600*time.Second {
+		t.Errorf("requeueAfter = %s, want the grace period from the placement (10m)", res.RequeueAfter)
+	}
+
+	// A restart does not reset it: the condition keeps the placement time.
+	e.clock.SetTime(at(placedAt + 599))
+	if _, err := e.gracefulEviction().reconcile(context.Background(), resourceBindingKind, reqFor(nginx)); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.rb(nginx).Spec.GracefulEvictionTasks) != 1 {
+		t.Fatal("task closed before the grace period since the placement passed")
+	}
+	e.clock.SetTime(at(placedAt + 600))
+	if _, err := e.gracefulEviction().reconcile(context.Background(), resourceBindingKind, reqFor(nginx)); err != nil {
 		t.Fatal(err)
 	}
 	b = e.rb(nginx)
 	if len(b.Spec.GracefulEvictionTasks) != 0 {
-		t.Errorf("task kept after the grace period with a target: %+v", b.Spec.GracefulEvictionTasks)
+		t.Errorf("task kept after the grace period since the placement: %+v", b.Spec.GracefulEvictionTasks)
 	}
 	// The pass that removes the task removes the condition too, in the
 	// same status write.
@@ -594,5 +628,73 @@ func TestEvictionThenHistory(t *testing.T) {
 	b.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member3"}}
 	if got := NewHooks(features.New()).LabelsToInject(&b.Spec, &b.Status, "member3"); got["jobid"] != "abc123" {
 		t.Errorf("LabelsToInject(member3) = %v", got)
+	}
+}
+
+// A single-cluster workload evicted from a cluster that comes back before
+// any other cluster took it: the eviction is undone in one write (task
+// gone, cluster back in spec.clusters), announced once, and nothing else is
+// written afterwards. While the cluster is still down nothing changes.
+func TestGracefulEvictionUndoneWhenTheClusterRecovers(t *testing.T) {
+	task := withGrace(makeTask("member1", policyv1alpha1.PurgeModeGracefully, 0, "member1"), 60)
+	task.Reason, task.Producer, task.Replicas = workv1alpha2.EvictionReasonTaintUntolerated, workv1alpha2.EvictionProducerTaintManager, ptr.To[int32](2)
+	rb := makeBinding("nginx").unscheduled().
+		noClusterFit("0/3 clusters are available: 1 cluster(s) is in the process of eviction, 2 cluster(s) did not match the placement cluster affinity constraint.").
+		task(task).obj()
+	rb.Spec.Replicas = 2
+	member1 := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}, Status: clusterv1alpha1.ClusterStatus{
+		Conditions: []metav1.Condition{{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionFalse, Reason: "ClusterNotReachable"}}}}
+	e := newEnv(t, nil, rb, member1)
+	e.clock.SetTime(at(3600))
+	r := e.gracefulEviction()
+
+	// Still down: the task stays, the copy is kept.
+	if _, err := r.reconcile(context.Background(), resourceBindingKind, reqFor(nginx)); err != nil {
+		t.Fatal(err)
+	}
+	if b := e.rb(nginx); len(b.Spec.GracefulEvictionTasks) != 1 || len(b.Spec.Clusters) != 0 {
+		t.Fatalf("changed while the cluster is down: clusters %v, tasks %d", b.Spec.Clusters, len(b.Spec.GracefulEvictionTasks))
+	}
+	e.events()
+
+	// Back: Ready, no NoExecute taint.
+	c := &clusterv1alpha1.Cluster{}
+	if err := e.client.Get(context.Background(), types.NamespacedName{Name: "member1"}, c); err != nil {
+		t.Fatal(err)
+	}
+	c.Status.Conditions[0].Status, c.Status.Conditions[0].Reason = metav1.ConditionTrue, "ClusterReady"
+	if err := e.client.Update(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.reconcile(context.Background(), resourceBindingKind, reqFor(nginx)); err != nil {
+		t.Fatal(err)
+	}
+	b := e.rb(nginx)
+	if len(b.Spec.GracefulEvictionTasks) != 0 {
+		t.Errorf("tasks = %+v, want none", b.Spec.GracefulEvictionTasks)
+	}
+	if want := []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}}; !equality.Semantic.DeepEqual(b.Spec.Clusters, want) {
+		t.Errorf("spec.clusters = %+v, want %+v", b.Spec.Clusters, want)
+	}
+	if !NewHooks(nil).KeepWorkFor(&b.Spec, "member1") && !slices.ContainsFunc(b.Spec.Clusters, func(c workv1alpha2.TargetCluster) bool { return c.Name == "member1" }) {
+		t.Error("member1's copy is neither kept nor targeted: the binding controller would delete it")
+	}
+	if c := meta.FindStatusCondition(b.Status.Conditions, ConditionFailoverTargetAvailable); c != nil {
+		t.Errorf("FailoverTargetAvailable left: %+v", c)
+	}
+	if !containsEvent(e.events(), "Normal", EventReasonEvictionCancelled, "member1") {
+		t.Error("no EvictionCancelled event")
+	}
+	if got := e.gauge("lifeboat_evictions_cancelled_total"); got != 1 {
+		t.Errorf("lifeboat_evictions_cancelled_total = %v, want 1", got)
+	}
+
+	// Again: nothing to write.
+	rv := b.ResourceVersion
+	if _, err := r.reconcile(context.Background(), resourceBindingKind, reqFor(nginx)); err != nil {
+		t.Fatal(err)
+	}
+	if e.rb(nginx).ResourceVersion != rv || len(e.events()) != 0 {
+		t.Error("the pass after the undo wrote or announced again")
 	}
 }

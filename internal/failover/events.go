@@ -33,6 +33,9 @@ const (
 	// EventReasonReplacementHealthy (Normal): the replacement of an evicted
 	// copy is healthy.
 	EventReasonReplacementHealthy = "FailoverReplacementHealthy"
+	// EventReasonEvictionCancelled (Normal): an eviction was undone because
+	// its cluster recovered before another cluster took the workload.
+	EventReasonEvictionCancelled = "EvictionCancelled"
 )
 
 // Condition of a binding written by the graceful-eviction controller while

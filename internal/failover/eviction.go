@@ -2,11 +2,15 @@ package failover
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 )
@@ -28,6 +32,10 @@ type observed struct {
 	oldCopyGone func(cluster string) bool
 	// defaultGrace applies to tasks without gracePeriodSeconds.
 	defaultGrace time.Duration
+	// clusters are the Cluster objects of the evicted clusters, by name,
+	// to tell whether one is healthy again (recovered). nil: unknown, no
+	// eviction is cancelled.
+	clusters map[string]*clusterv1alpha1.Cluster
 }
 
 func (o observed) gone(cluster string) bool {
@@ -37,20 +45,107 @@ func (o observed) gone(cluster string) bool {
 	return aggregatedItem(o.status, cluster) == nil
 }
 
+// graceStart is when a task's grace period starts: when its replacement
+// was placed, never before the task was created. Until a replacement is
+// placed nothing runs out, so a workload that found no target for longer
+// than its grace period is not deleted the moment one appears. The
+// FailoverTargetAvailable=True condition keeps that moment across
+// restarts (its lastTransitionTime); before it is written, the
+// scheduler's lastScheduledTime stands in.
+func graceStart(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Time) time.Time {
+	start := task.CreationTimestamp.Time
+	if placed := placedSince(o, now); placed.After(start) {
+		start = placed
+	}
+	return start
+}
+
+// placedSince is when the current placement, the evicted workloads'
+// target, was placed (see graceStart): the lastTransitionTime of
+// FailoverTargetAvailable=True, else the scheduler's lastScheduledTime,
+// but now when the binding last said that nothing could take the workload
+// and the scheduler's stamp is not newer than that. The zero time when
+// unknown.
+func placedSince(o observed, now time.Time) time.Time {
+	c := meta.FindStatusCondition(o.status.Conditions, ConditionFailoverTargetAvailable)
+	if c != nil && c.Status == metav1.ConditionTrue {
+		return c.LastTransitionTime.Time
+	}
+	var placed time.Time
+	if o.status.LastScheduledTime != nil && scheduled(o.generation, o.status) {
+		placed = o.status.LastScheduledTime.Time
+	}
+	if c != nil && c.Status == metav1.ConditionFalse && !placed.After(c.LastTransitionTime.Time) {
+		return now
+	}
+	return placed
+}
+
 // taskDeadline is when a task times out; false when it never does (no
-// creation time yet, or its deletion is suppressed).
-func taskDeadline(task *workv1alpha2.GracefulEvictionTask, defaultGrace time.Duration) (time.Time, bool) {
+// creation time yet, or its deletion is suppressed). It counts from
+// graceStart.
+func taskDeadline(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Time) (time.Time, bool) {
 	if task.CreationTimestamp == nil || (task.SuppressDeletion != nil && *task.SuppressDeletion) {
 		return time.Time{}, false
 	}
 	if task.SuppressDeletion == nil && policyv1alpha1.NormalizePurgeMode(task.PurgeMode) == policyv1alpha1.PurgeModeNever {
 		return time.Time{}, false
 	}
-	grace := defaultGrace
+	return graceStart(task, o, now).Add(gracePeriod(task, o.defaultGrace)), true
+}
+
+// gracePeriod is the task's gracePeriodSeconds, or defaultGrace.
+func gracePeriod(task *workv1alpha2.GracefulEvictionTask, defaultGrace time.Duration) time.Duration {
 	if task.GracePeriodSeconds != nil && *task.GracePeriodSeconds > 0 {
-		grace = time.Duration(*task.GracePeriodSeconds) * time.Second
+		return time.Duration(*task.GracePeriodSeconds) * time.Second
 	}
-	return task.CreationTimestamp.Add(grace), true
+	return defaultGrace
+}
+
+// recovered reports whether the cluster a task evicts the workload from
+// is healthy again, so that the eviction can be undone while nothing has
+// been placed instead (see planTasks):
+//   - TaintUntolerated: the Cluster exists, is Ready, and the taint manager
+//     would not evict the workload from it (no NoExecute taint that the
+//     placement does not tolerate for good);
+//   - ApplicationFailure: the copy left there reports Healthy.
+//
+// Evictions for other reasons (written by users or other tools) are never
+// undone.
+func recovered(task *workv1alpha2.GracefulEvictionTask, o observed) bool {
+	switch task.Reason {
+	case workv1alpha2.EvictionReasonTaintUntolerated:
+		c := o.clusters[task.FromCluster]
+		if c == nil || c.DeletionTimestamp != nil || !meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
+			return false
+		}
+		var tolerations []corev1.Toleration
+		if o.spec.Placement != nil {
+			tolerations = o.spec.Placement.ClusterTolerations
+		}
+		return noExecuteDeadline(c.Spec.Taints, tolerations).never
+	case workv1alpha2.EvictionReasonApplicationFailure:
+		item := aggregatedItem(o.status, task.FromCluster)
+		return item != nil && item.Health == workv1alpha2.ResourceHealthy
+	}
+	return false
+}
+
+// restoredTarget is the cluster an undone eviction puts back into
+// spec.clusters, with the replicas its kept copy runs (KeptReplicas).
+func restoredTarget(spec *workv1alpha2.ResourceBindingSpec, task *workv1alpha2.GracefulEvictionTask) workv1alpha2.TargetCluster {
+	return workv1alpha2.TargetCluster{Name: task.FromCluster, Replicas: KeptReplicas(spec, task)}
+}
+
+// KeptReplicas is how many replicas the copy an eviction task keeps runs
+// while nothing has been placed instead: as a Duplicated workload it runs
+// spec.replicas, as a Divided one its share at the eviction.
+func KeptReplicas(spec *workv1alpha2.ResourceBindingSpec, task *workv1alpha2.GracefulEvictionTask) int32 {
+	p := spec.Placement
+	if p != nil && p.ReplicaScheduling != nil && p.ReplicaScheduling.ReplicaSchedulingType == policyv1alpha1.ReplicaSchedulingTypeDivided && task.Replicas != nil {
+		return *task.Replicas
+	}
+	return spec.Replicas
 }
 
 // taskDone decides whether an eviction task is finished, so the task can
@@ -80,14 +175,15 @@ func taskDone(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Time
 	case len(o.spec.Clusters) == 0:
 		return false, fmt.Sprintf("no cluster to fail over to; the copy in %s is kept until one is available", task.FromCluster)
 	}
-	deadline, _ := taskDeadline(task, o.defaultGrace)
+	deadline, _ := taskDeadline(task, o, now)
 	expired := !now.Before(deadline)
+	grace := gracePeriod(task, o.defaultGrace)
 	if mode == policyv1alpha1.PurgeModeDirectly {
 		switch {
 		case o.gone(task.FromCluster):
 			return true, fmt.Sprintf("the old copy in %s was deleted", task.FromCluster)
 		case expired:
-			return true, fmt.Sprintf("the old copy in %s was not confirmed deleted within %s; the new copy goes ahead", task.FromCluster, deadline.Sub(task.CreationTimestamp.Time))
+			return true, fmt.Sprintf("the old copy in %s was not confirmed deleted within %s; the new copy goes ahead", task.FromCluster, grace)
 		default:
 			return false, fmt.Sprintf("waiting for the old copy in %s to be deleted", task.FromCluster)
 		}
@@ -96,7 +192,7 @@ func taskDone(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Time
 	case scheduled(o.generation, o.status) && placementHealthy(o.spec, o.status):
 		return true, fmt.Sprintf("the replacement on %v is healthy", clusterNames(o.spec.Clusters))
 	case expired:
-		return true, fmt.Sprintf("the grace period of %s passed before the replacement was healthy", deadline.Sub(task.CreationTimestamp.Time))
+		return true, fmt.Sprintf("the grace period of %s passed before the replacement was healthy", grace)
 	default:
 		return false, "waiting for the replacement to be healthy"
 	}
@@ -112,7 +208,12 @@ type removedTask struct {
 type taskPlan struct {
 	kept    []workv1alpha2.GracefulEvictionTask
 	removed []removedTask
-	// changed: spec must be written (tasks removed or stamped).
+	// cancelled are the tasks whose eviction is undone: their cluster goes
+	// back into spec.clusters (restored), in the same write that removes
+	// them.
+	cancelled []removedTask
+	restored  []workv1alpha2.TargetCluster
+	// changed: spec must be written (tasks removed, cancelled or stamped).
 	changed bool
 	// stamped: a task got its creation time.
 	stamped bool
@@ -120,15 +221,30 @@ type taskPlan struct {
 	requeueAfter time.Duration
 }
 
-// planTasks applies taskDone to every task, stamping a creation time on
-// tasks that have none (tasks written by other tools) first.
+// planTasks decides every task, stamping a creation time on tasks that
+// have none (tasks written by other tools) first:
+//
+//  1. while nothing is placed instead (spec.clusters is empty), an eviction
+//     whose cluster is healthy again (recovered) is undone: the task goes
+//     and its cluster returns to spec.clusters, in one write, so the copy
+//     that never stopped running is the workload again and receives
+//     template changes; the cluster is no longer excluded by the
+//     scheduler;
+//  2. otherwise taskDone decides.
 func planTasks(o observed, now time.Time) taskPlan {
 	var p taskPlan
+	noTarget := len(o.spec.Clusters) == 0
 	for i := range o.spec.GracefulEvictionTasks {
 		task := *o.spec.GracefulEvictionTasks[i].DeepCopy()
 		if task.CreationTimestamp == nil {
 			task.CreationTimestamp = ptr.To(metav1.NewTime(now).Rfc3339Copy())
 			p.changed, p.stamped = true, true
+		}
+		if noTarget && recovered(&task, o) && !slices.ContainsFunc(p.restored, func(t workv1alpha2.TargetCluster) bool { return t.Name == task.FromCluster }) {
+			p.cancelled = append(p.cancelled, removedTask{task: task, reason: recoveredReason(&task)})
+			p.restored = append(p.restored, restoredTarget(o.spec, &task))
+			p.changed = true
+			continue
 		}
 		if done, why := taskDone(&task, o, now); done {
 			p.removed = append(p.removed, removedTask{task: task, reason: why})
@@ -138,11 +254,19 @@ func planTasks(o observed, now time.Time) taskPlan {
 		p.kept = append(p.kept, task)
 		// Time-outs matter only while there is a target: without one the
 		// task waits for the scheduler, which changes the binding.
-		if deadline, ok := taskDeadline(&task, o.defaultGrace); ok && len(o.spec.Clusters) > 0 {
+		if deadline, ok := taskDeadline(&task, o, now); ok && !noTarget {
 			if d := deadline.Sub(now); d > 0 && (p.requeueAfter == 0 || d < p.requeueAfter) {
 				p.requeueAfter = d
 			}
 		}
 	}
 	return p
+}
+
+// recoveredReason says why an eviction is undone, for Events and logs.
+func recoveredReason(task *workv1alpha2.GracefulEvictionTask) string {
+	if task.Reason == workv1alpha2.EvictionReasonApplicationFailure {
+		return fmt.Sprintf("the application in %s is healthy again and no other cluster took the workload; it stays in %s", task.FromCluster, task.FromCluster)
+	}
+	return fmt.Sprintf("%s is Ready again without an untolerated NoExecute taint and no other cluster took the workload; it stays in %s", task.FromCluster, task.FromCluster)
 }

@@ -7,15 +7,20 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
@@ -56,10 +61,93 @@ type GracefulEvictionReconciler struct {
 	MaxConcurrentReconciles int
 }
 
+// IndexBindingsByEvictedCluster indexes ResourceBindings and
+// ClusterResourceBindings by the fromCluster of their eviction tasks, so
+// that a cluster that recovers brings back the bindings evicted from it.
+const IndexBindingsByEvictedCluster = "failover.lifeboat.dev/evicted-cluster"
+
+// evictedClusterValues is the index function of
+// IndexBindingsByEvictedCluster.
+func evictedClusterValues(obj client.Object) []string {
+	spec, _, err := parts(obj)
+	if err != nil {
+		return nil
+	}
+	out := make([]string, 0, len(spec.GracefulEvictionTasks))
+	for _, t := range spec.GracefulEvictionTasks {
+		out = append(out, t.FromCluster)
+	}
+	return out
+}
+
 // SetupWithManager registers one controller for ResourceBindings and one
-// for ClusterResourceBindings.
+// for ClusterResourceBindings. Besides the bindings themselves, a change of
+// a Cluster's Ready condition or NoExecute taints brings back the bindings
+// with an eviction task from it: an eviction is undone when its cluster
+// recovers before anything else was placed (planTasks).
 func (r *GracefulEvictionReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return setupPerKind(mgr, "graceful-eviction", gracefulEvictionRelevant, true, r.MaxConcurrentReconciles, r.reconcile)
+	ctx := context.Background()
+	for _, k := range bindingKinds {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, k.newObject(), IndexBindingsByEvictedCluster, evictedClusterValues); err != nil {
+			return fmt.Errorf("indexing %ss by evicted cluster: %w", k.name, err)
+		}
+	}
+	return setupPerKind(mgr, "graceful-eviction", gracefulEvictionRelevant, true, r.MaxConcurrentReconciles, r.reconcile,
+		func(b *builder.Builder, k bindingKind) *builder.Builder {
+			return b.Watches(&clusterv1alpha1.Cluster{},
+				handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, obj client.Object) []reconcile.Request {
+					return bindingsIndexed(ctx, r.Client, k, IndexBindingsByEvictedCluster, obj.GetName())
+				}),
+				builder.WithPredicates(clusterHealthChanged()))
+		})
+}
+
+// clusterHealthChanged passes Cluster updates that change its Ready
+// condition's status or its NoExecute taints.
+func clusterHealthChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, ok1 := e.ObjectOld.(*clusterv1alpha1.Cluster)
+			n, ok2 := e.ObjectNew.(*clusterv1alpha1.Cluster)
+			if !ok1 || !ok2 {
+				return false
+			}
+			ready := func(c *clusterv1alpha1.Cluster) metav1.ConditionStatus {
+				if cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady); cond != nil {
+					return cond.Status
+				}
+				return metav1.ConditionUnknown
+			}
+			return ready(o) != ready(n) || !equality.Semantic.DeepEqual(noExecuteTaints(o.Spec.Taints), noExecuteTaints(n.Spec.Taints))
+		},
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
+
+// bindingsIndexed returns the bindings of kind k whose index holds value.
+func bindingsIndexed(ctx context.Context, c client.Reader, k bindingKind, index, value string) []reconcile.Request {
+	var list client.ObjectList = &workv1alpha2.ResourceBindingList{}
+	if k.short == clusterResourceBindingKind.short {
+		list = &workv1alpha2.ClusterResourceBindingList{}
+	}
+	if err := c.List(ctx, list, client.MatchingFields{index: value}, client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing bindings", "index", index, "value", value, "kind", k.name)
+		return nil
+	}
+	var out []reconcile.Request
+	switch l := list.(type) {
+	case *workv1alpha2.ResourceBindingList:
+		for i := range l.Items {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: l.Items[i].Namespace, Name: l.Items[i].Name}})
+		}
+	case *workv1alpha2.ClusterResourceBindingList:
+		for i := range l.Items {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: l.Items[i].Name}})
+		}
+	}
+	return out
 }
 
 // gracefulEvictionRelevant: the binding has tasks, history entries to
@@ -109,6 +197,7 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 	if plan.changed {
 		kept := *spec
 		kept.GracefulEvictionTasks = plan.kept
+		kept.Clusters = append(append([]workv1alpha2.TargetCluster(nil), spec.Clusters...), plan.restored...)
 		after = &kept
 	}
 	cond, keepCond := targetCondition(obj.GetGeneration(), after, status)
@@ -120,6 +209,11 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 	default:
 		cond.ObservedGeneration = obj.GetGeneration()
 		cond.LastTransitionTime = metav1.NewTime(now).Rfc3339Copy()
+		if placed := placedSince(o, now); cond.Status == metav1.ConditionTrue && !placed.IsZero() && placed.Before(now) {
+			// The grace periods count from here (graceStart): the moment
+			// the scheduler placed the target, not this write.
+			cond.LastTransitionTime = metav1.NewTime(placed).Rfc3339Copy()
+		}
 		meta.SetStatusCondition(&newStatus.Conditions, *cond)
 	}
 	writeStatus := !change.empty() || !conditionsEqual(status.Conditions, newStatus.Conditions)
@@ -128,7 +222,7 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 		r.Metrics.setOpenTasks(key, len(spec.GracefulEvictionTasks))
 		return ctrl.Result{RequeueAfter: plan.requeueAfter}, nil
 	}
-	if holdable(plan, cond, wasNoTarget) {
+	if len(plan.cancelled) == 0 && holdable(plan, cond, wasNoTarget) {
 		if after, held := r.Wave.Hold(key, now); held {
 			log.V(1).Info("clean-up held while other failovers are in flight", "lookAgainIn", after)
 			r.Metrics.setOpenTasks(key, len(spec.GracefulEvictionTasks))
@@ -152,8 +246,15 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 	// 2. Tasks.
 	if plan.changed {
 		spec.GracefulEvictionTasks = plan.kept
+		spec.Clusters = after.Clusters
 		if err := r.Client.Update(ctx, obj); err != nil {
 			return r.writeFailed(ctx, err, "eviction tasks")
+		}
+		for _, c := range plan.cancelled {
+			log.Info("eviction undone", "cluster", c.task.FromCluster, "reason", c.reason)
+			r.Metrics.cancelled(c.task.Reason)
+			eventBoth(r.Recorder, obj, spec, "Normal", EventReasonEvictionCancelled,
+				"The eviction from cluster %s is cancelled: %s.", c.task.FromCluster, c.reason)
 		}
 		for _, rm := range plan.removed {
 			log.Info("eviction task done", "cluster", rm.task.FromCluster, "reason", rm.reason)
@@ -181,6 +282,17 @@ func (r *GracefulEvictionReconciler) observe(ctx context.Context, obj client.Obj
 		grace = DefaultGracePeriod
 	}
 	o := observed{generation: obj.GetGeneration(), spec: spec, status: status, defaultGrace: grace}
+	if len(spec.Clusters) == 0 && len(spec.GracefulEvictionTasks) > 0 {
+		o.clusters = map[string]*clusterv1alpha1.Cluster{}
+		for _, t := range spec.GracefulEvictionTasks {
+			c := &clusterv1alpha1.Cluster{}
+			if err := r.Client.Get(ctx, types.NamespacedName{Name: t.FromCluster}, c); err == nil {
+				o.clusters[t.FromCluster] = c
+			} else if !apierrors.IsNotFound(err) {
+				ctrl.LoggerFrom(ctx).Error(err, "reading the evicted cluster; not undoing its eviction now", "cluster", t.FromCluster)
+			}
+		}
+	}
 	if r.OldCopyExists != nil {
 		o.oldCopyGone = func(cluster string) bool {
 			if aggregatedItem(status, cluster) != nil {

@@ -5,8 +5,12 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 )
@@ -240,6 +244,208 @@ func TestTargetCondition(t *testing.T) {
 			}
 			if string(cond.Status) != tc.wantStatus || !strings.Contains(cond.Message, tc.wantMsg) {
 				t.Errorf("condition = %s %q, want %s containing %q", cond.Status, cond.Message, tc.wantStatus, tc.wantMsg)
+			}
+		})
+	}
+}
+
+// An eviction is undone when its cluster is healthy again while nothing
+// was placed instead: the task goes and its cluster returns to
+// spec.clusters, so the copy that kept running is the workload again. It
+// is never undone while a replacement is placed, nor for other reasons.
+func TestPlanTasksUndoesEvictionsOfRecoveredClusters(t *testing.T) {
+	const (
+		healthy   = workv1alpha2.ResourceHealthy
+		unhealthy = workv1alpha2.ResourceUnhealthy
+	)
+	ready := func(name string) *clusterv1alpha1.Cluster {
+		return &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: clusterv1alpha1.ClusterStatus{
+			Conditions: []metav1.Condition{{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionTrue}}}}
+	}
+	notReady := func(name string) *clusterv1alpha1.Cluster {
+		c := ready(name)
+		c.Status.Conditions[0].Status = metav1.ConditionFalse
+		return c
+	}
+	tainted := func(c *clusterv1alpha1.Cluster, key string) *clusterv1alpha1.Cluster {
+		c.Spec.Taints = append(c.Spec.Taints, corev1.Taint{Key: key, Effect: corev1.TaintEffectNoExecute, TimeAdded: mt(0)})
+		return c
+	}
+	taintTask := func(from string, mode policyv1alpha1.PurgeMode, replicas int32) workv1alpha2.GracefulEvictionTask {
+		t := withGrace(makeTask(from, mode, 0, from), 60)
+		t.Reason, t.Producer, t.Replicas = workv1alpha2.EvictionReasonTaintUntolerated, workv1alpha2.EvictionProducerTaintManager, ptr.To(replicas)
+		return t
+	}
+	tolerate := func(b *bindingWrapper, seconds *int64) *bindingWrapper {
+		b.Spec.Placement = &policyv1alpha1.Placement{ClusterTolerations: []corev1.Toleration{{
+			Key: "maintenance", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: seconds}}}
+		return b
+	}
+	divided := func(b *bindingWrapper) *bindingWrapper {
+		b.Spec.Placement = &policyv1alpha1.Placement{ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{
+			ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided}}
+		return b
+	}
+	replicas := func(b *bindingWrapper, n int32) *bindingWrapper { b.Spec.Replicas = n; return b }
+
+	for name, tc := range map[string]struct {
+		binding      *bindingWrapper
+		clusters     []*clusterv1alpha1.Cluster
+		wantRestored []workv1alpha2.TargetCluster
+		wantKept     []string
+	}{
+		"cluster Ready again, no NoExecute taint, nothing placed: undone": {
+			binding:      replicas(makeBinding("a").task(taintTask("member1", policyv1alpha1.PurgeModeGracefully, 1)), 2),
+			clusters:     []*clusterv1alpha1.Cluster{ready("member1")},
+			wantRestored: []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}},
+		},
+		"Directly and nothing placed: undone, the old copy was kept": {
+			binding:      replicas(makeBinding("a").task(taintTask("member1", policyv1alpha1.PurgeModeDirectly, 3)), 3),
+			clusters:     []*clusterv1alpha1.Cluster{ready("member1")},
+			wantRestored: []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 3}},
+		},
+		"Divided: the kept copy's share comes back": {
+			binding:      divided(replicas(makeBinding("a").task(taintTask("member1", policyv1alpha1.PurgeModeGracefully, 1)), 4)),
+			clusters:     []*clusterv1alpha1.Cluster{ready("member1")},
+			wantRestored: []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 1}},
+		},
+		"a NoExecute taint tolerated for good: undone": {
+			binding:      tolerate(makeBinding("a").task(taintTask("member1", policyv1alpha1.PurgeModeGracefully, 2)), nil),
+			clusters:     []*clusterv1alpha1.Cluster{tainted(ready("member1"), "maintenance")},
+			wantRestored: []workv1alpha2.TargetCluster{{Name: "member1"}},
+		},
+		"the application is healthy again, nothing placed: undone": {
+			binding:      replicas(makeBinding("a").health("member2", healthy).task(withGrace(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0, "member2"), 60)), 2),
+			wantRestored: []workv1alpha2.TargetCluster{{Name: "member2", Replicas: 2}},
+		},
+		"Never, nothing placed, the application healthy again: undone": {
+			binding:      replicas(makeBinding("a").health("member2", healthy).task(makeTask("member2", policyv1alpha1.PurgeModeNever, 0, "member2")), 2),
+			wantRestored: []workv1alpha2.TargetCluster{{Name: "member2", Replicas: 2}},
+		},
+		"must not: the cluster is still not Ready": {
+			binding:  makeBinding("a").task(taintTask("member1", policyv1alpha1.PurgeModeGracefully, 2)),
+			clusters: []*clusterv1alpha1.Cluster{notReady("member1")},
+			wantKept: []string{"member1"},
+		},
+		"must not: Ready, but an untolerated NoExecute taint remains": {
+			binding:  makeBinding("a").task(taintTask("member1", policyv1alpha1.PurgeModeGracefully, 2)),
+			clusters: []*clusterv1alpha1.Cluster{tainted(ready("member1"), "cluster.karmada.io/not-ready")},
+			wantKept: []string{"member1"},
+		},
+		"must not: Ready, but a NoExecute taint tolerated only for a while": {
+			binding:  tolerate(makeBinding("a").task(taintTask("member1", policyv1alpha1.PurgeModeGracefully, 2)), ptr.To[int64](300)),
+			clusters: []*clusterv1alpha1.Cluster{tainted(ready("member1"), "maintenance")},
+			wantKept: []string{"member1"},
+		},
+		"must not: the cluster is gone": {
+			binding:  makeBinding("a").task(taintTask("member1", policyv1alpha1.PurgeModeGracefully, 2)),
+			wantKept: []string{"member1"},
+		},
+		"must not: a replacement is placed (it closes the normal way)": {
+			binding:  makeBinding("a").clusters("member2").health("member2", unhealthy).task(withGrace(taintTask("member1", policyv1alpha1.PurgeModeGracefully, 2), 1000000)),
+			clusters: []*clusterv1alpha1.Cluster{ready("member1")},
+			wantKept: []string{"member1"},
+		},
+		"must not: the application is still unhealthy": {
+			binding:  makeBinding("a").health("member2", unhealthy).task(withGrace(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0, "member2"), 60)),
+			wantKept: []string{"member2"},
+		},
+		"must not: the application's health is Unknown": {
+			binding:  makeBinding("a").health("member2", workv1alpha2.ResourceUnknown).task(withGrace(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0, "member2"), 60)),
+			wantKept: []string{"member2"},
+		},
+		"must not: an eviction written by another tool": {
+			binding: makeBinding("a").health("member2", healthy).task(func() workv1alpha2.GracefulEvictionTask {
+				t := withGrace(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0, "member2"), 60)
+				t.Reason, t.Producer = "ManualMove", "someone"
+				return t
+			}()),
+			clusters: []*clusterv1alpha1.Cluster{ready("member2")},
+			wantKept: []string{"member2"},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := tc.binding.obj()
+			o := observed{generation: b.Generation, spec: &b.Spec, status: &b.Status, defaultGrace: DefaultGracePeriod,
+				clusters: map[string]*clusterv1alpha1.Cluster{}}
+			for _, c := range tc.clusters {
+				o.clusters[c.Name] = c
+			}
+			p := planTasks(o, at(100000))
+			if !equality.Semantic.DeepEqual(p.restored, tc.wantRestored) {
+				t.Errorf("restored = %+v, want %+v", p.restored, tc.wantRestored)
+			}
+			var kept []string
+			for _, k := range p.kept {
+				kept = append(kept, k.FromCluster)
+			}
+			if strings.Join(kept, ",") != strings.Join(tc.wantKept, ",") {
+				t.Errorf("kept = %v, want %v", kept, tc.wantKept)
+			}
+			if len(p.removed) != 0 && len(tc.wantKept) > 0 {
+				t.Errorf("removed %+v: a task left without undoing its eviction deletes the copy", p.removed)
+			}
+			if len(p.cancelled) != len(tc.wantRestored) {
+				t.Errorf("cancelled %d tasks, want %d", len(p.cancelled), len(tc.wantRestored))
+			}
+		})
+	}
+}
+
+// The grace period counts from the moment a replacement was placed, not
+// from the task's creation: a target that appears after the grace period
+// does not delete the old copy at once.
+func TestTaskDoneGraceCountsFromThePlacement(t *testing.T) {
+	graceful := withGrace(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0, "member2"), 600)
+	directly := withGrace(makeTask("member2", policyv1alpha1.PurgeModeDirectly, 0, "member2"), 600)
+	targetSince := func(b *bindingWrapper, status metav1.ConditionStatus, seconds int) *bindingWrapper {
+		b.Status.Conditions = append(b.Status.Conditions, metav1.Condition{Type: ConditionFailoverTargetAvailable, Status: status, LastTransitionTime: *mt(seconds)})
+		return b
+	}
+	scheduledAt := func(b *bindingWrapper, seconds int) *bindingWrapper {
+		b.Status.LastScheduledTime = mt(seconds)
+		return b
+	}
+	unhealthyOn1 := func() *bindingWrapper {
+		return makeBinding("a").clusters("member1").health("member1", workv1alpha2.ResourceUnhealthy).health("member2", workv1alpha2.ResourceUnhealthy)
+	}
+	for name, tc := range map[string]struct {
+		task     workv1alpha2.GracefulEvictionTask
+		binding  *bindingWrapper
+		now      int
+		wantDone bool
+	}{
+		"placed at once: the grace period from the task's creation": {
+			task: graceful, binding: targetSince(unhealthyOn1(), metav1.ConditionTrue, 0), now: 600, wantDone: true,
+		},
+		"placed later (condition True since 5000): not expired at 5599": {
+			task: graceful, binding: targetSince(unhealthyOn1(), metav1.ConditionTrue, 5000), now: 5599,
+		},
+		"placed later (condition True since 5000): expired at 5600": {
+			task: graceful, binding: targetSince(unhealthyOn1(), metav1.ConditionTrue, 5000), now: 5600, wantDone: true,
+		},
+		"the condition still says no target, the scheduler placed it at 5000": {
+			task: graceful, binding: scheduledAt(targetSince(unhealthyOn1(), metav1.ConditionFalse, 100), 5000), now: 5599,
+		},
+		"the condition still says no target and the scheduler's stamp is older: the grace starts now": {
+			task: graceful, binding: scheduledAt(targetSince(unhealthyOn1(), metav1.ConditionFalse, 100), 50), now: 100000,
+		},
+		"no condition yet, the scheduler placed it at 5000": {
+			task: graceful, binding: scheduledAt(unhealthyOn1(), 5000), now: 5599,
+		},
+		"Directly: the bounded wait for the old copy also counts from the placement": {
+			task: directly, binding: targetSince(unhealthyOn1(), metav1.ConditionTrue, 5000), now: 5599,
+		},
+		"Directly: and ends 600s after it": {
+			task: directly, binding: targetSince(unhealthyOn1(), metav1.ConditionTrue, 5000), now: 5600, wantDone: true,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := tc.binding.obj()
+			o := observed{generation: b.Generation, spec: &b.Spec, status: &b.Status, defaultGrace: DefaultGracePeriod}
+			done, reason := taskDone(&tc.task, o, at(tc.now))
+			if done != tc.wantDone {
+				t.Errorf("done = %t (%s), want %t", done, reason, tc.wantDone)
 			}
 		})
 	}

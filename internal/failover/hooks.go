@@ -42,6 +42,19 @@ func (Hooks) KeepWorkFor(spec *workv1alpha2.ResourceBindingSpec, cluster string)
 	return true
 }
 
+// RenderKeptCopy reports whether the copy an eviction task keeps in
+// cluster follows the template, and with how many replicas (KeptReplicas):
+// while nothing is placed instead (spec.clusters is empty) that copy is the
+// workload, so a fix, a new image or a scale must reach it. With a
+// replacement placed the old copy is left as it is until it goes.
+func (Hooks) RenderKeptCopy(spec *workv1alpha2.ResourceBindingSpec, cluster string) (int32, bool) {
+	task := findTask(spec, cluster)
+	if task == nil || len(spec.Clusters) > 0 {
+		return 0, false
+	}
+	return KeptReplicas(spec, task), true
+}
+
 // HoldNewWorks reports whether some Works must not be created yet: a
 // Directly eviction is open, and its old copy must be deleted before the
 // new one is created. BlockedClusters says which.

@@ -12,6 +12,7 @@ import (
 // records nothing.
 type Metrics struct {
 	evictions *prometheus.CounterVec
+	cancels   *prometheus.CounterVec
 	duration  prometheus.Histogram
 	openTasks prometheus.Gauge
 
@@ -27,6 +28,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "lifeboat_evictions_total",
 			Help: "Evictions of a workload from a cluster, by reason (ApplicationFailure, TaintUntolerated) and producer.",
 		}, []string{"reason", "producer"}),
+		cancels: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lifeboat_evictions_cancelled_total",
+			Help: "Evictions undone because their cluster recovered before another cluster took the workload, by reason.",
+		}, []string{"reason"}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "lifeboat_failover_duration_seconds",
 			Help:    "Time from the first unhealthy observation of a failed workload to a healthy replacement.",
@@ -38,7 +43,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}),
 		open: map[string]int{},
 	}
-	for _, c := range []prometheus.Collector{m.evictions, m.duration, m.openTasks} {
+	for _, c := range []prometheus.Collector{m.evictions, m.cancels, m.duration, m.openTasks} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering failover metrics: %w", err)
 		}
@@ -51,6 +56,13 @@ func (m *Metrics) evicted(reason, producer string) {
 		return
 	}
 	m.evictions.WithLabelValues(reason, producer).Inc()
+}
+
+func (m *Metrics) cancelled(reason string) {
+	if m == nil {
+		return
+	}
+	m.cancels.WithLabelValues(reason).Inc()
 }
 
 func (m *Metrics) failoverTook(d time.Duration) {
