@@ -2,6 +2,7 @@ package binding
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -39,6 +40,9 @@ func TestDividedReplicasAreRevisedPerCluster(t *testing.T) {
 		w := e.work(cluster, "Deployment", "default", "nginx")
 		if got := replicasOf(t, w); got != want {
 			t.Errorf("%s: replicas = %d, want %d", cluster, got, want)
+		}
+		if got := w.Annotations[workv1alpha1.WorkReplicasAnnotation]; got != strconv.FormatInt(want, 10) {
+			t.Errorf("%s: the Work says it was rendered for %q replicas, want %d", cluster, got, want)
 		}
 		if w.Name != "nginx-687f7fb96f" {
 			t.Errorf("Work name = %s", w.Name)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -135,7 +136,7 @@ func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, err
 	}
 	expected := expectedClusters(b.spec, r.Eviction)
-	items := aggregateStatus(works, expected, b.spec.Resource)
+	items := aggregateStatus(works, expected, b.spec)
 	same, err := sameJSONValue(b.status.AggregatedStatus, items)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -238,7 +239,8 @@ func (r *StatusReconciler) now() metav1.Time {
 }
 
 // updateBindingStatus writes items (changed says whether they differ from
-// the binding's, compared as JSON values) and the FullyApplied condition.
+// the binding's, compared as JSON values) and the FullyApplied and
+// PlacementHealthy conditions.
 func (r *StatusReconciler) updateBindingStatus(ctx context.Context, b bindingObject, items []workv1alpha2.AggregatedStatusItem, changed bool, expected sets.Set[string]) error {
 	before := b.obj.DeepCopyObject().(client.Object)
 	if changed {
@@ -252,6 +254,14 @@ func (r *StatusReconciler) updateBindingStatus(ctx context.Context, b bindingObj
 	cond := fullyAppliedCondition(expected, items)
 	cond.LastTransitionTime = r.now()
 	if meta.SetStatusCondition(&b.status.Conditions, cond) {
+		changed = true
+	}
+	if healthy, ok := placementHealthyCondition(b.spec.Clusters, items); ok {
+		healthy.LastTransitionTime = r.now()
+		if meta.SetStatusCondition(&b.status.Conditions, healthy) {
+			changed = true
+		}
+	} else if meta.RemoveStatusCondition(&b.status.Conditions, workv1alpha2.PlacementHealthy) {
 		changed = true
 	}
 	if !changed {
@@ -350,7 +360,11 @@ func (r *StatusReconciler) updateTemplateStatus(ctx context.Context, key types.N
 //	missing                false    ""              Unknown                    -
 //	False or Unknown       false    its message     Unknown                    -
 //	True                   true     ""              the manifest's, or Unknown the manifest's
-func aggregateStatus(works []workv1alpha1.Work, expected sets.Set[string], ref workv1alpha2.ObjectReference) []workv1alpha2.AggregatedStatusItem {
+//
+// A manifest's health counts only when it is current (reportCurrent): a
+// report of an older version of the Work, or of a Work rendered for
+// another replica count than the cluster's in spec.clusters, is Unknown.
+func aggregateStatus(works []workv1alpha1.Work, expected sets.Set[string], spec *workv1alpha2.ResourceBindingSpec) []workv1alpha2.AggregatedStatusItem {
 	var items []workv1alpha2.AggregatedStatusItem
 	for i := range works {
 		w := &works[i]
@@ -366,9 +380,9 @@ func aggregateStatus(works []workv1alpha1.Work, expected sets.Set[string], ref w
 			item.AppliedMessage = applied.Message
 		default:
 			item.Applied = true
-			if ms := manifestStatusOf(w, ref); ms != nil {
+			if ms := manifestStatusOf(w, spec.Resource); ms != nil {
 				item.Status = ms.Status.DeepCopy()
-				if ms.Health != "" {
+				if ms.Health != "" && reportCurrent(w, applied, ms, spec, cluster) {
 					item.Health = workv1alpha2.ResourceHealth(ms.Health)
 				}
 			}
@@ -377,6 +391,30 @@ func aggregateStatus(works []workv1alpha1.Work, expected sets.Set[string], ref w
 	}
 	slices.SortFunc(items, func(a, b workv1alpha2.AggregatedStatusItem) int { return cmp.Compare(a.ClusterName, b.ClusterName) })
 	return items
+}
+
+// reportCurrent says whether a Work's health report describes what the
+// binding wants of that cluster now: the Work's current generation was
+// applied (Applied's observedGeneration), the member object had been
+// applied from it when its status was read (the manifest status's
+// observedGeneration), and, for a cluster of spec.clusters whose replicas
+// the Work was rendered with, that count is the cluster's current share.
+// A stale Healthy must not close an eviction before the replacement runs
+// its new share, nor a stale Unhealthy fail a fixed application over.
+func reportCurrent(w *workv1alpha1.Work, applied *metav1.Condition, ms *workv1alpha1.ManifestStatus, spec *workv1alpha2.ResourceBindingSpec, cluster string) bool {
+	if applied.ObservedGeneration != w.Generation || ms.ObservedGeneration != w.Generation {
+		return false
+	}
+	rendered, ok := w.Annotations[workv1alpha1.WorkReplicasAnnotation]
+	if !ok {
+		return true
+	}
+	for _, t := range spec.Clusters {
+		if t.Name == cluster {
+			return rendered == strconv.FormatInt(int64(t.Replicas), 10)
+		}
+	}
+	return true
 }
 
 // manifestStatusOf finds the status of the template's manifest in a Work:
@@ -394,6 +432,24 @@ func manifestStatusOf(w *workv1alpha1.Work, ref workv1alpha2.ObjectReference) *w
 		return ms
 	}
 	return nil
+}
+
+// placementHealthyCondition is True when every cluster of the placement
+// reports Healthy (items are current reports only, see reportCurrent);
+// false (no condition) for an empty placement. Its messages do not name the
+// clusters, so that a placement that changes while it stays Healthy costs
+// no write; its lastTransitionTime is when the placement last became
+// Healthy.
+func placementHealthyCondition(clusters []workv1alpha2.TargetCluster, items []workv1alpha2.AggregatedStatusItem) (metav1.Condition, bool) {
+	if len(clusters) == 0 {
+		return metav1.Condition{}, false
+	}
+	if workv1alpha2.IsPlacementHealthy(clusters, items) {
+		return metav1.Condition{Type: workv1alpha2.PlacementHealthy, Status: metav1.ConditionTrue,
+			Reason: workv1alpha2.PlacementHealthyReason, Message: "Every cluster of the placement reports Healthy."}, true
+	}
+	return metav1.Condition{Type: workv1alpha2.PlacementHealthy, Status: metav1.ConditionFalse,
+		Reason: workv1alpha2.PlacementNotHealthyReason, Message: "Not every cluster of the placement reports Healthy; see status.aggregatedStatus."}, true
 }
 
 // fullyAppliedCondition is True when there are expected clusters and every

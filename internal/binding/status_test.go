@@ -71,6 +71,9 @@ func TestAggregatedStatusAndFullyApplied(t *testing.T) {
 	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != workv1alpha2.FullyAppliedFailedReason {
 		t.Errorf("FullyApplied = %+v, want False", cond)
 	}
+	if c := meta.FindStatusCondition(got.Status.Conditions, workv1alpha2.PlacementHealthy); c == nil || c.Status != metav1.ConditionFalse {
+		t.Errorf("PlacementHealthy = %+v, want False (member2 has no health)", c)
+	}
 
 	tmpl := &appsv1.Deployment{}
 	if err := e.client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "nginx"}, tmpl); err != nil {
@@ -103,11 +106,28 @@ func TestAggregatedStatusAndFullyApplied(t *testing.T) {
 	if cond == nil || cond.Status != metav1.ConditionTrue || !cond.LastTransitionTime.Time.Equal(fakeClock.Now()) {
 		t.Errorf("FullyApplied = %+v, want True at %v", cond, fakeClock.Now())
 	}
+	healthyAt := fakeClock.Now()
+	if c := meta.FindStatusCondition(got.Status.Conditions, workv1alpha2.PlacementHealthy); c == nil || c.Status != metav1.ConditionTrue || !c.LastTransitionTime.Time.Equal(healthyAt) {
+		t.Errorf("PlacementHealthy = %+v, want True since %v (member3 is only kept, not placed)", c, healthyAt)
+	}
+
 	if err := e.client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "nginx"}, tmpl); err != nil {
 		t.Fatal(err)
 	}
 	if tmpl.Status.ReadyReplicas != 3 {
 		t.Errorf("template readyReplicas = %d, want 3", tmpl.Status.ReadyReplicas)
+	}
+
+	// The placement shrinks to member1 while it stays Healthy: the
+	// condition keeps when it became Healthy, and costs no write of its own.
+	got.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}}
+	if err := e.client.Update(context.Background(), got); err != nil {
+		t.Fatal(err)
+	}
+	fakeClock.SetTime(fakeClock.Now().Add(time.Minute))
+	e.reconcileStatus(rb)
+	if c := meta.FindStatusCondition(e.binding(rb).Status.Conditions, workv1alpha2.PlacementHealthy); c == nil || c.Status != metav1.ConditionTrue || !c.LastTransitionTime.Time.Equal(healthyAt) {
+		t.Errorf("PlacementHealthy = %+v, want still True since %v", c, healthyAt)
 	}
 }
 
@@ -454,5 +474,47 @@ func TestTemplateFromTheCacheAfterItsStatusWrites(t *testing.T) {
 	}
 	if live.n == 0 {
 		t.Error("no read from the API server even without Statuses")
+	}
+}
+
+// Health counts only when the report describes what the binding wants of
+// the cluster now: the Work's current generation applied and observed in
+// the member, rendered for the cluster's current replicas.
+func TestAggregatedHealthOnlyFromCurrentReports(t *testing.T) {
+	rb := makeBinding("nginx").Cluster("member1", 4).EvictionTask("member2", policyv1alpha1.PurgeModeGracefully).Obj()
+	work := func(cluster string, generation, appliedGen, observedGen int64, replicas string) workv1alpha1.Work {
+		w := applied(makeWork(cluster, rb), true, 2, workv1alpha1.ResourceHealthy)
+		w.Generation = generation
+		w.Status.Conditions[0].ObservedGeneration = appliedGen
+		w.Status.ManifestStatuses[0].ObservedGeneration = observedGen
+		if replicas != "" {
+			w.Annotations[workv1alpha1.WorkReplicasAnnotation] = replicas
+		}
+		return *w
+	}
+	for name, tc := range map[string]struct {
+		work workv1alpha1.Work
+		want workv1alpha2.ResourceHealth
+	}{
+		"current: Healthy":                       {work: work("member1", 3, 3, 3, "4"), want: workv1alpha2.ResourceHealthy},
+		"no replica count rendered: Healthy":     {work: work("member1", 3, 3, 3, ""), want: workv1alpha2.ResourceHealthy},
+		"the Work's new generation not applied":  {work: work("member1", 3, 2, 2, "4"), want: workv1alpha2.ResourceUnknown},
+		"applied, but the report is of the last": {work: work("member1", 3, 3, 2, "4"), want: workv1alpha2.ResourceUnknown},
+		"rendered for another share (2, not 4)":  {work: work("member1", 3, 3, 3, "2"), want: workv1alpha2.ResourceUnknown},
+		"a kept copy is not held to a share":     {work: work("member2", 3, 3, 3, "2"), want: workv1alpha2.ResourceHealthy},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cluster, _ := ClusterOfNamespace(tc.work.Namespace)
+			items := aggregateStatus([]workv1alpha1.Work{tc.work}, sets.New("member1", "member2"), &rb.Spec)
+			if len(items) != 1 || items[0].ClusterName != cluster {
+				t.Fatalf("items = %+v", items)
+			}
+			if items[0].Health != tc.want {
+				t.Errorf("health = %s, want %s", items[0].Health, tc.want)
+			}
+			if !items[0].Applied || items[0].Status == nil {
+				t.Errorf("applied %t, status %v: the reflected status is kept whatever its age", items[0].Applied, items[0].Status)
+			}
+		})
 	}
 }

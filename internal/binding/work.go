@@ -79,6 +79,7 @@ func renderWork(in renderInput) (*workv1alpha1.Work, error) {
 	b := in.binding
 	manifest := pruneTemplate(in.template)
 
+	revised := false
 	if in.target.scheduled && (b.spec.Replicas > 0 || b.spec.ReplicaRequirements != nil) {
 		_, _, ok, err := in.interp.GetReplicas(in.template)
 		if err != nil {
@@ -88,6 +89,7 @@ func renderWork(in renderInput) (*workv1alpha1.Work, error) {
 			if manifest, err = in.interp.ReviseReplica(manifest, int64(in.target.replicas)); err != nil {
 				return nil, fmt.Errorf("revising replicas to %d: %w", in.target.replicas, err)
 			}
+			revised = true
 		}
 	}
 
@@ -144,6 +146,9 @@ func renderWork(in renderInput) (*workv1alpha1.Work, error) {
 	workAnn := b.referenceAnnotations()
 	workAnn[workv1alpha1.ResourceConflictResolutionAnnotation] = conflict
 	maps.Copy(workAnn, appliedAnnotations)
+	if revised {
+		workAnn[workv1alpha1.WorkReplicasAnnotation] = strconv.FormatInt(int64(in.target.replicas), 10)
+	}
 
 	return &workv1alpha1.Work{
 		ObjectMeta: metav1.ObjectMeta{
@@ -229,7 +234,7 @@ func pruneTemplate(template *unstructured.Unstructured) *unstructured.Unstructur
 
 // ownedWorkAnnotations are the Work annotations this controller removes
 // when it no longer wants them; other annotations are only ever added.
-var ownedWorkAnnotations = []string{policyv1alpha1.AppliedOverrides, policyv1alpha1.AppliedClusterOverrides}
+var ownedWorkAnnotations = []string{policyv1alpha1.AppliedOverrides, policyv1alpha1.AppliedClusterOverrides, workv1alpha1.WorkReplicasAnnotation}
 
 // mergeWork returns existing updated to desired, and whether anything
 // changed. Labels, annotations and finalizers are merged (others may add

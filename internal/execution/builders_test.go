@@ -65,6 +65,12 @@ func (w *WorkWrapper) Preserve() *WorkWrapper {
 	return w
 }
 
+// Generation sets metadata.generation.
+func (w *WorkWrapper) Generation(g int64) *WorkWrapper {
+	w.Work.Generation = g
+	return w
+}
+
 func (w *WorkWrapper) Obj() *workv1alpha1.Work { return w.Work.DeepCopy() }
 
 // ClusterWrapper builds Clusters for tests.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -78,7 +79,9 @@ func WorkOf(cluster string, obj metav1.Object) (types.NamespacedName, bool) {
 // as managed and pointed back at its Work (labels karmada.io/managed and
 // work.karmada.io/permanent-id, binding permanent-id labels copied from the
 // Work, annotations work.karmada.io/namespace and work.karmada.io/name, and
-// the Work's conflict resolution when the manifest has none).
+// the Work's conflict resolution when the manifest has none), and stamped
+// with the Work's generation (work.lifeboat.dev/generation), which the work
+// status controller reports with the object's status.
 func DesiredObject(manifest *unstructured.Unstructured, work *workv1alpha1.Work) *unstructured.Unstructured {
 	obj := manifest.DeepCopy()
 	delete(obj.Object, "status")
@@ -104,6 +107,7 @@ func DesiredObject(manifest *unstructured.Unstructured, work *workv1alpha1.Work)
 	}
 	ann[workv1alpha1.WorkNamespaceAnnotation] = work.Namespace
 	ann[workv1alpha1.WorkNameAnnotation] = work.Name
+	ann[workv1alpha1.WorkGenerationAnnotation] = strconv.FormatInt(work.Generation, 10)
 	if _, set := ann[workv1alpha1.ResourceConflictResolutionAnnotation]; !set {
 		if v := work.Annotations[workv1alpha1.ResourceConflictResolutionAnnotation]; v != "" {
 			ann[workv1alpha1.ResourceConflictResolutionAnnotation] = v
@@ -386,6 +390,7 @@ var (
 	releaseAnnotations = []string{
 		workv1alpha1.WorkNamespaceAnnotation,
 		workv1alpha1.WorkNameAnnotation,
+		workv1alpha1.WorkGenerationAnnotation,
 		workv1alpha1.ResourceConflictResolutionAnnotation,
 		workv1alpha1.ResourceTemplateUIDAnnotation,
 		workv1alpha1.ResourceTemplateGenerationAnnotationKey,

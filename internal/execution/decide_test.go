@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -76,6 +77,7 @@ func TestWorkOf(t *testing.T) {
 
 func TestDesiredObject(t *testing.T) {
 	work := MakeWork("nginx", "member1").
+		Generation(7).
 		Label(workv1alpha1.WorkPermanentIDLabel, "work-id").
 		Label("resourcebinding.karmada.io/permanent-id", "rb-id").
 		Annotation(workv1alpha1.ResourceConflictResolutionAnnotation, "overwrite").Obj()
@@ -106,6 +108,9 @@ func TestDesiredObject(t *testing.T) {
 	}
 	if ann[workv1alpha1.ResourceConflictResolutionAnnotation] != "overwrite" {
 		t.Errorf("conflict resolution must be copied from the Work: %v", ann)
+	}
+	if ann[workv1alpha1.WorkGenerationAnnotation] != strconv.FormatInt(work.Generation, 10) {
+		t.Errorf("the Work's generation %d must be stamped on the member object: %v", work.Generation, ann)
 	}
 	if manifest.GetResourceVersion() != "42" {
 		t.Error("the manifest itself must not be modified")

@@ -88,6 +88,16 @@ func (b *bindingWrapper) history(h workv1alpha2.FailoverHistoryItem) *bindingWra
 	return b
 }
 
+// placementHealthySince sets the PlacementHealthy condition the binding
+// status controller writes: True since the given second.
+func (b *bindingWrapper) placementHealthySince(seconds int) *bindingWrapper {
+	b.Status.Conditions = append(b.Status.Conditions, metav1.Condition{
+		Type: workv1alpha2.PlacementHealthy, Status: metav1.ConditionTrue, Reason: workv1alpha2.PlacementHealthyReason,
+		LastTransitionTime: *mt(seconds),
+	})
+	return b
+}
+
 func (b *bindingWrapper) unscheduled() *bindingWrapper {
 	b.Status.SchedulerObservedGeneration = b.Generation - 1
 	return b

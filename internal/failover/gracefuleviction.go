@@ -184,7 +184,7 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 	o := r.observe(ctx, obj, spec, status)
 	plan := planTasks(o, now)
 	r.Wave.Observe(key, inFlight(o), now)
-	healthyAt := r.Wave.HealthySince(key, scheduled(obj.GetGeneration(), status) && placementHealthy(spec, status), now)
+	healthyAt := healthySince(status, now)
 
 	// 1. Status first, so the history has an entry for every task before
 	// a task is removed. The condition is the one the tasks kept by the

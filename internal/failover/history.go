@@ -4,6 +4,7 @@ import (
 	"sort"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
@@ -40,16 +41,19 @@ func scheduled(generation int64, status *workv1alpha2.ResourceBindingStatus) boo
 // placementHealthy reports whether every scheduled cluster reports
 // Healthy; false for an empty placement.
 func placementHealthy(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) bool {
-	if len(spec.Clusters) == 0 {
-		return false
+	return workv1alpha2.IsPlacementHealthy(spec.Clusters, status.AggregatedStatus)
+}
+
+// healthySince is when the binding's placement became Healthy, as the
+// binding status controller recorded it (the PlacementHealthy condition's
+// lastTransitionTime), so that a history entry written after a hold or a
+// restart records when the replacement became Healthy, not when this
+// controller looked; now when the condition does not say (yet).
+func healthySince(status *workv1alpha2.ResourceBindingStatus, now time.Time) time.Time {
+	if c := meta.FindStatusCondition(status.Conditions, workv1alpha2.PlacementHealthy); c != nil && c.Status == metav1.ConditionTrue && c.LastTransitionTime.Time.Before(now) {
+		return c.LastTransitionTime.Time
 	}
-	for _, c := range spec.Clusters {
-		item := aggregatedItem(status, c.Name)
-		if item == nil || item.Health != workv1alpha2.ResourceHealthy {
-			return false
-		}
-	}
-	return true
+	return now
 }
 
 // syncHistory returns status.failoverHistory brought up to date with the
@@ -60,8 +64,9 @@ func placementHealthy(spec *workv1alpha2.ResourceBindingSpec, status *workv1alph
 //     one (the current placement may be several failovers further on, e.g.
 //     A→B→C before this controller saw B placed), else the current
 //     placement once the scheduler has placed it (and it is not empty);
-//  3. entries without replacementHealthyTime get now once every cluster of
-//     the new placement is Healthy;
+//  3. entries without replacementHealthyTime get now (healthySince, in the
+//     controller), but never a time before their eviction, once every
+//     cluster of the new placement is Healthy;
 //  4. at most MaxFailoverHistoryItems entries are kept, oldest dropped.
 func syncHistory(generation int64, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, now time.Time) ([]workv1alpha2.FailoverHistoryItem, historyChange) {
 	var change historyChange
@@ -113,7 +118,6 @@ func syncHistory(generation int64, spec *workv1alpha2.ResourceBindingSpec, statu
 	// 2 and 3. Placement and health of the replacement.
 	placed := scheduled(generation, status) && len(spec.Clusters) > 0
 	healthy := placed && placementHealthy(spec, status)
-	stamp := metav1.NewTime(now).Rfc3339Copy()
 	for i := range history {
 		h := &history[i]
 		if len(h.ClustersAfter) == 0 {
@@ -123,7 +127,13 @@ func syncHistory(generation int64, spec *workv1alpha2.ResourceBindingSpec, statu
 				h.ClustersAfter = clusterNames(spec.Clusters)
 			}
 		}
-		if healthy && h.ReplacementHealthyTime == nil && len(h.ClustersAfter) > 0 && !stamp.Before(&h.Time) {
+		if healthy && h.ReplacementHealthyTime == nil && len(h.ClustersAfter) > 0 {
+			// A placement already Healthy before the eviction (the
+			// survivors of a Duplicated workload) was Healthy at once.
+			stamp := metav1.NewTime(now).Rfc3339Copy()
+			if stamp.Before(&h.Time) {
+				stamp = h.Time
+			}
 			h.ReplacementHealthyTime = stamp.DeepCopy()
 			change.healed = append(change.healed, *h.DeepCopy())
 		}

@@ -41,9 +41,6 @@ type Wave struct {
 	inFlight map[string]time.Time
 	// held: binding key → when its clean-up was first held.
 	held map[string]time.Time
-	// healthy: binding key → when its replacement was first seen Healthy
-	// while its clean-up waited; the history records that time.
-	healthy map[string]time.Time
 }
 
 // NewWave returns a Wave holding each binding's clean-up at most maxHold;
@@ -56,7 +53,6 @@ func NewWave(maxHold time.Duration) *Wave {
 		maxHold:  maxHold,
 		inFlight: map[string]time.Time{},
 		held:     map[string]time.Time{},
-		healthy:  map[string]time.Time{},
 	}
 }
 
@@ -85,7 +81,6 @@ func (w *Wave) Forget(key string) {
 	defer w.mu.Unlock()
 	delete(w.inFlight, key)
 	delete(w.held, key)
-	delete(w.healthy, key)
 }
 
 // Hold reports whether the clean-up of the binding under key waits, and
@@ -129,28 +124,6 @@ func (w *Wave) Release(key string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.held, key)
-	delete(w.healthy, key)
-}
-
-// HealthySince returns when the replacement of the binding under key was
-// first seen Healthy since it last was not, so that a history entry
-// written after a hold records when the replacement became Healthy, not
-// when the hold ended; now when not healthy or without a Wave.
-func (w *Wave) HealthySince(key string, healthy bool, now time.Time) time.Time {
-	if w == nil {
-		return now
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !healthy {
-		delete(w.healthy, key)
-		return now
-	}
-	if t, ok := w.healthy[key]; ok {
-		return t
-	}
-	w.healthy[key] = now
-	return now
 }
 
 // inFlight reports whether the binding's failover is still on its way: an

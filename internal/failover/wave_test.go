@@ -95,34 +95,8 @@ func TestWaveOff(t *testing.T) {
 		if _, held := w.Hold("a", at(1)); held {
 			t.Errorf("a nil Wave held a clean-up")
 		}
-		if got := w.HealthySince("a", true, at(5)); !got.Equal(at(5)) {
-			t.Errorf("HealthySince = %s, want now", got)
-		}
 		w.Release("a")
 		w.Forget("a")
-	}
-}
-
-func TestWaveHealthySince(t *testing.T) {
-	w := NewWave(time.Minute)
-	for i, s := range []struct {
-		at      int
-		healthy bool
-		want    int
-	}{
-		{at: 0, healthy: false, want: 0},
-		{at: 10, healthy: true, want: 10},
-		{at: 15, healthy: true, want: 10}, // first seen, not the later pass
-		{at: 20, healthy: false, want: 20},
-		{at: 25, healthy: true, want: 25}, // Healthy again: counts afresh
-	} {
-		if got := w.HealthySince("a", s.healthy, at(s.at)); !got.Equal(at(s.want)) {
-			t.Errorf("step %d: HealthySince = %s, want %s", i, got, at(s.want))
-		}
-	}
-	w.Release("a")
-	if got := w.HealthySince("a", true, at(40)); !got.Equal(at(40)) {
-		t.Errorf("after Release: HealthySince = %s, want now", got)
 	}
 }
 
@@ -203,11 +177,13 @@ func TestHoldable(t *testing.T) {
 
 // A mass failover: the clean-up of a binding whose replacement is Healthy
 // waits while another binding's replacement is still on its way, and then
-// records when the replacement became Healthy, not when the wait ended.
+// records when the replacement became Healthy (the binding's
+// PlacementHealthy condition), not when the wait ended, even after a
+// restart of the controller in between.
 func TestGracefulEvictionHoldsCleanUpWhileOthersInFlight(t *testing.T) {
 	task := withGrace(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0, "member2"), 600)
 	done := makeBinding("nginx").clusters("member1").health("member1", workv1alpha2.ResourceHealthy).
-		health("member2", workv1alpha2.ResourceUnhealthy).task(task).obj()
+		health("member2", workv1alpha2.ResourceUnhealthy).placementHealthySince(97).task(task).obj()
 	waiting := makeBinding("web").clusters("member1").health("member1", workv1alpha2.ResourceUnhealthy).
 		health("member2", workv1alpha2.ResourceUnhealthy).task(task).obj()
 	e := newEnv(t, nil, done, waiting)
@@ -237,9 +213,11 @@ func TestGracefulEvictionHoldsCleanUpWhileOthersInFlight(t *testing.T) {
 		t.Errorf("web: history %+v, tasks %+v; want the eviction recorded and the task kept", w.Status.FailoverHistory, w.Spec.GracefulEvictionTasks)
 	}
 
-	// web's replacement turns Healthy: its own clean-up goes through, and
-	// so does nginx's, stamped with when nginx's replacement was first
-	// seen Healthy.
+	// The controller restarts; web's replacement turns Healthy: its own
+	// clean-up goes through, and so does nginx's, stamped with when
+	// nginx's replacement became Healthy.
+	r = e.gracefulEviction()
+	r.Wave = NewWave(time.Minute)
 	w := e.rb("web-deployment")
 	w.Status.AggregatedStatus[0].Health = workv1alpha2.ResourceHealthy
 	e.updateStatus(w)
@@ -258,8 +236,8 @@ func TestGracefulEvictionHoldsCleanUpWhileOthersInFlight(t *testing.T) {
 		t.Fatalf("nginx's task kept after the wave: %+v", b.Spec.GracefulEvictionTasks)
 	}
 	if len(b.Status.FailoverHistory) != 1 || b.Status.FailoverHistory[0].ReplacementHealthyTime == nil ||
-		!b.Status.FailoverHistory[0].ReplacementHealthyTime.Time.Equal(at(100)) {
-		t.Errorf("history = %+v, want the replacement Healthy at %s", b.Status.FailoverHistory, at(100))
+		!b.Status.FailoverHistory[0].ReplacementHealthyTime.Time.Equal(at(97)) {
+		t.Errorf("history = %+v, want the replacement Healthy at %s", b.Status.FailoverHistory, at(97))
 	}
 }
 

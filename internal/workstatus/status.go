@@ -3,7 +3,9 @@ package workstatus
 import (
 	"encoding/json"
 	"reflect"
+	"strconv"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -27,11 +29,12 @@ func Identifier(ordinal int, manifest *unstructured.Unstructured) workv1alpha1.R
 }
 
 // Observe turns a member object into its manifest status: the reflected
-// status and the interpreted health. A health rule that fails gives Unknown
+// status, the interpreted health and the Work generation the object was
+// applied from. A health rule that fails gives Unknown
 // (never Healthy); a failing status rule gives no status. The errors are
 // returned for events.
 func Observe(interp interpreter.Interpreter, id workv1alpha1.ResourceIdentifier, obj *unstructured.Unstructured) (workv1alpha1.ManifestStatus, error, error) {
-	ms := workv1alpha1.ManifestStatus{Identifier: id, Health: workv1alpha1.ResourceUnknown}
+	ms := workv1alpha1.ManifestStatus{Identifier: id, Health: workv1alpha1.ResourceUnknown, ObservedGeneration: AppliedGeneration(obj)}
 	status, statusErr := interp.ReflectStatus(obj)
 	if statusErr == nil && status != nil && (len(status.Raw) > 0 || status.Object != nil) {
 		ms.Status = status
@@ -41,6 +44,17 @@ func Observe(interp interpreter.Interpreter, id workv1alpha1.ResourceIdentifier,
 		ms.Health = health
 	}
 	return ms, statusErr, healthErr
+}
+
+// AppliedGeneration is the Work generation a member object was last
+// applied from (its work.lifeboat.dev/generation annotation), 0 when it
+// does not say.
+func AppliedGeneration(obj metav1.Object) int64 {
+	g, err := strconv.ParseInt(obj.GetAnnotations()[workv1alpha1.WorkGenerationAnnotation], 10, 64)
+	if err != nil || g < 0 {
+		return 0
+	}
+	return g
 }
 
 // Previous returns the recorded status of id, if any.
@@ -78,7 +92,8 @@ func OnlyStarting(a, b []workv1alpha1.ManifestStatus) bool {
 }
 
 // News reports whether statuses b tell something a decision depends on
-// that a does not: a manifest's health, or which manifests have a status.
+// that a does not: a manifest's health, the Work generation it describes,
+// or which manifests have a status.
 // A change of the reflected status alone is no news (see package
 // coalesce).
 func News(a, b []workv1alpha1.ManifestStatus) bool {
@@ -86,7 +101,7 @@ func News(a, b []workv1alpha1.ManifestStatus) bool {
 		return true
 	}
 	for i := range a {
-		if a[i].Identifier != b[i].Identifier || a[i].Health != b[i].Health {
+		if a[i].Identifier != b[i].Identifier || a[i].Health != b[i].Health || a[i].ObservedGeneration != b[i].ObservedGeneration {
 			return true
 		}
 	}
@@ -100,7 +115,8 @@ func Equal(a, b []workv1alpha1.ManifestStatus) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].Identifier != b[i].Identifier || a[i].Health != b[i].Health || !sameRaw(a[i].Status, b[i].Status) {
+		if a[i].Identifier != b[i].Identifier || a[i].Health != b[i].Health || a[i].ObservedGeneration != b[i].ObservedGeneration ||
+			!sameRaw(a[i].Status, b[i].Status) {
 			return false
 		}
 	}

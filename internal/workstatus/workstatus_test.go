@@ -278,6 +278,17 @@ func TestObserve(t *testing.T) {
 			}
 		})
 	}
+
+	// The report says which version of the Work the object was applied
+	// from; an object that does not say is of no known version.
+	applied := deployment("x", 1, 1, "x")
+	applied.SetAnnotations(map[string]string{workv1alpha1.WorkGenerationAnnotation: "5"})
+	if ms, _, _ := Observe(fakeInterpreter{}, id, applied); ms.ObservedGeneration != 5 {
+		t.Errorf("observedGeneration = %d, want 5", ms.ObservedGeneration)
+	}
+	if ms, _, _ := Observe(fakeInterpreter{}, id, deployment("x", 1, 1, "x")); ms.ObservedGeneration != 0 {
+		t.Errorf("observedGeneration = %d without the annotation, want 0", ms.ObservedGeneration)
+	}
 }
 
 func TestEqual(t *testing.T) {
@@ -465,8 +476,8 @@ func TestFirstReportWaitsForHealthy(t *testing.T) {
 }
 
 // newHandoffFixture has a Work whose Deployment the member informer holds,
-// Healthy, and a Handoff wired as the controller manager wires it. before
-// is the Work once the informer's event brought it back.
+// Healthy, not reported yet, and a Handoff wired as the controller manager
+// wires it. before is the Work once the informer's event brought it back.
 func newHandoffFixture(t *testing.T) (f *fixture, w, before *workv1alpha1.Work, echoes *coalesce.Recent, clk *clocktesting.FakePassiveClock) {
 	t.Helper()
 	clk = clocktesting.NewFakePassiveClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -474,9 +485,15 @@ func newHandoffFixture(t *testing.T) (f *fixture, w, before *workv1alpha1.Work, 
 	f = newFixture(t, w)
 	echoes = coalesce.NewRecent(0, clk)
 	f.r.Handoff = coalesce.NewHandoff[[]metav1.Condition](HandoffWait, echoes, clk)
+	// The first pass starts the member informer; the object appears after
+	// it, as one the execution controller has just created.
+	f.reconcile(w)
 	f.env.Put("member1", mct.Deployments, deployment("nginx", 2, 2, "nginx"))
-	before = f.reconcile(w)
 	f.waitQueued(w)
+	before = &workv1alpha1.Work{}
+	if err := f.client.Get(f.ctx, client.ObjectKeyFromObject(w), before); err != nil {
+		t.Fatal(err)
+	}
 	return f, w, before, echoes, clk
 }
 

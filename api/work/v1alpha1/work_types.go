@@ -88,6 +88,15 @@ type ManifestStatus struct {
 	// +optional
 	// +kubebuilder:validation:Enum=Healthy;Unhealthy;Unknown
 	Health ResourceHealth `json:"health,omitempty"`
+
+	// ObservedGeneration is the Work's metadata.generation that the member
+	// object had been applied from when Status and Health were read (a
+	// Lifeboat field: Karmada's manifest status has none). A status for an
+	// older generation describes an object that does not hold the Work's
+	// current manifest yet.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
 
 // ResourceIdentifier names a manifest of a Work and the object it became.
@@ -163,6 +172,14 @@ const (
 	// keys the control plane manages on a member object.
 	ManagedLabels     = "resourcetemplate.karmada.io/managed-labels"
 	ManagedAnnotation = "resourcetemplate.karmada.io/managed-annotations"
+	// WorkGenerationAnnotation on a member object is the generation of the
+	// Work it was last applied from (Lifeboat), so that a status read from
+	// the member says which version of the Work it describes.
+	WorkGenerationAnnotation = "work.lifeboat.dev/generation"
+	// WorkReplicasAnnotation on a Work is the replica count its manifest
+	// was rendered with for its cluster (Lifeboat), so that a health report
+	// for a different share is not taken for the current one.
+	WorkReplicasAnnotation = "work.lifeboat.dev/replicas"
 	// ExecutionControllerFinalizer is set on every Work.
 	ExecutionControllerFinalizer = "karmada.io/execution-controller"
 )

@@ -11,6 +11,17 @@ const (
 	// FullyApplied says whether every scheduled cluster applied the
 	// resource.
 	FullyApplied = "FullyApplied"
+	// PlacementHealthy (Lifeboat) says whether every cluster of
+	// spec.clusters reports the resource Healthy. Its lastTransitionTime is
+	// when the placement last became Healthy: the failover history's
+	// replacementHealthyTime is read from it, so a restart does not move it.
+	PlacementHealthy = "PlacementHealthy"
+)
+
+// Reasons of the PlacementHealthy condition.
+const (
+	PlacementHealthyReason    = "AllClustersHealthy"
+	PlacementNotHealthyReason = "NotAllClustersHealthy"
 )
 
 // Reasons of the Scheduled condition.

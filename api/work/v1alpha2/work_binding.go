@@ -14,3 +14,24 @@ func BindingOfWorkAnnotations(annotations map[string]string) (namespace, name st
 	}
 	return "", "", false, false
 }
+
+// IsPlacementHealthy reports whether every cluster of clusters has a
+// Healthy item in items; false for an empty placement.
+func IsPlacementHealthy(clusters []TargetCluster, items []AggregatedStatusItem) bool {
+	if len(clusters) == 0 {
+		return false
+	}
+	for _, c := range clusters {
+		healthy := false
+		for i := range items {
+			if items[i].ClusterName == c.Name {
+				healthy = items[i].Health == ResourceHealthy
+				break
+			}
+		}
+		if !healthy {
+			return false
+		}
+	}
+	return true
+}
