@@ -16,11 +16,17 @@
 // Target clusters are spec.clusters plus the clusters of spec.requiredBy.
 // A Work in a cluster that is no longer targeted is deleted unless
 // clustersToKeep (the eviction hook) keeps it: the fromCluster of a graceful
-// eviction task keeps its old copy, frozen, until the task is removed.
+// eviction task keeps its old copy until the task is removed. While a
+// replacement is placed the old copy is left as it is; while nothing is
+// placed instead it is the workload, and its existing Work follows the
+// template (keptTargets). A Work says which replica count it was rendered
+// with (annotation work.lifeboat.dev/replicas).
 //
 // StatusReconciler (controller "binding-status") writes:
 //   - the binding's status.aggregatedStatus (one item per Work of an
-//     expected cluster, sorted by cluster) and its FullyApplied condition;
+//     expected cluster, sorted by cluster; a health only from a report of
+//     the Work's current generation and share, else Unknown) and its
+//     FullyApplied and PlacementHealthy conditions;
 //   - the template's status subresource, from Interpreter.AggregateStatus.
 //
 // Both write only when the value changes. Neither reads member clusters:

@@ -6,7 +6,8 @@
 //
 // Member objects are marked karmada.io/managed=true and point back to their
 // Work (annotations work.karmada.io/namespace and work.karmada.io/name, label
-// work.karmada.io/permanent-id). An existing object without the managed label
+// work.karmada.io/permanent-id), and say which generation of the Work they
+// were applied from (annotation work.lifeboat.dev/generation). An existing object without the managed label
 // is never overwritten unless the manifest (or the Work) carries
 // work.karmada.io/conflict-resolution: overwrite.
 //

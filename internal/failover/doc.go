@@ -7,8 +7,10 @@
 // spec.clusters into spec.gracefulEvictionTasks, in one
 // optimistic-concurrency write by the caller. The scheduler skips clusters
 // with a task, the binding controller renders Works by asking the Hooks
-// (KeepWorkFor, HoldNewWorks/BlockedClusters, LabelsToInject), and the
-// graceful-eviction controller closes the task.
+// (KeepWorkFor, RenderKeptCopy, HoldNewWorks/BlockedClusters,
+// LabelsToInject), and the graceful-eviction controller closes the task,
+// or undoes the eviction (the task back into spec.clusters, one write)
+// when its cluster recovered before anything was placed instead.
 //
 // Controllers and the fields they write:
 //
@@ -19,17 +21,21 @@
 //     policy's statePreservation rules goes into the task).
 //   - GracefulEvictionReconciler (bindings with tasks or open history):
 //     spec.gracefulEvictionTasks (stamps creationTimestamp, removes done
-//     tasks), status.failoverHistory (one entry per task, then
-//     clustersAfter and replacementHealthyTime), and the status condition
-//     FailoverTargetAvailable.
+//     tasks), spec.clusters (only to undo an eviction), status.failoverHistory
+//     (one entry per task, then clustersAfter and replacementHealthyTime,
+//     read from the PlacementHealthy condition), and the status condition
+//     FailoverTargetAvailable (whose True transition starts the tasks'
+//     grace periods).
 //
-// Both record Events on the binding and on its resource template. Nothing
-// here keeps failover state in memory: timers, tasks and history are in
-// the binding, so a restart or a leader change neither resets nor repeats
-// anything.
+// Both record Events on the binding and on its resource template. No
+// failover state lives only in memory: timers, tasks, placement and health
+// times and history are in the binding, so a restart or a leader change
+// neither resets nor repeats anything (Wave only delays writes).
 //
 // Where Lifeboat differs from Karmada: the last copy is never deleted when
-// nothing can take the workload (the task waits, the condition says why);
+// nothing can take the workload (the task waits, the condition says why,
+// the kept copy follows the template, and the eviction is undone when its
+// cluster recovers first); grace periods count from the placement;
 // only a Healthy observation resets an unhealthy timer; state capture
 // never blocks a failover and survives chained failovers; injected labels
 // outlive the task; a Directly eviction does not wait forever for an

@@ -14,7 +14,10 @@
 //
 // Fields written, and nothing else:
 //   - spec.clusters and metadata.annotations["policy.karmada.io/applied-placement"]
-//     (merge patch with optimistic lock);
+//     (merge patch with optimistic lock). A schedule that fails keeps the
+//     current spec.clusters (minus clusters that are gone or being
+//     deleted): a workload never loses its running copy because a new
+//     placement fits nowhere;
 //   - status.conditions[type=Scheduled] (reasons Success, NoClusterFit,
 //     Unschedulable, SchedulerError), status.schedulerObservedGeneration,
 //     status.schedulerObservingAffinityName and status.lastScheduledTime

@@ -6,7 +6,9 @@
 // Fields written: Work status.manifestStatuses, one entry per manifest
 // whose object the member holds: {identifier {ordinal, group, version, kind,
 // namespace, name}, status (Interpreter.ReflectStatus), health
-// (Interpreter.InterpretHealth; Unknown when the rule fails)}. It is written
+// (Interpreter.InterpretHealth; Unknown when the rule fails),
+// observedGeneration (the Work generation the object was applied from, its
+// work.lifeboat.dev/generation annotation)}. It is written
 // only when it changed. An object missing from its member is not reported
 // (its last entry stays) and its Work is handed back to the execution
 // controller, which recreates it. A write also carries the execution

@@ -57,6 +57,7 @@ func TestClusterFailover(t *testing.T) {
 	run("untolerated taint moves the seed workload and recovery deletes the stale copy", func(t *testing.T) { untoleratedAndRecovery(t, e) })
 	run("tolerationSeconds delays the eviction and no tolerationSeconds keeps the workload", func(t *testing.T) { tolerations(t, e) })
 	run("Directly does not wait forever for an unreachable cluster", func(t *testing.T) { directly(t, e) })
+	run("a short outage of the only allowed cluster is undone, not wedged", func(t *testing.T) { shortOutage(t, e) })
 	run("Divided moves only the failed member replicas", func(t *testing.T) { divided(t, e) })
 	run("all members down and the storm guard evicts nothing", func(t *testing.T) { allMembersDown(t, e) })
 	run("mass failover of 200 Deployments", func(t *testing.T) { massFailover(t, e) })
