@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -19,29 +18,6 @@ import (
 
 // ReasonDecodeFailed is the reason of the Warning Event on a skipped object.
 const ReasonDecodeFailed = "DecodeFailed"
-
-// metrics are the package's Prometheus metrics.
-type metrics struct {
-	objects *prometheus.GaugeVec
-}
-
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
-	m := &metrics{objects: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "lifeboat_undecodable_objects",
-		Help: "Objects in the control plane that the controllers cannot decode into their Go type, by API group and kind: " +
-			"left out of the caches, or kept at their last decodable version.",
-	}, []string{"group", "kind"})}
-	if err := reg.Register(m.objects); err != nil {
-		return nil, fmt.Errorf("registering lifeboat_undecodable_objects: %w", err)
-	}
-	return m, nil
-}
-
-func (m *metrics) add(gk schema.GroupKind, n int) {
-	if n != 0 {
-		m.objects.WithLabelValues(gk.Group, gk.Kind).Add(float64(n))
-	}
-}
 
 // reporter logs each skipped object and records an Event on it: once, then
 // again when its resourceVersion changes or after interval, so that an
