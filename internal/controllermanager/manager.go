@@ -32,6 +32,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
+	"github.com/lifeboat-dev/lifeboat/internal/undecodable"
 )
 
 // Options are the controller manager's flags.
@@ -189,13 +190,28 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	// One stored object of Lifeboat's kinds that does not decode into its
+	// Go type (a number past int32, written before the schema bounded it)
+	// must not stop the informer of its whole kind: the guard leaves it
+	// out of the caches, keeps its last decodable version, and reports it.
+	// It needs both hooks: the transport sees the bytes, the informers
+	// their stores.
+	guard, err := undecodable.New(scheme, undecodable.Options{
+		Groups:     lbscheme.OwnGroups(),
+		Registerer: ctrlmetrics.Registry,
+		Log:        ctrl.Log.WithName("undecodable"),
+	})
+	if err != nil {
+		return err
+	}
+	cfg.Wrap(guard.WrapTransport)
 	leaseDuration, renewDeadline, retryPeriod := 15*time.Second, 10*time.Second, 2*time.Second
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
 		// managedFields are about half of a cached object and nothing here
 		// reads them; writes without them leave the server's untouched.
 		// The strings thousands of bindings and Works repeat share one copy.
-		Cache:                         cache.Options{DefaultTransform: intern.Transform},
+		Cache:                         cache.Options{DefaultTransform: intern.Transform, NewInformer: guard.NewInformer},
 		HealthProbeBindAddress:        o.HealthProbeBindAddress,
 		PprofBindAddress:              o.PprofBindAddress,
 		Metrics:                       metricsserver.Options{BindAddress: o.MetricsBindAddress},
@@ -210,6 +226,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
+	guard.RecordEventsWith(mgr.GetEventRecorder("lifeboat-controller-manager"))
 	enabled, err := enabledControllers(o.Controllers, controllerNames())
 	if err != nil {
 		return err

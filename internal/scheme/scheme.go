@@ -34,3 +34,14 @@ func New() (*runtime.Scheme, error) {
 	}
 	return s, nil
 }
+
+// OwnGroups are the API groups of Lifeboat's own (Karmada-compatible)
+// types, served by CustomResourceDefinitions.
+func OwnGroups() []string {
+	return []string{
+		clusterv1alpha1.GroupName,
+		policyv1alpha1.GroupName,
+		workv1alpha2.GroupName,
+		configv1alpha1.GroupName,
+	}
+}
