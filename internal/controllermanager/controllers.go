@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	"github.com/lifeboat-dev/lifeboat/internal/binding"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
@@ -26,6 +27,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 	"github.com/lifeboat-dev/lifeboat/internal/scheduler"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
+	"github.com/lifeboat-dev/lifeboat/internal/undecodable"
 	"github.com/lifeboat-dev/lifeboat/internal/workstatus"
 )
 
@@ -47,6 +49,9 @@ type deps struct {
 	templateStatuses *templates.Statuses
 	// workIndex is the Works' index the binding controllers share.
 	workIndex *binding.WorkIndex
+	// guard knows the stored objects the caches leave out because they
+	// cannot be decoded.
+	guard *undecodable.Guard
 }
 
 // controller is one named controller the manager can run.
@@ -134,6 +139,9 @@ func allControllers() []controller {
 				Recorder:                mgr.GetEventRecorderFor("lifeboat-scheduler"),
 				Clock:                   d.clock,
 				MaxConcurrentReconciles: d.opts.Concurrency,
+				Unreadable: func(name string) bool {
+					return d.guard.Stored(clusterv1alpha1.SchemeGroupVersion.WithKind("Cluster").GroupKind(), "", name)
+				},
 			}).SetupWithManager(mgr)
 		}},
 		{"binding", func(mgr ctrl.Manager, d deps) error {

@@ -22,6 +22,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/binding"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
@@ -196,8 +197,13 @@ func Run(ctx context.Context, o *Options) error {
 	// out of the caches, keeps its last decodable version, and reports it.
 	// It needs both hooks: the transport sees the bytes, the informers
 	// their stores.
+	//
+	// Bindings and Works (work.karmada.io) are not guarded: Lifeboat's own
+	// controllers write them through these Go types, so they decode by
+	// construction, and they are the kinds whose events are most frequent
+	// (every status report), where a second decode costs the most.
 	guard, err := undecodable.New(scheme, undecodable.Options{
-		Groups:     lbscheme.OwnGroups(),
+		Groups:     peopleWrite(lbscheme.OwnGroups()),
 		Registerer: ctrlmetrics.Registry,
 		Log:        ctrl.Log.WithName("undecodable"),
 	})
@@ -259,6 +265,7 @@ func Run(ctx context.Context, o *Options) error {
 		templateCache:    templateCache,
 		templateStatuses: &templates.Statuses{},
 		workIndex:        &binding.WorkIndex{},
+		guard:            guard,
 	}
 	log := ctrl.LoggerFrom(ctx)
 	for _, c := range allControllers() {
@@ -281,4 +288,17 @@ func Run(ctx context.Context, o *Options) error {
 		return fmt.Errorf("running manager: %w", err)
 	}
 	return nil
+}
+
+// peopleWrite returns the groups of groups whose objects people and other
+// tools write (policies, Clusters, interpreter customizations): all but
+// work.karmada.io.
+func peopleWrite(groups []string) []string {
+	out := make([]string, 0, len(groups))
+	for _, g := range groups {
+		if g != workv1alpha2.GroupName {
+			out = append(out, g)
+		}
+	}
+	return out
 }

@@ -72,6 +72,12 @@ type Reconciler struct {
 	// lately: its own spec write brings the binding back before the cache
 	// holds the status write that followed it (default: one per process).
 	Echoes *coalesce.Recent
+	// Unreadable, if set, reports whether a Cluster missing from the cache
+	// is stored but cannot be decoded (undecodable.Guard.Stored). Such a
+	// cluster is not gone: a binding placed on it is left alone, so its
+	// copy there is not removed because the controllers cannot read the
+	// Cluster.
+	Unreadable func(name string) bool
 }
 
 // binding is the part of a ResourceBinding or ClusterResourceBinding the
@@ -167,6 +173,11 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 	for i := range list.Items {
 		clusters = append(clusters, &list.Items[i])
 		byName[list.Items[i].Name] = &list.Items[i]
+	}
+
+	if c := r.unreadableScheduled(b.spec, byName); c != "" {
+		log.Info("a scheduled cluster is stored but cannot be decoded; leaving the placement as it is", "cluster", c)
+		return ctrl.Result{RequeueAfter: r.unschedulableRetry()}, nil
 	}
 
 	// 2. Decide.
@@ -337,6 +348,20 @@ func (r *Reconciler) event(b binding, eventType, reason, message string) {
 	r.Recorder.Event(&corev1.ObjectReference{
 		APIVersion: res.APIVersion, Kind: res.Kind, Namespace: res.Namespace, Name: res.Name, UID: res.UID,
 	}, eventType, reason, message)
+}
+
+// unreadableScheduled returns a cluster of spec.clusters that the cache
+// does not hold but that is stored, unreadable (Unreadable); "" for none.
+func (r *Reconciler) unreadableScheduled(spec *workv1alpha2.ResourceBindingSpec, clusters map[string]*clusterv1alpha1.Cluster) string {
+	if r.Unreadable == nil {
+		return ""
+	}
+	for _, t := range spec.Clusters {
+		if _, ok := clusters[t.Name]; !ok && r.Unreadable(t.Name) {
+			return t.Name
+		}
+	}
+	return ""
 }
 
 func isFitError(err error) bool {

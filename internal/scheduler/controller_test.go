@@ -585,3 +585,29 @@ func TestReconcileNoFitKeepsCurrentPlacement(t *testing.T) {
 		})
 	}
 }
+
+// A Cluster that is stored but cannot be decoded is missing from the cache
+// without being gone: a binding placed on it is left alone, so that its
+// copy there is not removed. A cluster that is really gone is dropped.
+func TestReconcileLeavesBindingsOnUnreadableClusters(t *testing.T) {
+	for name, tc := range map[string]struct {
+		unreadable bool
+		want       []workv1alpha2.TargetCluster
+	}{
+		"stored but unreadable: left alone": {unreadable: true, want: []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}, {Name: "member3", Replicas: 2}}},
+		"gone: dropped":                     {want: []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}, {Name: "member2", Replicas: 2}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := st.MakePlacement().Duplicated().Obj()
+			rb := st.MakeBinding("default", "nginx").Replicas(2).Placement(p).Cluster("member1", 2).Cluster("member3", 2).
+				Annotation(workv1alpha2.AppliedPlacementAnnotation, appliedJSON(t, p)).
+				SchedulerStatus(1, &metav1.Time{Time: testNow.Add(-time.Hour)}, "").Condition(scheduledCondition()).Obj()
+			h := newHarness(t, st.MakeCluster("member1").Obj(), st.MakeCluster("member2").Obj(), rb)
+			h.r.Unreadable = func(name string) bool { return tc.unreadable && name == "member3" }
+			_, got := h.reconcileRB(t, "nginx-deployment")
+			if !reflect.DeepEqual(got.Spec.Clusters, tc.want) {
+				t.Errorf("spec.clusters = %v, want %v", got.Spec.Clusters, tc.want)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -77,6 +78,17 @@ func New(scheme *runtime.Scheme, o Options) (*Guard, error) {
 // through.
 func (g *Guard) WrapTransport(rt http.RoundTripper) http.RoundTripper {
 	return &transport{next: rt, check: g.check, log: g.log}
+}
+
+// Stored reports whether the object of gk named namespace/name is stored
+// but cannot be decoded: the caches do not hold it (or hold an older
+// version), yet it is not gone. Controllers that treat an object missing
+// from the cache as deleted ask this first.
+func (g *Guard) Stored(gk schema.GroupKind, namespace, name string) bool {
+	if g == nil {
+		return false
+	}
+	return g.reports.has(reportKey{gk: gk, namespace: namespace, name: name})
 }
 
 // RecordEventsWith sets the recorder of the Warning Events on skipped

@@ -35,6 +35,7 @@ type env struct {
 	registry *prometheus.Registry
 	logs     *logLines
 	events   *eventLog
+	guard    *Guard
 
 	mu      sync.Mutex
 	deleted []string // "name=priority@resourceVersion" of each object the informer deleted
@@ -59,6 +60,7 @@ func startEnv(t *testing.T, watchList bool, objects ...string) *env {
 		t.Fatal(err)
 	}
 	g.RecordEventsWith(e.events)
+	e.guard = g
 	cfg := &rest.Config{Host: e.api.srv.URL}
 	cfg.Wrap(g.WrapTransport)
 	mapper := meta.NewDefaultRESTMapper(nil)
@@ -188,6 +190,15 @@ func (e *env) gauge() float64 {
 		}
 	}
 	return 0
+}
+
+// wantStored checks what the guard says of whether ns/name is stored but
+// undecodable.
+func (e *env) wantStored(name string, want bool) {
+	e.t.Helper()
+	if got := e.guard.Stored(policyGVK.GroupKind(), "ns", name); got != want {
+		e.t.Errorf("Stored(%s) = %t, want %t", name, got, want)
+	}
 }
 
 func (e *env) wantGauge(want float64) {
@@ -323,6 +334,7 @@ func TestInformerKeepsTheLastDecodableVersion(t *testing.T) {
 				return p != nil && p.ResourceVersion == fmt.Sprint(rv) && ptrValue(p.Spec.Priority) == 7
 			})
 			e.wantGauge(0)
+			e.wantStored("a", false)
 		})
 	}
 }
@@ -346,8 +358,10 @@ func TestInformerDeletesUndecodableObjects(t *testing.T) {
 			e.wantGauge(1)
 
 			// Never seen, so nothing to delete; the gauge forgets it.
+			e.wantStored("b", true)
 			e.api.remove("ns", "b")
 			e.barrier()
+			e.wantStored("b", false)
 			if got, want := e.deletions(), []string{deletedA}; fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("deletions = %q, want %q", got, want)
 			}
@@ -369,6 +383,8 @@ func TestInformerDoesNotSeeANewUndecodableObject(t *testing.T) {
 				t.Fatalf("cache holds %s; a new undecodable object must not be seen", e.cached())
 			}
 			e.wantGauge(1)
+			e.wantStored("new", true)
+			e.wantStored("a", false)
 			e.relist()
 			if e.get("new") != nil {
 				t.Fatalf("after a relist, cache holds %s", e.cached())

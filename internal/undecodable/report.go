@@ -85,6 +85,15 @@ func (r *reporter) skipped(gvk schema.GroupVersionKind, obj runtime.Object, m me
 	}
 }
 
+// has reports whether key is an object reported as undecodable that is not
+// known to be gone or decodable again.
+func (r *reporter) has(key reportKey) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.last[key]
+	return ok
+}
+
 // forget drops key's last report: the object is gone or decodable again,
 // so a new problem with it is reported at once.
 func (r *reporter) forget(key reportKey) {
