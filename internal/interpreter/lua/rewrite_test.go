@@ -9,6 +9,8 @@ func TestMeteredScriptsKeepLuaSemantics(t *testing.T) {
 	cases := map[string]struct{ expr, want string }{
 		"multiple assignment evaluates targets first": {
 			`(function() local t = {} local i = 1 i, t[i] = i + 1, 20 return i, t[1], t[2] end)()`, "2|20|nil"},
+		"multiple assignment evaluates targets before values": {
+			`(function() local t, i = {}, 1 t[i], i = 1, (function() i = 2 return 5 end)() return t[1], t[2], i end)()`, "1|nil|5"},
 		"swap": {
 			`(function() local t = {1, 2} t[1], t[2] = t[2], t[1] return t[1], t[2] end)()`, "2|1"},
 		"fewer values than targets": {
