@@ -70,6 +70,8 @@ func TestBudgetsStopTheRun(t *testing.T) {
 	noInstructionLimit.Timeout = 100 * time.Millisecond
 	smallNoStepLimit := noStepLimit
 	smallNoStepLimit.MemoryBudget = 1 << 20
+	largeMemory := base
+	largeMemory.MemoryBudget = 16 << 20
 
 	cases := map[string]struct {
 		opts Options // base if zero
@@ -92,7 +94,10 @@ func TestBudgetsStopTheRun(t *testing.T) {
 		"gsub with a function growing a string": {
 			body: `local s, big = string.rep("x", 1e5), string.rep("y", 100) s:gsub("x", function(c) return big end)`, want: ErrMemoryBudget, msg: stringLimit},
 		"format past the limit": {
-			body: `local t = {} for i = 1, 12000 do t[i] = 1 end string.format(string.rep("%99d", 12000), unpack(t))`, want: ErrMemoryBudget, msg: stringLimit},
+			opts: largeMemory,
+			body: `local t = {} for i = 1, 11 do t[i] = string.rep("x", 1e5) end string.format(string.rep("%s", 11), unpack(t))`, want: ErrMemoryBudget, msg: stringLimit},
+		"format with many wide directives": {
+			body: `local t = {} for i = 1, 12000 do t[i] = 1 end string.format(string.rep("%99d", 12000), unpack(t))`, want: ErrMemoryBudget},
 		"format in a loop": {
 			body: `local s = string.rep("x", 2e5) for i = 1, 1e6 do local r = string.format("%s%s", s, s) end`, want: ErrMemoryBudget},
 		"format reusing an argument": {
@@ -116,6 +121,10 @@ func TestBudgetsStopTheRun(t *testing.T) {
 		"table.concat past the limit": {
 			body: `local t = {} for i = 1, 100 do t[i] = "x" end table.concat(t, string.rep("y", 1e5))`, want: ErrMemoryBudget, msg: stringLimit},
 		"os.date with a long format": {body: `os.date(string.rep("%c", 1e5))`, msg: "format longer than"},
+		"gsub failing after reserving its result, in pcall": {
+			body: `local s = string.rep("x", 1e6) for i = 1, 1e6 do pcall(string.gsub, s, "x", function() error("no") end) end`, want: ErrMemoryBudget},
+		"format failing after reserving its result, in pcall": {
+			body: `local f = string.rep("x", 1e6) .. "%d" for i = 1, 1e6 do pcall(string.format, f, {}) end`, want: ErrMemoryBudget},
 		"budget error caught by pcall": {
 			body: `for i = 1, 1e6 do pcall(string.rep, "x", 1e10) end`, want: ErrMemoryBudget},
 
@@ -155,6 +164,10 @@ func TestBudgetsStopTheRun(t *testing.T) {
 			body: `local kube = require("kube")
 local c = {} for i = 1, 500 do c[i] = {name = "c" .. i} end
 for i = 1, 1e6 do kube.accuratePodRequirements({spec = {containers = c}}) end`, want: ErrMemoryBudget},
+		"kube helper failing on a large table, in pcall": {
+			body: `local kube = require("kube")
+local t = {} for i = 1, 3e4 do t[i] = i end t.x = 1
+for i = 1, 1e6 do pcall(kube.accuratePodRequirements, {spec = t}) end`, want: ErrMemoryBudget},
 		"unpack of a huge range": {body: `unpack({}, 1, 1e8)`, msg: "registry overflow"},
 	}
 	for name, tc := range cases {

@@ -172,6 +172,12 @@ func (c *converter) convert(v glua.LValue, ref any, path string) (any, error) {
 }
 
 func (c *converter) table(t *glua.LTable, ref any, path string) (any, error) {
+	// Charge the entries before collecting their keys.
+	var n int64
+	t.ForEach(func(glua.LValue, glua.LValue) { n++ })
+	if err := c.m.alloc(n * convertedEntryBytes); err != nil {
+		return nil, err
+	}
 	var strKeys []string
 	var numKeys []int
 	var err error
@@ -190,9 +196,6 @@ func (c *converter) table(t *glua.LTable, ref any, path string) (any, error) {
 		}
 	})
 	if err != nil {
-		return nil, err
-	}
-	if err := c.m.alloc(int64(len(strKeys)+len(numKeys)) * convertedEntryBytes); err != nil {
 		return nil, err
 	}
 	switch {

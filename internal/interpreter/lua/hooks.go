@@ -133,7 +133,8 @@ func hasNamedEntries(t *glua.LTable) bool {
 
 // concatValues is the .. operator on the stack values first to last:
 // strings and numbers only (scripts cannot set a __concat metamethod), the
-// result charged and bounded by the string limit before it is built.
+// result bounded by the string limit and charged before it is built (a
+// number counts for the longest text it can have).
 func concatValues(L *glua.LState, first, last int) glua.LValue {
 	total := 0
 	for i := last; i >= first; i-- {
@@ -153,15 +154,11 @@ func concatValues(L *glua.LState, first, last int) glua.LValue {
 			total += 24 // at most a number's text
 		}
 	}
-	m := meterOf(L)
-	if total > m.stringLimit() {
-		check(L, m.allocString("concatenation (..)", total))
-	}
+	check(L, meterOf(L).allocString("concatenation (..)", total))
 	var b strings.Builder
 	b.Grow(total)
 	for i := first; i <= last; i++ {
 		b.WriteString(glua.LVAsString(L.Get(i)))
 	}
-	check(L, m.allocString("concatenation (..)", b.Len()))
 	return glua.LString(b.String())
 }

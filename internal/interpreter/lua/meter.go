@@ -107,15 +107,24 @@ func (m *meter) alloc(n int64) error {
 	return m.spend(0)
 }
 
-// allocString checks that what builds a string of n bytes may, and charges
-// it. n is checked before it is charged, so a huge request fails without
-// being allocated.
-func (m *meter) allocString(what string, n int) error {
+// fitString checks that what builds a string of n bytes may: n is within
+// the string limit.
+func (m *meter) fitString(what string, n int) error {
 	if m == nil {
 		return nil
 	}
 	if n < 0 || n > m.maxString {
 		return m.fail(fmt.Errorf("%w: %s would build a string longer than the %d-byte limit", ErrMemoryBudget, what, m.maxString))
+	}
+	return nil
+}
+
+// allocString checks that what builds a string of n bytes may, and charges
+// it. n is checked before it is charged, so a huge request fails without
+// being allocated.
+func (m *meter) allocString(what string, n int) error {
+	if err := m.fitString(what, n); err != nil {
+		return err
 	}
 	return m.alloc(stringBytes + int64(n))
 }

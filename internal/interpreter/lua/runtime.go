@@ -18,7 +18,9 @@ import (
 type Options struct {
 	// Timeout is the wall-clock budget of one call.
 	Timeout time.Duration
-	// MaxInstructions is the VM instruction budget of one call.
+	// MaxInstructions is the instruction budget of one call: VM
+	// instructions plus units of library work (pattern-matching steps,
+	// sort comparisons, values converted).
 	MaxInstructions int64
 	// MemoryBudget is the number of bytes one call may allocate: the
 	// strings, tables and functions the script builds, as the sandbox

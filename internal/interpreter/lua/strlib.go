@@ -37,48 +37,51 @@ func stringFuncs(orig *glua.LTable) map[string]glua.LGFunction {
 	}
 }
 
-// buffer builds a string within the run's string limit. It doubles its
-// capacity as it grows, so that what its growth leaves behind is at most
-// its final capacity, which is charged with the result.
+// buffer builds a string within the run's string limit. Every allocation
+// it makes is charged before it is made, so that a Lua error raised while
+// it builds (and caught with pcall) leaves nothing uncharged.
 type buffer struct {
 	L    *glua.LState
+	m    *meter
 	what string
-	max  int
-	b    strings.Builder
+	buf  []byte
 }
 
 func newBuffer(L *glua.LState, what string, size int) *buffer {
-	b := &buffer{L: L, what: what, max: meterOf(L).stringLimit()}
-	b.b.Grow(min(size, b.max))
+	b := &buffer{L: L, m: meterOf(L), what: what}
+	b.reserve(min(size, b.m.stringLimit()))
 	return b
 }
 
-func (b *buffer) grow(n int) {
-	need := b.b.Len() + n
-	if need > b.max {
-		check(b.L, meterOf(b.L).allocString(b.what, need))
+// reserve makes room for n more bytes, doubling the capacity up to the
+// string limit.
+func (b *buffer) reserve(n int) {
+	need := len(b.buf) + n
+	if need <= cap(b.buf) {
+		return
 	}
-	if need > b.b.Cap() {
-		b.b.Grow(min(max(n, b.b.Cap()), b.max-b.b.Len()))
-	}
+	check(b.L, b.m.fitString(b.what, need))
+	size := min(max(2*cap(b.buf), need, 64), b.m.stringLimit())
+	check(b.L, b.m.alloc(int64(size)))
+	buf := make([]byte, len(b.buf), size)
+	copy(buf, b.buf)
+	b.buf = buf
 }
 
 func (b *buffer) add(s string) {
-	b.grow(len(s))
-	b.b.WriteString(s)
+	b.reserve(len(s))
+	b.buf = append(b.buf, s...)
 }
 
 func (b *buffer) addByte(c byte) {
-	b.grow(1)
-	b.b.WriteByte(c)
+	b.reserve(1)
+	b.buf = append(b.buf, c)
 }
 
-// push charges the built string and pushes it.
+// push pushes the built string (a copy, charged).
 func (b *buffer) push() {
-	m := meterOf(b.L)
-	check(b.L, m.allocString(b.what, b.b.Len()))
-	check(b.L, m.alloc(int64(b.b.Cap())))
-	b.L.Push(glua.LString(b.b.String()))
+	check(b.L, b.m.allocString(b.what, len(b.buf)))
+	b.L.Push(glua.LString(b.buf))
 }
 
 func strChar(L *glua.LState) int {
