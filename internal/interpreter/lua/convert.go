@@ -12,7 +12,8 @@ import (
 
 // toLua converts a JSON-like Go value (what unstructured objects hold) to a
 // Lua value. Maps become tables with string keys, slices 1-based sequences.
-func toLua(L *glua.LState, v any) (glua.LValue, error) {
+// The tables are charged to m, which may be nil.
+func toLua(L *glua.LState, m *meter, v any) (glua.LValue, error) {
 	switch v := v.(type) {
 	case nil:
 		return glua.LNil, nil
@@ -37,9 +38,12 @@ func toLua(L *glua.LState, v any) (glua.LValue, error) {
 		}
 		return glua.LNumber(f), nil
 	case map[string]any:
+		if err := m.alloc(tableBytes + int64(len(v))*hashEntryBytes); err != nil {
+			return nil, err
+		}
 		t := L.CreateTable(0, len(v))
 		for k, e := range v {
-			lv, err := toLua(L, e)
+			lv, err := toLua(L, m, e)
 			if err != nil {
 				return nil, err
 			}
@@ -47,9 +51,12 @@ func toLua(L *glua.LState, v any) (glua.LValue, error) {
 		}
 		return t, nil
 	case []any:
+		if err := m.alloc(tableBytes + int64(len(v))*arraySlotBytes); err != nil {
+			return nil, err
+		}
 		t := L.CreateTable(len(v), 0)
 		for i, e := range v {
-			lv, err := toLua(L, e)
+			lv, err := toLua(L, m, e)
 			if err != nil {
 				return nil, err
 			}
@@ -68,7 +75,7 @@ func toLua(L *glua.LState, v any) (glua.LValue, error) {
 		if err := json.Unmarshal(raw, &plain); err != nil {
 			return nil, fmt.Errorf("convert %T to lua: %w", v, err)
 		}
-		return toLua(L, plain)
+		return toLua(L, m, plain)
 	}
 }
 
@@ -86,17 +93,49 @@ var objectMaps = map[string]bool{
 // is a list (Lua cannot tell them apart). With no reference it becomes {}
 // at the well-known places of a Kubernetes object (objectMaps, when object
 // is true) and [] elsewhere, as Karmada's converter does.
-func fromLua(v glua.LValue, ref any, object bool) (any, error) {
-	c := &converter{object: object, visiting: map[*glua.LTable]bool{}}
+//
+// The conversion is work the script asked for: each value counts against
+// m's instruction budget and what it allocates against m's memory budget
+// (m may be nil). Tables nested deeper than maxDepth are an error, so that
+// a script cannot exhaust the converter's stack.
+func fromLua(m *meter, v glua.LValue, ref any, object bool) (any, error) {
+	c := &converter{m: m, object: object, visiting: map[*glua.LTable]bool{}, valueBytes: convertedValueBytes}
 	return c.convert(v, ref, "")
 }
 
+// templateFromLua converts a pod template a script passes to a kube
+// helper. The helper decodes it into a typed Pod and runs the native rules
+// on it, which the run is charged for too.
+func templateFromLua(m *meter, v glua.LValue) (any, error) {
+	c := &converter{m: m, object: true, visiting: map[*glua.LTable]bool{}, valueBytes: convertedValueBytes + decodedValueBytes}
+	return c.convert(v, nil, "")
+}
+
+// maxDepth is how deeply tables may nest in a value converted from Lua.
+const maxDepth = 1000
+
+// What converting a value from Lua allocates, for the memory budget.
+const (
+	convertedValueBytes = 32  // an interface and its boxed value
+	convertedEntryBytes = 64  // a map entry, with its share of the path
+	decodedValueBytes   = 512 // a value decoded into a typed object by the native rules
+)
+
 type converter struct {
-	object   bool
-	visiting map[*glua.LTable]bool
+	m          *meter
+	object     bool
+	visiting   map[*glua.LTable]bool
+	depth      int
+	valueBytes int64 // charged per value
 }
 
 func (c *converter) convert(v glua.LValue, ref any, path string) (any, error) {
+	if err := c.m.spend(1); err != nil {
+		return nil, err
+	}
+	if err := c.m.alloc(c.valueBytes); err != nil {
+		return nil, err
+	}
 	switch v := v.(type) {
 	case *glua.LNilType:
 		return nil, nil
@@ -117,8 +156,15 @@ func (c *converter) convert(v glua.LValue, ref any, path string) (any, error) {
 		if c.visiting[v] {
 			return nil, fmt.Errorf("%s: table refers to itself", where(path))
 		}
+		if c.depth >= maxDepth {
+			return nil, fmt.Errorf("%s: tables nested deeper than %d levels", where(path), maxDepth)
+		}
 		c.visiting[v] = true
-		defer delete(c.visiting, v)
+		c.depth++
+		defer func() {
+			delete(c.visiting, v)
+			c.depth--
+		}()
 		return c.table(v, ref, path)
 	default:
 		return nil, fmt.Errorf("%s: a %s cannot be converted to JSON", where(path), v.Type())
@@ -126,6 +172,12 @@ func (c *converter) convert(v glua.LValue, ref any, path string) (any, error) {
 }
 
 func (c *converter) table(t *glua.LTable, ref any, path string) (any, error) {
+	// Charge the entries before collecting their keys.
+	var n int64
+	t.ForEach(func(glua.LValue, glua.LValue) { n++ })
+	if err := c.m.alloc(n * convertedEntryBytes); err != nil {
+		return nil, err
+	}
 	var strKeys []string
 	var numKeys []int
 	var err error

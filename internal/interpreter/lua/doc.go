@@ -3,26 +3,37 @@
 // for Karmada run unchanged in Lifeboat.
 //
 // A Runtime compiles scripts once (cached by the SHA-256 of their source)
-// and runs them on pooled gopher-lua states. Every call is bounded:
+// and runs them on pooled gopher-lua states. Every call runs on its own
+// goroutine under a meter (meter.go) that bounds that call alone:
 //
-//   - time: a deadline per call (Options.Timeout, 1s by default), checked
-//     before every VM instruction; the caller is released at the deadline
-//     even when a Go library function (a pathological string pattern) is
-//     still running, and that state is thrown away;
-//   - instructions: Options.MaxInstructions VM instructions per call;
-//   - memory (crude): the bytes the whole process allocates while the call
-//     runs, sampled every 1024 instructions and every millisecond, may not
-//     exceed Options.MemoryBudget; the Lua stack may not grow beyond
-//     Options.RegistryMaxSize slots nor nest calls deeper than
-//     Options.CallStackSize; string.rep, string.format and table.concat
-//     refuse to build strings longer than Options.MaxStringBytes.
+//   - time: a deadline per call (Options.Timeout, 1s by default);
+//   - instructions: Options.MaxInstructions VM instructions plus units of
+//     library work (pattern-matching steps, sort comparisons, converted
+//     values);
+//   - memory: Options.MemoryBudget bytes allocated for the strings, tables
+//     and functions the script builds, estimated per value (hooks.go);
+//   - strings: no string a script builds may exceed Options.MaxStringBytes;
+//   - the Lua stack may not grow beyond Options.RegistryMaxSize slots nor
+//     nest calls deeper than Options.CallStackSize.
+//
+// The VM checks the meter before every instruction. The operations that
+// can allocate without bound are metered where they happen: scripts are
+// compiled with .., assignments to table fields, table constructors and
+// function definitions calling hooks that charge the meter first
+// (rewrite.go), and the sandbox's string and table functions (strlib.go,
+// tablib.go, pattern.go, gopher-lua's pattern matcher replaced by a
+// bounded one) charge what they build and check the deadline while they
+// work. So a call that exceeds a bound stops where it is, and its
+// goroutine ends with it; nothing is left running.
 //
 // The sandbox offers the base library without dofile, loadfile, load,
 // loadstring, module, collectgarbage, getfenv, setfenv, getmetatable,
 // setmetatable, rawequal, rawget, rawset and newproxy (Karmada's list), and
 // with print discarding its output; string (without dump), table and math;
 // os.time, os.date, os.clock and os.difftime only; require("kube") and
-// nothing else. There is no io, debug, package or coroutine library.
+// nothing else. There is no io, debug, package or coroutine library. The
+// library tables are read-only and every call gets fresh globals (_G
+// included), so a call leaves nothing behind on its pooled state.
 //
 // Values cross between Go and Lua as Karmada converts them: JSON objects
 // become tables with string keys, arrays 1-based sequences; integral numbers

@@ -96,8 +96,10 @@ func checkQuantity(L *glua.LState, i int) resource.Quantity {
 // podFromTemplate turns a pod template table ({metadata, spec}) into a Pod,
 // the kind whose built-in rules read exactly a pod spec.
 func podFromTemplate(L *glua.LState, i int, namespace string) *unstructured.Unstructured {
-	tmpl, err := fromLua(L.CheckTable(i), nil, true)
+	m := meterOf(L)
+	tmpl, err := templateFromLua(m, L.CheckTable(i))
 	if err != nil {
+		check(L, m.cause()) // a budget: the run stops
 		L.ArgError(i, err.Error())
 	}
 	// Lua cannot tell {} from [] and an empty value says nothing about
@@ -121,9 +123,10 @@ func podFromTemplate(L *glua.LState, i int, namespace string) *unstructured.Unst
 	return pod
 }
 
-// mustLua converts a typed helper result to Lua; these always convert.
+// mustLua converts a typed helper result to Lua, charged to the run; these
+// always convert unless the run is out of budget.
 func mustLua(L *glua.LState, v any) glua.LValue {
-	lv, err := toLua(L, v)
+	lv, err := toLua(L, meterOf(L), v)
 	if err != nil {
 		L.RaiseError("kube: %v", err)
 	}

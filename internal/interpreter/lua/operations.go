@@ -71,25 +71,31 @@ func ParseOperation(name string) (Operation, error) {
 // count and the requirements of one replica (a ReplicaRequirements-shaped
 // table, or nil).
 func (s *Script) GetReplicas(obj *unstructured.Unstructured) (int32, *workv1alpha2.ReplicaRequirements, error) {
-	out, err := s.call(InterpretReplica.Function(), 2, obj.Object)
+	var replicas int32
+	var req *workv1alpha2.ReplicaRequirements
+	err := s.call(InterpretReplica.Function(), 2, func(m *meter, out []glua.LValue) error {
+		n, ok := out[0].(glua.LNumber)
+		if !ok {
+			return fmt.Errorf("GetReplicas returned %s for the replicas, want a number", out[0].Type())
+		}
+		if f := float64(n); f < 0 || f > math.MaxInt32 || math.IsNaN(f) {
+			return fmt.Errorf("GetReplicas returned %v replicas", f)
+		}
+		replicas = int32(n)
+		if out[1] == glua.LNil {
+			return nil
+		}
+		req = &workv1alpha2.ReplicaRequirements{}
+		if err := decodeInto(m, out[1], nil, req); err != nil {
+			return fmt.Errorf("GetReplicas requirements: %w", err)
+		}
+		req = normalizeRequirements(req)
+		return nil
+	}, obj.Object)
 	if err != nil {
 		return 0, nil, err
 	}
-	n, ok := out[0].(glua.LNumber)
-	if !ok {
-		return 0, nil, fmt.Errorf("GetReplicas returned %s for the replicas, want a number", out[0].Type())
-	}
-	if f := float64(n); f < 0 || f > math.MaxInt32 || math.IsNaN(f) {
-		return 0, nil, fmt.Errorf("GetReplicas returned %v replicas", f)
-	}
-	if out[1] == glua.LNil {
-		return int32(n), nil, nil
-	}
-	req := &workv1alpha2.ReplicaRequirements{}
-	if err := decodeInto(out[1], nil, req); err != nil {
-		return 0, nil, fmt.Errorf("GetReplicas requirements: %w", err)
-	}
-	return int32(n), normalizeRequirements(req), nil
+	return replicas, req, nil
 }
 
 // normalizeRequirements returns nil for requirements that say nothing, as
@@ -109,62 +115,79 @@ func normalizeRequirements(req *workv1alpha2.ReplicaRequirements) *workv1alpha2.
 
 // ReviseReplica calls ReviseReplica(desiredObj, desiredReplica).
 func (s *Script) ReviseReplica(obj *unstructured.Unstructured, replicas int64) (*unstructured.Unstructured, error) {
-	out, err := s.call(ReviseReplica.Function(), 1, obj.Object, replicas)
+	var revised *unstructured.Unstructured
+	err := s.call(ReviseReplica.Function(), 1, func(m *meter, out []glua.LValue) error {
+		var err error
+		revised, err = objectFrom(m, ReviseReplica, out[0], obj.Object)
+		return err
+	}, obj.Object, replicas)
 	if err != nil {
 		return nil, err
 	}
-	return objectFrom(ReviseReplica, out[0], obj.Object)
+	return revised, nil
 }
 
 // Retain calls Retain(desiredObj, observedObj).
 func (s *Script) Retain(desired, observed *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	out, err := s.call(Retain.Function(), 1, desired.Object, observed.Object)
+	var retained *unstructured.Unstructured
+	err := s.call(Retain.Function(), 1, func(m *meter, out []glua.LValue) error {
+		var err error
+		retained, err = objectFrom(m, Retain, out[0], desired.Object, observed.Object)
+		return err
+	}, desired.Object, observed.Object)
 	if err != nil {
 		return nil, err
 	}
-	return objectFrom(Retain, out[0], desired.Object, observed.Object)
+	return retained, nil
 }
 
 // ReflectStatus calls ReflectStatus(observedObj). A nil or empty result
 // means no status.
 func (s *Script) ReflectStatus(obj *unstructured.Unstructured) (*runtime.RawExtension, error) {
-	out, err := s.call(InterpretStatus.Function(), 1, obj.Object)
+	var status *runtime.RawExtension
+	err := s.call(InterpretStatus.Function(), 1, func(m *meter, out []glua.LValue) error {
+		if out[0] == glua.LNil {
+			return nil
+		}
+		t, ok := out[0].(*glua.LTable)
+		if !ok {
+			return fmt.Errorf("ReflectStatus returned a %s, want a table", out[0].Type())
+		}
+		if t.Len() == 0 {
+			if k, _ := t.Next(glua.LNil); k == glua.LNil {
+				return nil
+			}
+		}
+		plain, err := fromLua(m, t, obj.Object["status"], false)
+		if err != nil {
+			return fmt.Errorf("ReflectStatus: %w", err)
+		}
+		raw, err := json.Marshal(plain)
+		if err != nil {
+			return fmt.Errorf("ReflectStatus: encode status: %w", err)
+		}
+		status = &runtime.RawExtension{Raw: raw}
+		return nil
+	}, obj.Object)
 	if err != nil {
 		return nil, err
 	}
-	if out[0] == glua.LNil {
-		return nil, nil
-	}
-	t, ok := out[0].(*glua.LTable)
-	if !ok {
-		return nil, fmt.Errorf("ReflectStatus returned a %s, want a table", out[0].Type())
-	}
-	if t.Len() == 0 {
-		if k, _ := t.Next(glua.LNil); k == glua.LNil {
-			return nil, nil
-		}
-	}
-	status, err := fromLua(t, obj.Object["status"], false)
-	if err != nil {
-		return nil, fmt.Errorf("ReflectStatus: %w", err)
-	}
-	raw, err := json.Marshal(status)
-	if err != nil {
-		return nil, fmt.Errorf("ReflectStatus: encode status: %w", err)
-	}
-	return &runtime.RawExtension{Raw: raw}, nil
+	return status, nil
 }
 
 // InterpretHealth calls InterpretHealth(observedObj), which must return a
 // boolean. Anything else is an error, so that health becomes Unknown.
 func (s *Script) InterpretHealth(obj *unstructured.Unstructured) (workv1alpha1.ResourceHealth, error) {
-	out, err := s.call(InterpretHealth.Function(), 1, obj.Object)
+	var healthy glua.LBool
+	err := s.call(InterpretHealth.Function(), 1, func(_ *meter, out []glua.LValue) error {
+		var ok bool
+		if healthy, ok = out[0].(glua.LBool); !ok {
+			return fmt.Errorf("InterpretHealth returned %s, want a boolean", out[0].Type())
+		}
+		return nil
+	}, obj.Object)
 	if err != nil {
 		return workv1alpha1.ResourceUnknown, err
-	}
-	healthy, ok := out[0].(glua.LBool)
-	if !ok {
-		return workv1alpha1.ResourceUnknown, fmt.Errorf("InterpretHealth returned %s, want a boolean", out[0].Type())
 	}
 	if healthy {
 		return workv1alpha1.ResourceHealthy, nil
@@ -202,10 +225,6 @@ func (s *Script) AggregateStatus(obj *unstructured.Unstructured, items []workv1a
 			Health:         string(it.Health),
 		})
 	}
-	out, err := s.call(AggregateStatus.Function(), 1, obj.Object, list)
-	if err != nil {
-		return nil, err
-	}
 	// Empty tables in the aggregated status are resolved against the
 	// template first, then against the members' statuses.
 	ref := map[string]any{}
@@ -220,26 +239,40 @@ func (s *Script) AggregateStatus(obj *unstructured.Unstructured, items []workv1a
 			}
 		}
 	}
-	return objectFrom(AggregateStatus, out[0], ref)
+	var aggregated *unstructured.Unstructured
+	err := s.call(AggregateStatus.Function(), 1, func(m *meter, out []glua.LValue) error {
+		var err error
+		aggregated, err = objectFrom(m, AggregateStatus, out[0], ref)
+		return err
+	}, obj.Object, list)
+	if err != nil {
+		return nil, err
+	}
+	return aggregated, nil
 }
 
 // GetDependencies calls GetDependencies(desiredObj), which returns a list
 // of {apiVersion, kind, namespace, name}. labelSelector references are not
 // supported yet and are an error.
 func (s *Script) GetDependencies(obj *unstructured.Unstructured) ([]interpreter.Dependency, error) {
-	out, err := s.call(InterpretDependency.Function(), 1, obj.Object)
-	if err != nil {
-		return nil, err
-	}
-	if out[0] == glua.LNil {
-		return nil, nil
-	}
 	var refs []struct {
 		interpreter.Dependency
 		LabelSelector any `json:"labelSelector,omitempty"`
 	}
-	if err := decodeInto(out[0], []any{}, &refs); err != nil {
-		return nil, fmt.Errorf("GetDependencies: %w", err)
+	err := s.call(InterpretDependency.Function(), 1, func(m *meter, out []glua.LValue) error {
+		if out[0] == glua.LNil {
+			return nil
+		}
+		if err := decodeInto(m, out[0], []any{}, &refs); err != nil {
+			return fmt.Errorf("GetDependencies: %w", err)
+		}
+		return nil
+	}, obj.Object)
+	if err != nil {
+		return nil, err
+	}
+	if refs == nil {
+		return nil, nil
 	}
 	deps := make([]interpreter.Dependency, 0, len(refs))
 	for i, r := range refs {
@@ -258,7 +291,7 @@ func (s *Script) GetDependencies(obj *unstructured.Unstructured) ([]interpreter.
 
 // objectFrom converts a script's returned object, resolving empty tables
 // against refs (the objects the script was given).
-func objectFrom(op Operation, v glua.LValue, refs ...map[string]any) (*unstructured.Unstructured, error) {
+func objectFrom(m *meter, op Operation, v glua.LValue, refs ...map[string]any) (*unstructured.Unstructured, error) {
 	if _, ok := v.(*glua.LTable); !ok {
 		return nil, fmt.Errorf("%s returned a %s, want an object", op.Function(), v.Type())
 	}
@@ -266,15 +299,15 @@ func objectFrom(op Operation, v glua.LValue, refs ...map[string]any) (*unstructu
 	if len(refs) > 0 {
 		ref = mergeRefs(refs)
 	}
-	content, err := fromLua(v, ref, true)
+	content, err := fromLua(m, v, ref, true)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op.Function(), err)
 	}
-	m, ok := content.(map[string]any)
+	object, ok := content.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("%s returned a list, want an object", op.Function())
 	}
-	return &unstructured.Unstructured{Object: m}, nil
+	return &unstructured.Unstructured{Object: object}, nil
 }
 
 // mergeRefs overlays reference objects: the first one that has a value at
@@ -310,8 +343,8 @@ func mergeRefs(refs []map[string]any) any {
 }
 
 // decodeInto converts a Lua value and decodes it into a typed value.
-func decodeInto(v glua.LValue, ref any, into any) error {
-	plain, err := fromLua(v, ref, false)
+func decodeInto(m *meter, v glua.LValue, ref any, into any) error {
+	plain, err := fromLua(m, v, ref, false)
 	if err != nil {
 		return err
 	}

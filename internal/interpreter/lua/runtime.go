@@ -1,11 +1,9 @@
 package lua
 
 import (
-	"context"
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"runtime/metrics"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,13 +18,17 @@ import (
 type Options struct {
 	// Timeout is the wall-clock budget of one call.
 	Timeout time.Duration
-	// MaxInstructions is the VM instruction budget of one call.
+	// MaxInstructions is the instruction budget of one call: VM
+	// instructions plus units of library work (pattern-matching steps,
+	// sort comparisons, values converted).
 	MaxInstructions int64
-	// MemoryBudget is the number of bytes the process may allocate while
-	// one call runs (a crude, process-wide measure; see the package doc).
+	// MemoryBudget is the number of bytes one call may allocate: the
+	// strings, tables and functions the script builds, as the sandbox
+	// accounts them (see the package doc). Other calls' allocations do not
+	// count.
 	MemoryBudget uint64
-	// MaxStringBytes caps the strings string.rep, string.format and
-	// table.concat build.
+	// MaxStringBytes caps every string a script builds (.., string.rep,
+	// string.format, string.gsub, table.concat...).
 	MaxStringBytes int
 	// CallStackSize caps nested Lua calls.
 	CallStackSize int
@@ -90,6 +92,10 @@ type Runtime struct {
 	scripts map[[sha256.Size]byte]*Script
 
 	compiles atomic.Int64 // scripts compiled, for tests
+
+	// runEnded, when set (by tests), is called by a run's goroutine as
+	// it returns, with what the run used.
+	runEnded func(usage)
 }
 
 // New returns a Runtime with the given bounds.
@@ -104,7 +110,7 @@ func New(opts Options) *Runtime {
 type Script struct {
 	rt    *Runtime
 	proto *glua.FunctionProto
-	pool  sync.Pool // *glua.LState
+	pool  sync.Pool // *sandbox
 }
 
 // Compile parses and compiles source, or returns the cached Script for the
@@ -120,6 +126,10 @@ func (r *Runtime) Compile(source string) (*Script, error) {
 	chunk, err := parse.Parse(strings.NewReader(source), "script")
 	if err != nil {
 		return nil, fmt.Errorf("parse lua script: %w", err)
+	}
+	chunk, err = meterChunk(chunk)
+	if err != nil {
+		return nil, fmt.Errorf("compile lua script: %w", err)
 	}
 	proto, err := glua.Compile(chunk, "script")
 	if err != nil {
@@ -147,80 +157,103 @@ func (r *Runtime) Compile(source string) (*Script, error) {
 // global function name. It catches a misspelt function name when the
 // customization is loaded rather than at the first call.
 func (s *Script) Defines(name string) error {
-	_, err := s.call(name, 0)
-	return err
+	return s.call(name, 0, nil)
 }
 
 // call runs the script's top level (defining its functions, as Karmada does
-// on every call), then calls the global function fn with args and returns
-// nret results. With nret 0 it only checks that fn exists. Args are Go
-// values converted to Lua (see toLua).
-func (s *Script) call(fn string, nret int, args ...any) ([]glua.LValue, error) {
+// on every call), then calls the global function fn with args, and passes
+// its nret results to decode. With nret 0 it only checks that fn exists.
+// Args are Go values converted to Lua (see toLua).
+//
+// The run has a goroutine of its own, bounded by a meter (meter.go): the
+// VM and every library function stop it at its deadline or when it exceeds
+// a budget, and the caller waits for it to end. decode runs on that
+// goroutine under the same meter, before the state goes back to the pool,
+// so that converting a result is bounded too and no other call can touch
+// the result's tables meanwhile.
+func (s *Script) call(fn string, nret int, decode func(m *meter, out []glua.LValue) error, args ...any) error {
 	o := s.rt.opts
-	L, _ := s.pool.Get().(*glua.LState)
-	if L == nil {
-		L = newSandbox(o)
+	sb, _ := s.pool.Get().(*sandbox)
+	if sb == nil {
+		sb = newSandbox(o)
 	}
-	ctx, cancel := newMeter(o)
-	defer cancel()
+	m := newMeter(o)
+	defer m.stop()
 
-	type result struct {
-		values   []glua.LValue
-		err      error
-		panicked bool
-	}
-	done := make(chan result, 1)
+	done := make(chan error, 1)
 	go func() {
-		var r result
+		var err error
 		defer func() {
 			if p := recover(); p != nil {
-				r = result{err: fmt.Errorf("lua script panicked: %v", p), panicked: true}
+				err = fmt.Errorf("lua script panicked: %v", p)
+			} else if m.cause() == nil {
+				// A Lua error unwinds cleanly: the state can serve the
+				// next call. After a budget, it is thrown away.
+				s.pool.Put(sb)
 			}
-			done <- r
+			if s.rt.runEnded != nil {
+				s.rt.runEnded(m.usage())
+			}
+			done <- err
 		}()
-		r.values, r.err = run(ctx, L, s.proto, fn, nret, args)
+		var out []glua.LValue
+		out, err = run(sb, m, s.proto, fn, nret, args)
+		if err == nil && decode != nil {
+			err = decode(m, out)
+		}
 	}()
 
-	var r result
+	hard := time.NewTimer(hardStopAfter(o.Timeout))
+	defer hard.Stop()
+	var err error
 	select {
-	case r = <-done:
-	case <-ctx.hardStop():
-		// A Go library call (a string pattern) ignores the deadline: give
-		// up on it and its state; the goroutine ends on its own.
-		return nil, fmt.Errorf("call %s: %w", fn, ErrTimeout)
+	case err = <-done:
+	case <-hard.C:
+		// Every library call is interruptible, so this is not expected:
+		// release the caller, and stop the run as soon as it can be.
+		m.fail(ErrTimeout)
+		return fmt.Errorf("call %s: %w (the script did not stop at its deadline)", fn, ErrTimeout)
 	}
-	if cause := ctx.cause(); cause != nil {
+	if cause := m.cause(); cause != nil {
 		// The budget was hit, even if the script caught the error with
-		// pcall: the state is not reused.
-		return nil, fmt.Errorf("call %s: %w", fn, cause)
+		// pcall. Where the script was, when the error says.
+		if err != nil {
+			msg := err.Error()
+			if i := strings.Index(msg, cause.Error()); i > 0 {
+				return fmt.Errorf("call %s: %s%w", fn, msg[:i], cause)
+			}
+		}
+		return fmt.Errorf("call %s: %w", fn, cause)
 	}
-	if !r.panicked {
-		// A Lua error unwinds cleanly: the state can serve the next call.
-		s.pool.Put(L)
+	if err != nil {
+		return fmt.Errorf("call %s: %w", fn, err)
 	}
-	if r.err != nil {
-		return nil, fmt.Errorf("call %s: %w", fn, r.err)
-	}
-	return r.values, nil
+	return nil
 }
 
-// run executes proto then fn on L. It leaves L's stack empty on success.
-func run(ctx context.Context, L *glua.LState, proto *glua.FunctionProto, fn string, nret int, args []any) ([]glua.LValue, error) {
-	L.SetContext(ctx)
+// run executes proto then fn on the sandbox under m. It leaves the stack
+// empty on success.
+func run(sb *sandbox, m *meter, proto *glua.FunctionProto, fn string, nret int, args []any) ([]glua.LValue, error) {
+	L := sb.L
+	L.SetContext(m)
 	defer L.RemoveContext()
 	L.SetTop(0)
 
 	// Fresh globals per call: reads fall through to the sandbox's
-	// libraries, writes stay in this call.
+	// libraries, writes (_G.x = 1 too) stay in this call.
 	env := L.NewTable()
 	meta := L.NewTable()
 	meta.RawSetString("__index", L.G.Global)
 	L.SetMetatable(env, meta)
+	env.RawSetString("_G", env)
 
 	chunk := L.NewFunctionFromProto(proto)
 	chunk.Env = env
 	L.Push(chunk)
-	if err := L.PCall(0, 0, nil); err != nil {
+	for _, h := range sb.hooks {
+		L.Push(h)
+	}
+	if err := L.PCall(len(sb.hooks), 0, nil); err != nil {
 		return nil, err
 	}
 	f, ok := env.RawGetString(fn).(*glua.LFunction)
@@ -232,7 +265,8 @@ func run(ctx context.Context, L *glua.LState, proto *glua.FunctionProto, fn stri
 	}
 	L.Push(f)
 	for _, a := range args {
-		v, err := toLua(L, a)
+		// The objects a script is given are not charged to it.
+		v, err := toLua(L, nil, a)
 		if err != nil {
 			L.SetTop(0)
 			return nil, err
@@ -248,105 +282,4 @@ func run(ctx context.Context, L *glua.LState, proto *glua.FunctionProto, fn stri
 	}
 	L.SetTop(0)
 	return out, nil
-}
-
-// meter is the context a call runs under. gopher-lua asks for Done before
-// every instruction, which is where the instruction budget is counted and
-// the memory sampled.
-type meter struct {
-	context.Context
-	cancel   context.CancelCauseFunc
-	stopTime context.CancelFunc
-	count    int64 // instructions; only the VM goroutine touches it
-	max      int64
-	budget   uint64
-	start    uint64
-	timer    atomic.Pointer[time.Timer]
-	hard     <-chan time.Time
-}
-
-// sampleEvery is how many instructions pass between two memory samples.
-const sampleEvery = 1024
-
-func newMeter(o Options) (*meter, func()) {
-	timed, stopTime := context.WithTimeoutCause(context.Background(), o.Timeout, ErrTimeout)
-	ctx, cancel := context.WithCancelCause(timed)
-	m := &meter{
-		Context:  ctx,
-		cancel:   cancel,
-		stopTime: stopTime,
-		max:      o.MaxInstructions,
-		budget:   o.MemoryBudget,
-		start:    allocatedBytes(),
-	}
-	// A watchdog for what the instruction-count sampling cannot see: one
-	// instruction (a string concatenation) can allocate a lot.
-	m.timer.Store(time.AfterFunc(time.Millisecond, m.watch))
-	hard := time.NewTimer(o.Timeout + o.Timeout/2)
-	m.hard = hard.C
-	return m, func() {
-		m.timer.Load().Stop()
-		hard.Stop()
-		cancel(nil)
-		stopTime()
-	}
-}
-
-// Done implements context.Context; the VM calls it before each instruction.
-func (m *meter) Done() <-chan struct{} {
-	m.count++
-	if m.count > m.max {
-		m.cancel(ErrInstructionBudget)
-	} else if m.count%sampleEvery == 0 {
-		m.checkMemory()
-	}
-	return m.Context.Done()
-}
-
-// Err reports why the call stopped, so the script error names the budget.
-func (m *meter) Err() error {
-	if m.Context.Err() == nil {
-		return nil
-	}
-	return context.Cause(m.Context)
-}
-
-func (m *meter) watch() {
-	if m.Context.Err() != nil {
-		return
-	}
-	m.checkMemory()
-	if t := m.timer.Load(); t != nil {
-		t.Reset(time.Millisecond)
-	}
-}
-
-func (m *meter) checkMemory() {
-	if allocatedBytes()-m.start > m.budget {
-		m.cancel(ErrMemoryBudget)
-	}
-}
-
-// cause is nil while the call is within its budgets.
-func (m *meter) cause() error {
-	if m.Context.Err() == nil {
-		return nil
-	}
-	cause := context.Cause(m.Context)
-	if errors.Is(cause, context.Canceled) {
-		return nil
-	}
-	return cause
-}
-
-func (m *meter) hardStop() <-chan time.Time { return m.hard }
-
-// allocatedBytes is the process' cumulative heap allocation.
-func allocatedBytes() uint64 {
-	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return s[0].Value.Uint64()
 }

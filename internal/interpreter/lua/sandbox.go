@@ -1,8 +1,6 @@
 package lua
 
 import (
-	"regexp"
-
 	glua "github.com/yuin/gopher-lua"
 )
 
@@ -18,13 +16,33 @@ var removedBase = []string{
 // safeOs are the os functions a script may call: clocks only.
 var safeOs = []string{"time", "date", "clock", "difftime"}
 
-// newSandbox returns a Lua state with only the sandbox's libraries.
-func newSandbox(o Options) *glua.LState {
+// registryGrowStep is how many slots the Lua value stack grows by.
+const registryGrowStep = 4096
+
+// maxOsDateFormat bounds os.date's format: its result may be several times
+// longer than the format.
+const maxOsDateFormat = 1024
+
+// sandbox is a Lua state with only the sandbox's libraries, and the
+// metering hooks a compiled script's main chunk is called with.
+type sandbox struct {
+	L     *glua.LState
+	hooks []glua.LValue
+}
+
+// newSandbox returns a Lua state with only the sandbox's libraries. The
+// library tables are read-only to scripts, and every library function that
+// allocates or searches is bounded by the run's meter.
+func newSandbox(o Options) *sandbox {
 	L := glua.NewState(glua.Options{
-		SkipOpenLibs:        true,
-		CallStackSize:       o.CallStackSize,
-		RegistrySize:        1024,
-		RegistryMaxSize:     o.RegistryMaxSize,
+		SkipOpenLibs:    true,
+		CallStackSize:   o.CallStackSize,
+		RegistrySize:    1024,
+		RegistryMaxSize: o.RegistryMaxSize,
+		// The value stack grows by copying; in steps of gopher-lua's
+		// default 32 slots, pushing 64Ki values (unpack, string.byte)
+		// would copy a gigabyte.
+		RegistryGrowStep:    registryGrowStep,
 		MinimizeStackMemory: true,
 	})
 	for _, lib := range []struct {
@@ -53,18 +71,26 @@ func newSandbox(o Options) *glua.LState {
 	for _, name := range safeOs {
 		os.RawSetString(name, fullOs.RawGetString(name))
 	}
+	os.RawSetString("date", L.NewFunction(osDate(fullOs.RawGetString("date").(*glua.LFunction).GFunction)))
 	g.RawSetString(glua.OsLibName, os)
-	loaded := L.GetField(L.Get(glua.RegistryIndex), "_LOADED")
-	if t, ok := loaded.(*glua.LTable); ok {
-		t.RawSetString(glua.OsLibName, os)
+	if loaded, ok := L.GetField(L.Get(glua.RegistryIndex), "_LOADED").(*glua.LTable); ok {
+		loaded.RawSetString(glua.OsLibName, os)
 	}
 
 	str := g.RawGetString(glua.StringLibName).(*glua.LTable)
-	str.RawSetString("dump", glua.LNil)
-	limitString(L, str, o.MaxStringBytes)
-	limitTable(L, g.RawGetString(glua.TabLibName).(*glua.LTable), o.MaxStringBytes)
-
+	tbl := g.RawGetString(glua.TabLibName).(*glua.LTable)
 	kube := newKubeModule(L)
+	frozen := map[*glua.LTable]string{
+		str: glua.StringLibName,
+		tbl: glua.TabLibName,
+		g.RawGetString(glua.MathLibName).(*glua.LTable): glua.MathLibName,
+		os:   glua.OsLibName,
+		kube: KubeModule,
+	}
+	// string is also the strings' metatable (s:rep(3)): change it in place.
+	setFuncs(L, str, stringFuncs(str))
+	setFuncs(L, tbl, tableFuncs(tbl, frozen))
+
 	g.RawSetString("require", L.NewFunction(func(L *glua.LState) int {
 		name := L.CheckString(1)
 		if name != KubeModule {
@@ -74,59 +100,44 @@ func newSandbox(o Options) *glua.LState {
 		L.Push(kube)
 		return 1
 	}))
-	return L
+	return &sandbox{L: L, hooks: newHooks(L, frozen)}
 }
 
-// formatWidth finds a width or precision of three digits or more in a
-// string.format directive; Lua 5.1 allows two.
-var formatWidth = regexp.MustCompile(`%[-+ #0]*(\d{3,}|\d*\.\d{3,})`)
-
-// limitString wraps string.rep and string.format so that they cannot build
-// a huge string in one call, where no instruction check can stop them.
-func limitString(L *glua.LState, str *glua.LTable, max int) {
-	rep := str.RawGetString("rep").(*glua.LFunction).GFunction
-	str.RawSetString("rep", L.NewFunction(func(L *glua.LState) int {
-		s := L.CheckString(1)
-		n := L.CheckInt(2)
-		if n > 0 && len(s) > 0 && n > max/len(s) {
-			L.RaiseError("string.rep: result longer than %d bytes", max)
-			return 0
+// setFuncs makes funcs the only functions of library table t: a function
+// gopher-lua adds in a later version is left out rather than left
+// unbounded.
+func setFuncs(L *glua.LState, t *glua.LTable, funcs map[string]glua.LGFunction) {
+	var keys []glua.LValue
+	t.ForEach(func(k, v glua.LValue) {
+		if _, ok := v.(*glua.LFunction); ok {
+			keys = append(keys, k)
 		}
-		return rep(L)
-	}))
-	format := str.RawGetString("format").(*glua.LFunction).GFunction
-	str.RawSetString("format", L.NewFunction(func(L *glua.LState) int {
-		if f := L.CheckString(1); formatWidth.MatchString(f) {
-			L.RaiseError("string.format: invalid format %q (width or precision too long)", f)
-			return 0
-		}
-		return format(L)
-	}))
+	})
+	for _, k := range keys {
+		t.RawSet(k, glua.LNil)
+	}
+	for name, f := range funcs {
+		t.RawSetString(name, L.NewFunction(f))
+	}
 }
 
-// limitTable wraps table.concat the same way.
-func limitTable(L *glua.LState, tbl *glua.LTable, max int) {
-	concat := tbl.RawGetString("concat").(*glua.LFunction).GFunction
-	tbl.RawSetString("concat", L.NewFunction(func(L *glua.LState) int {
-		t := L.CheckTable(1)
-		sep := L.OptString(2, "")
-		i := L.OptInt(3, 1)
-		j := L.OptInt(4, t.Len())
-		total := 0
-		for k := i; k <= j; k++ {
-			v := t.RawGetInt(k)
-			if v == glua.LNil {
-				break // concat itself reports the missing value
-			}
-			total += len(glua.LVAsString(v))
-			if k > i {
-				total += len(sep)
-			}
-			if total > max {
-				L.RaiseError("table.concat: result longer than %d bytes", max)
-				return 0
+// osDate wraps os.date: a bounded format, a charged result.
+func osDate(date glua.LGFunction) glua.LGFunction {
+	return func(L *glua.LState) int {
+		if L.GetTop() >= 1 {
+			if f := L.CheckString(1); len(f) > maxOsDateFormat {
+				L.ArgError(1, "format longer than 1024 bytes")
 			}
 		}
-		return concat(L)
-	}))
+		n := date(L)
+		var bytes int64
+		switch v := L.Get(-1).(type) {
+		case glua.LString:
+			bytes = stringBytes + int64(len(v))
+		case *glua.LTable:
+			bytes = tableBytes + hashStartBytes + 9*hashEntryBytes
+		}
+		check(L, meterOf(L).alloc(bytes))
+		return n
+	}
 }
