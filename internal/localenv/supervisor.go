@@ -121,7 +121,7 @@ func (sv *Supervisor) Run(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	sv.Log.Info("supervising", "dir", sv.Dir, "interval", sv.Interval)
+	sv.Log.Info("supervising", "dir", sv.Dir, "interval", sv.Interval.String())
 	tick := time.NewTicker(sv.Interval)
 	defer tick.Stop()
 	for {
