@@ -42,7 +42,7 @@ down: build ## Stop the local environment and remove its state.
 	$(LIFEBOAT) down --state-dir $(STATE_DIR)
 
 .PHONY: status
-status: build ## Show the local environment's components and their health.
+status: build ## Show the local environment's components, their health and restarts.
 	$(LIFEBOAT) status --state-dir $(STATE_DIR)
 
 BENCH_STATE_DIR ?= $(BIN)/bench-env

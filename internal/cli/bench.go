@@ -19,7 +19,7 @@ import (
 )
 
 // controllerComponent is the local environment's controller process.
-const controllerComponent = "lifeboat-controller-manager"
+const controllerComponent = localenv.ControllerManagerComponent
 
 func newBenchCommand() *cobra.Command {
 	opts := bench.DefaultOptions()

@@ -16,10 +16,24 @@ func newControllerManagerCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "controller-manager",
 		Short: "Run Lifeboat's controllers against a control plane",
-		Long: `Run Lifeboat's controllers against the control plane's API server. Serves /healthz
-and /readyz on --health-probe-bind-address and Prometheus metrics on
---metrics-bind-address. With --leader-elect (default), several replicas can run and
-only the leader reconciles.`,
+		Long: `Run Lifeboat's controllers against the control plane's API server.
+
+Serves /healthz and /readyz on --health-probe-bind-address and Prometheus /metrics
+on --metrics-bind-address, both on loopback (127.0.0.1) by default and without
+authentication. To be scraped from elsewhere (in a cluster), give a reachable
+address with --metrics-secure: /metrics is then served over HTTPS only to bearer
+tokens the control plane's API server authenticates (TokenReview) for a user
+allowed to "get" the non-resource URL /metrics (SubjectAccessReview); others are
+refused with 401, 403 (or 500 for a token the API server rejects). The controller
+manager's own identity then needs "create" on tokenreviews.authentication.k8s.io and
+subjectaccessreviews.authorization.k8s.io.
+
+With --leader-elect (default), several replicas can run and only the leader
+reconciles. A replica that loses its leader lease (it could not renew it for 10 s,
+for example while the control plane's API server is down) exits with status 1,
+"leader election lost": another replica takes over, and whatever runs it (a
+kubelet, or the local environment's supervisor) starts it again. It never goes on
+reconciling without the lease.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -42,27 +45,31 @@ func newStatusCommand() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Show each component of the local environment and whether it is healthy",
-		Long:  "List the local environment's components with their PID and health. Exits non-zero when any is unhealthy.",
-		Args:  cobra.NoArgs,
+		Short: "Show each component of the local environment, whether it is healthy, and its restarts",
+		Long: `List the local environment's components with their PID, health and restarts.
+Exits non-zero when any is unhealthy.
+
+RESTARTS counts how often the environment's supervisor (lifeboat-supervisor) started
+a component again after it exited on its own ("-" for the supervisor, which nothing
+restarts). DETAIL says why a component is unhealthy and, when it has exited before,
+how its last run ended: its exit status when the supervisor started that run, and
+the last line of its log. For example, a controller manager that lost its leader
+lease while the control plane's API server was down:
+
+  COMPONENT                    PID    STATUS   RESTARTS  DETAIL
+  lifeboat-controller-manager  41710  Healthy  1         last exit 2m5s ago: exited: Error: running manager: leader election lost
+
+A component stopped with "lifeboat env stop" stays down ("not running (stopped on
+request)") until "lifeboat env start".`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := localenv.Load(dir)
 			if err != nil {
 				return err
 			}
 			rows := localenv.Status(cmd.Context(), s)
-			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintln(w, "COMPONENT\tPID\tSTATUS\tDETAIL")
-			unhealthy := 0
-			for _, r := range rows {
-				st := "Healthy"
-				if !r.Healthy {
-					st = "Unhealthy"
-					unhealthy++
-				}
-				fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", r.Name, r.PID, st, r.Detail)
-			}
-			if err := w.Flush(); err != nil {
+			unhealthy, err := printStatus(cmd.OutOrStdout(), rows, time.Now())
+			if err != nil {
 				return err
 			}
 			if guard, err := describeStormGuard(cmd.Context(), s); err == nil {
@@ -78,6 +85,32 @@ func newStatusCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&dir, "state-dir", defaultStateDir, "Directory of the environment.")
 	return cmd
+}
+
+// printStatus writes the components' table and returns how many are
+// unhealthy.
+func printStatus(out io.Writer, rows []localenv.ComponentStatus, now time.Time) (int, error) {
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "COMPONENT\tPID\tSTATUS\tRESTARTS\tDETAIL")
+	unhealthy := 0
+	for _, r := range rows {
+		st := "Healthy"
+		if !r.Healthy {
+			st = "Unhealthy"
+			unhealthy++
+		}
+		restarts := "-"
+		if r.Supervised {
+			restarts = strconv.Itoa(r.Restarts)
+		}
+		detail := r.Detail
+		if r.LastExit != nil {
+			last := fmt.Sprintf("last exit %s ago: %s", now.Sub(r.LastExit.Time).Round(time.Second), r.LastExit.Reason)
+			detail = strings.TrimPrefix(detail+"; "+last, "; ")
+		}
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%s\n", r.Name, r.PID, st, restarts, detail)
+	}
+	return unhealthy, w.Flush()
 }
 
 // describeStormGuard asks the control plane for the storm guard's state,

@@ -2,8 +2,13 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/lifeboat-dev/lifeboat/internal/localenv"
 )
@@ -12,21 +17,32 @@ func newEnvCommand() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "env",
-		Short: "Inject faults into the local environment (stop or start a member's API server)",
-		Long: `Simulate member outages in the local environment started by "lifeboat up", to
-watch cluster failover happen: "env stop" stops a member's kube-apiserver (the
-member becomes unreachable; its Cluster turns Ready=False after the failure
-threshold), "env start" brings it back with the same address and data.`,
+		Short: "Inject faults into the local environment (stop or start an API server, restart a component)",
+		Long: `Simulate outages in the local environment started by "lifeboat up", to watch
+failover happen: "env stop" stops a cluster's kube-apiserver (a member becomes
+unreachable and its Cluster turns Ready=False after the failure threshold; the
+control plane's, "lifeboat", takes Lifeboat's controllers off their API server), "env
+start" brings it back with the same address and data.
+
+The environment's supervisor (lifeboat-supervisor) starts a component again when it
+exits on its own; what "env stop", "env restart" and "lifeboat down" stop, it leaves
+alone.`,
 	}
 	cmd.PersistentFlags().StringVar(&dir, "state-dir", defaultStateDir, "Directory of the environment.")
 	var kill bool
 	stop := &cobra.Command{
-		Use:   "stop MEMBER",
-		Short: "Stop a member's API server (simulated outage)",
-		Long: `Stop a member's kube-apiserver by its recorded PID. By default it is stopped
-gracefully (SIGTERM): it refuses new connections at once and holds its open ones
-(watches) until it exits; here it is killed after 10 s. With --kill it is killed at
-once (SIGKILL), as a crash would end it, and every connection to it is reset.`,
+		Use:   "stop CLUSTER",
+		Short: "Stop a cluster's API server (simulated outage): a member, or lifeboat for the control plane",
+		Long: fmt.Sprintf(`Stop a cluster's kube-apiserver by its recorded PID: a member's, or the control
+plane's with CLUSTER %[1]s. By default it is stopped gracefully (SIGTERM): it refuses
+new connections at once and holds its open ones (watches) until it exits; here it is
+killed after 10 s. With --kill it is killed at once (SIGKILL), as a crash would end it,
+and every connection to it is reset. The supervisor does not start it again; "env
+start" does.
+
+While the control plane's API server is down, Lifeboat's controller manager cannot
+renew its leader lease: after 10 s it exits ("leader election lost"), and the
+supervisor starts it again ("lifeboat status" counts its restarts).`, localenv.ControlPlaneName),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := localenv.StopAPIServer(dir, args[0], kill); err != nil {
@@ -38,9 +54,14 @@ once (SIGKILL), as a crash would end it, and every connection to it is reset.`,
 	}
 	stop.Flags().BoolVar(&kill, "kill", false, "Kill the API server at once (SIGKILL, a crash) instead of stopping it gracefully.")
 	cmd.AddCommand(stop, &cobra.Command{
-		Use:   "start MEMBER",
-		Short: "Restart a member's API server stopped with \"env stop\"",
-		Args:  cobra.ExactArgs(1),
+		Use:   "start CLUSTER",
+		Short: "Start a cluster's API server stopped with \"env stop\" again",
+		Long: `Start a cluster's kube-apiserver stopped with "env stop" again, with the same flags,
+address and data, and wait until it is ready. The cluster's other Kubernetes
+components are restarted too (a member's kube-controller-manager, kube-scheduler, kwok
+and Kyverno; the control plane's kube-controller-manager), so that none waits out its
+client's back-off; Lifeboat's controller manager is not.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := localenv.StartAPIServer(cmd.Context(), dir, args[0]); err != nil {
 				return err
@@ -54,9 +75,9 @@ once (SIGKILL), as a crash would end it, and every connection to it is reset.`,
 		Short: "Stop a component by its recorded PID and start it again (e.g. lifeboat-controller-manager)",
 		Long: `Stop one component of the local environment (a name from "lifeboat status") with
 SIGTERM by its recorded PID, then start it again with the same flags and wait until it
-is healthy. A component that is no longer running (a controller manager that lost its
-leader lease exits, for example) is just started. Useful to watch Lifeboat's controllers
-resume after a restart.`,
+is healthy. A component that is not running (stopped with "env stop", or exited and
+not yet started again by the supervisor) is just started. Useful to watch Lifeboat's
+controllers resume after a restart.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := localenv.RestartComponent(cmd.Context(), dir, args[0]); err != nil {
@@ -66,5 +87,31 @@ resume after a restart.`,
 			return nil
 		},
 	})
+	cmd.AddCommand(newSuperviseCommand(&dir))
 	return cmd
+}
+
+// newSuperviseCommand runs the environment's supervisor; "lifeboat up"
+// starts it and records it as the component lifeboat-supervisor.
+func newSuperviseCommand(dir *string) *cobra.Command {
+	zapOpts := zap.Options{}
+	return &cobra.Command{
+		Use:    "supervise",
+		Hidden: true,
+		Short:  "Start the local environment's components again when they exit (run by lifeboat up)",
+		Long: `Watch the components recorded in the environment's state and start each one
+that exits on its own again, with a back-off (1 s, doubling up to 30 s while runs
+keep ending within a minute); record every start and exit in the state. Components
+stopped with "lifeboat env stop", "env restart" or "lifeboat down" are left alone.
+Runs until it is signalled, the environment is removed, or its own record is
+stopped. "lifeboat up" starts it; it refuses to run when the state does not record
+it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return localenv.NewSupervisor(*dir, ctrl.Log.WithName("supervisor")).Run(ctx)
+		},
+	}
 }

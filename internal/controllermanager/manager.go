@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/binding"
@@ -65,6 +64,12 @@ type Options struct {
 	// GCPercent is the Go garbage collector's target percentage (as
 	// GOGC); 0 leaves the GOGC environment variable, or Go's 100, in force.
 	GCPercent int
+	// MetricsSecure serves /metrics over HTTPS to authenticated and
+	// authorized clients only (serving.go).
+	MetricsSecure bool
+	// MetricsCertDir holds the metrics serving certificate (tls.crt,
+	// tls.key); empty means a self-signed one.
+	MetricsCertDir string
 }
 
 // gcPercentDefault is --gc-percent's default: at 5,000 bindings it keeps
@@ -86,8 +91,8 @@ func defaultGCPercent(getenv func(string) string) int {
 // NewOptions returns the defaults.
 func NewOptions() *Options {
 	return &Options{
-		HealthProbeBindAddress: ":10357",
-		MetricsBindAddress:     ":8080",
+		HealthProbeBindAddress: defaultHealthProbeBindAddress,
+		MetricsBindAddress:     defaultMetricsBindAddress,
 		LeaderElect:            true,
 		LeaderElectionID:       "lifeboat-controller-manager",
 		LeaderElectionNS:       "kube-system",
@@ -106,8 +111,10 @@ func NewOptions() *Options {
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the control plane (default: in-cluster config or $KUBECONFIG).")
 	fs.StringVar(&o.Context, "context", o.Context, "Kubeconfig context of the control plane (default: the current context).")
-	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address serving /healthz and /readyz.")
-	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address serving Prometheus /metrics; \"0\" disables it.")
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address serving /healthz and /readyz, unauthenticated; loopback by default (in a Pod, :10357 lets the kubelet probe it).")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address serving Prometheus /metrics; loopback by default; \"0\" disables it. Without --metrics-secure anyone who reaches it can read it.")
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "Serve /metrics over HTTPS, only to bearer tokens the control plane's API server authenticates (TokenReview) for a user allowed to get the non-resource URL /metrics (SubjectAccessReview); others get 401 or 403. The controller manager then needs to create tokenreviews and subjectaccessreviews.")
+	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", o.MetricsCertDir, "Directory with the metrics serving certificate and key (tls.crt, tls.key; reloaded when they change), with --metrics-secure; empty (the default) uses a self-signed certificate made at start.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader so that only one replica reconciles at a time.")
 	fs.StringVar(&o.LeaderElectionID, "leader-elect-resource-name", o.LeaderElectionID, "Name of the Lease used for leader election.")
 	fs.StringVar(&o.LeaderElectionNS, "leader-elect-resource-namespace", o.LeaderElectionNS, "Namespace of the Lease used for leader election.")
@@ -211,6 +218,10 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	cfg.Wrap(guard.WrapTransport)
+	metricsServing, err := o.metricsServerOptions()
+	if err != nil {
+		return err
+	}
 	leaseDuration, renewDeadline, retryPeriod := 15*time.Second, 10*time.Second, 2*time.Second
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
@@ -220,7 +231,7 @@ func Run(ctx context.Context, o *Options) error {
 		Cache:                         cache.Options{DefaultTransform: intern.Transform, NewInformer: guard.NewInformer},
 		HealthProbeBindAddress:        o.HealthProbeBindAddress,
 		PprofBindAddress:              o.PprofBindAddress,
-		Metrics:                       metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		Metrics:                       metricsServing,
 		LeaderElection:                o.LeaderElect,
 		LeaderElectionID:              o.LeaderElectionID,
 		LeaderElectionNamespace:       o.LeaderElectionNS,

@@ -11,4 +11,14 @@
 // DIR/state.json (PID and start time) as soon as it starts, and is stopped by
 // that record, never by name; a start that fails part-way stops what it
 // started and removes the state directory.
+//
+// Once up, the environment runs a supervisor (`lifeboat env supervise`,
+// supervisor.go; recorded as the component lifeboat-supervisor) that starts
+// every component that exits on its own again, with a back-off (backoff.go),
+// as a kubelet restarts a container: a controller manager that lost its
+// leader lease, an API server that crashed. Each start and exit is recorded
+// in the state like any other. What a person stops (`lifeboat env stop`,
+// `env restart`, `lifeboat down`) is marked stopped in the state before it
+// is signalled, and the supervisor only decides and starts under the same
+// state lock, so it never undoes a deliberate stop.
 package localenv

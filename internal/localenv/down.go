@@ -13,8 +13,19 @@ import (
 // and removes the state directory. A missing environment is ErrNotFound.
 // The directory is kept when a process could not be stopped, so that its
 // record is not lost.
+//
+// Every component is marked stopped first, under the state lock: from then
+// on the supervisor starts nothing, so the records read in that write are
+// the processes that run.
 func Down(dir string, out io.Writer) error {
-	s, err := Load(dir)
+	var s *State
+	err := withStateLock(dir, func(st *State) error {
+		for i := range st.Components {
+			st.Components[i].Stopped = true
+		}
+		s = st
+		return nil
+	})
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package localenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -9,59 +10,51 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/localenv/process"
 )
 
-// StopAPIServer simulates a member outage: it stops the member's
-// kube-apiserver (by its recorded PID) and records it as stopped. The
-// member's other components keep running and reconnect when it returns.
+// StopAPIServer simulates an outage of cluster (a member, or the control
+// plane, ControlPlaneName): it stops the cluster's kube-apiserver by its
+// recorded PID and marks it stopped, so that the supervisor does not start
+// it again. The cluster's other components keep running and reconnect when
+// it returns.
 //
 // A graceful stop (SIGTERM) is what a stopped API server does: it refuses
 // new connections at once but holds the open ones (watches) until it exits,
 // here up to 10 s, when it is killed. kill ends it with SIGKILL at once, as
 // a crash does: every connection to it is reset.
-func StopAPIServer(dir, member string, kill bool) error {
-	name, err := apiServerName(dir, member)
+func StopAPIServer(dir, cluster string, kill bool) error {
+	name, err := apiServerName(dir, cluster)
 	if err != nil {
 		return err
 	}
 	return stopNamed(dir, name, kill)
 }
 
-// StartAPIServer restarts a member's kube-apiserver stopped by StopAPIServer,
-// with the same flags and port, and waits until it is ready. The member's
-// kube-controller-manager, kube-scheduler and kwok are restarted too: after
-// an outage their clients back off for up to a minute before they notice the
-// API server is back, which no real member would show. So is its Kyverno,
-// when the environment runs one (it exits during the outage).
-func StartAPIServer(ctx context.Context, dir, member string) error {
-	name, err := apiServerName(dir, member)
+// StartAPIServer starts a kube-apiserver stopped by StopAPIServer again,
+// with the same flags and port, and waits until it is ready. The cluster's
+// other Kubernetes components (a member's kube-controller-manager,
+// kube-scheduler, kwok and Kyverno; the control plane's
+// kube-controller-manager) are restarted too: after an outage their
+// clients back off for up to a minute before they notice the API server is
+// back, which no real cluster would show, and Kyverno exits during the
+// outage when it cannot renew its leader lease. Lifeboat's controller
+// manager is not: how it comes through an outage of the control plane is
+// what the environment is there to show.
+func StartAPIServer(ctx context.Context, dir, cluster string) error {
+	name, err := apiServerName(dir, cluster)
 	if err != nil {
 		return err
 	}
 	if err := StartComponent(ctx, dir, name); err != nil {
 		return err
 	}
-	for _, c := range []string{member + "-controller-manager", member + "-scheduler", member + "-kwok"} {
-		if err := StopComponent(dir, c); err != nil {
-			return err
-		}
-		if err := StartComponent(ctx, dir, c); err != nil {
-			return err
-		}
-	}
-	// Kyverno, when the environment runs it, exits about ten seconds into
-	// the outage, when it cannot renew its leader lease (in a cluster its
-	// Pod would be restarted): start it again, whether or not it is still
-	// running.
 	s, err := Load(dir)
 	if err != nil {
 		return err
 	}
-	if i, err := componentIndex(s, KyvernoComponent(member)); err == nil {
-		if s.Components[i].Process.Alive() {
-			if err := stopComponent(s, i, false); err != nil {
-				return err
-			}
+	for _, c := range s.Components {
+		if c.Cluster != cluster || c.Name == name || c.Name == ControllerManagerComponent {
+			continue
 		}
-		if err := startComponent(ctx, s, i); err != nil {
+		if err := RestartComponent(ctx, dir, c.Name); err != nil {
 			return err
 		}
 	}
@@ -69,57 +62,97 @@ func StartAPIServer(ctx context.Context, dir, member string) error {
 }
 
 // StopComponent stops one recorded component by name (for example
-// lifeboat-controller-manager), by its PID; StartComponent starts it again.
+// lifeboat-controller-manager), by its PID, and marks it stopped so that
+// the supervisor leaves it alone; StartComponent starts it again.
 func StopComponent(dir, name string) error {
 	return stopNamed(dir, name, false)
 }
 
+// errAlreadyStopped says that a component was stopped on purpose before and
+// is not running.
+var errAlreadyStopped = errors.New("already stopped")
+
+// stopNamed marks component name stopped and then stops its process
+// gracefully (SIGTERM, then SIGKILL after 10 s) or, with kill, with SIGKILL
+// at once. The mark is saved, under the state lock, before the process is
+// signalled: the supervisor decides under the same lock, so it either
+// started the process that is signalled here, or sees the mark and starts
+// nothing. A component that had exited on its own is only marked.
 func stopNamed(dir, name string, kill bool) error {
-	s, i, err := loadComponent(dir, name)
-	if err != nil {
-		return err
-	}
-	return stopComponent(s, i, kill)
-}
-
-// StartComponent restarts a component stopped with StopComponent, with the
-// same flags, and waits until it is healthy.
-func StartComponent(ctx context.Context, dir, name string) error {
-	s, i, err := loadComponent(dir, name)
-	if err != nil {
-		return err
-	}
-	return startComponent(ctx, s, i)
-}
-
-// RestartComponent stops a running component by its PID and starts it
-// again with the same flags, or just starts one that is no longer running
-// (a controller manager exits when it loses its leader lease, for example
-// while the control plane's API server restarts).
-func RestartComponent(ctx context.Context, dir, name string) error {
-	s, i, err := loadComponent(dir, name)
-	if err != nil {
-		return err
-	}
-	if s.Components[i].Process.Alive() {
-		if err := stopComponent(s, i, false); err != nil {
+	var c Component
+	err := withStateLock(dir, func(s *State) error {
+		i, err := componentIndex(s, name)
+		if err != nil {
 			return err
 		}
+		c = s.Components[i]
+		if c.Stopped && !c.Process.Alive() {
+			return fmt.Errorf("%s is %w", name, errAlreadyStopped)
+		}
+		s.Components[i].Stopped = true
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	return startComponent(ctx, s, i)
+	if kill {
+		if err := c.Process.Kill(); err != nil {
+			return fmt.Errorf("killing %s: %w", name, err)
+		}
+		return nil
+	}
+	if err := c.Process.Stop(10 * time.Second); err != nil {
+		return fmt.Errorf("stopping %s: %w", name, err)
+	}
+	return nil
 }
 
-// loadComponent loads the environment in dir and finds component name.
-func loadComponent(dir, name string) (*State, int, error) {
-	s, err := Load(dir)
+// StartComponent starts a component that is not running (stopped with
+// StopComponent, or exited) with the same flags, and waits until it is
+// healthy.
+func StartComponent(ctx context.Context, dir, name string) error {
+	var (
+		s *State
+		c Component
+	)
+	// Started and recorded in one locked write, with the stopped mark
+	// cleared: the supervisor sees either the stopped component or the
+	// running one, never a component to start.
+	err := withStateLock(dir, func(st *State) error {
+		i, err := componentIndex(st, name)
+		if err != nil {
+			return err
+		}
+		c = st.Components[i]
+		if c.Process.Alive() {
+			return fmt.Errorf("%s is already running (pid %d)", name, c.Process.PID)
+		}
+		rec, err := process.Start(c.Binary, c.Args, c.Env, c.Log)
+		if err != nil {
+			return fmt.Errorf("starting %s: %w", name, err)
+		}
+		c.Process, c.Started, c.Stopped = rec, time.Now(), false
+		st.Components[i], s = c, st
+		return nil
+	})
 	if err != nil {
-		return nil, -1, err
+		return err
 	}
-	i, err := componentIndex(s, name)
-	if err != nil {
-		return nil, -1, err
+	if err := waitHealthy(ctx, c, checkFor(s, c), 90*time.Second); err != nil {
+		return fmt.Errorf("%s did not become healthy: %w\n--- last lines of %s ---\n%s", c.Name, err, filepath.Base(c.Log), logTail(c.Log, 25))
 	}
-	return s, i, nil
+	return nil
+}
+
+// RestartComponent stops a component by its PID and starts it again with
+// the same flags, or just starts one that is no longer running (one stopped
+// on purpose, or one that exited and that the supervisor has not started
+// again yet).
+func RestartComponent(ctx context.Context, dir, name string) error {
+	if err := stopNamed(dir, name, false); err != nil && !errors.Is(err, errAlreadyStopped) {
+		return err
+	}
+	return StartComponent(ctx, dir, name)
 }
 
 func componentIndex(s *State, name string) (int, error) {
@@ -133,59 +166,15 @@ func componentIndex(s *State, name string) (int, error) {
 	return -1, fmt.Errorf("no component %q in the local environment (components: %v)", name, names)
 }
 
-// stopComponent stops component i gracefully (SIGTERM, then SIGKILL after
-// 10 s) or, with kill, with SIGKILL at once.
-func stopComponent(s *State, i int, kill bool) error {
-	c := &s.Components[i]
-	if !c.Process.Alive() {
-		return fmt.Errorf("%s is already stopped", c.Name)
-	}
-	if kill {
-		if err := c.Process.Kill(); err != nil {
-			return fmt.Errorf("killing %s: %w", c.Name, err)
-		}
-		return nil
-	}
-	if err := c.Process.Stop(10 * time.Second); err != nil {
-		return fmt.Errorf("stopping %s: %w", c.Name, err)
-	}
-	// The record stays as it is: a stopped process is one that is not
-	// Alive any more.
-	return nil
-}
-
-func startComponent(ctx context.Context, s *State, i int) error {
-	c := &s.Components[i]
-	if c.Process.Alive() {
-		return fmt.Errorf("%s is already running (pid %d)", c.Name, c.Process.PID)
-	}
-	rec, err := process.Start(c.Binary, c.Args, c.Env, c.Log)
-	if rec.PID > 0 {
-		c.Process = rec
-		// Other lifeboat processes may update other components of the same
-		// environment at the same time: record only this one, under the
-		// state lock, on a fresh read.
-		if serr := updateComponent(s.Dir, c.Name, func(stored *Component) { stored.Process = rec }); serr != nil {
-			return serr
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("starting %s: %w", c.Name, err)
-	}
-	if err := waitHealthy(ctx, *c, checkFor(s, *c), 90*time.Second); err != nil {
-		return fmt.Errorf("%s did not become healthy: %w\n--- last lines of %s ---\n%s", c.Name, err, filepath.Base(c.Log), logTail(c.Log, 25))
-	}
-	return nil
-}
-
-// apiServerName validates member and returns its API server's component name.
-func apiServerName(dir, member string) (string, error) {
+// apiServerName validates cluster (a member or the control plane) and
+// returns its API server's component name.
+func apiServerName(dir, cluster string) (string, error) {
 	s, err := Load(dir)
 	if err != nil {
 		return "", err
 	}
-	if info, ok := s.Cluster(member); !ok || !info.Member {
-		return "", fmt.Errorf("no member %q in the local environment (members: %v)", member, s.Members())
+	if _, ok := s.Cluster(cluster); !ok {
+		return "", fmt.Errorf("no cluster %q in the local environment (the control plane %s, members: %v)", cluster, ControlPlaneName, s.Members())
 	}
-	return member + "-apiserver", nil
+	return cluster + "-apiserver", nil
 }

@@ -2,12 +2,15 @@ package localenv
 
 import (
 	"context"
+	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/lifeboat-dev/lifeboat/internal/localenv/process"
 )
 
 // RestartComponent starts a component that has exited, and restarts one
@@ -64,4 +67,113 @@ func TestRestartComponent(t *testing.T) {
 	if err := RestartComponent(ctx, dir, "nosuch"); err == nil {
 		t.Error("restarting an unknown component did not fail")
 	}
+}
+
+// An outage of the control plane: env stop lifeboat stops the control
+// plane's API server and keeps it down; env start brings it back and
+// restarts the control plane's kube-controller-manager, but leaves
+// Lifeboat's controller manager (and every member) alone.
+func TestControlPlaneAPIServerStopAndStart(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"logs", "pki"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// API servers are probed over TLS with the environment's CA and a token.
+	api := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer cp-token" {
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	defer api.Close()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: api.Certificate().Raw})
+	if err := os.WriteFile(filepath.Join(dir, "pki", "ca.crt"), ca, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	plain := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer plain.Close()
+	sleeper := func(name, cluster, health string) Component {
+		return Component{Name: name, Cluster: cluster, Binary: "/bin/sleep", Args: []string{"300"},
+			Log: filepath.Join(dir, "logs", name+".log"), Health: health, Supervised: true}
+	}
+	s := &State{Dir: dir,
+		Clusters: []ClusterInfo{{Name: ControlPlaneName, Token: "cp-token"}, {Name: "member1", Member: true, Token: "m1"}},
+		Components: []Component{
+			sleeper(ControlPlaneName+"-apiserver", ControlPlaneName, api.URL),
+			sleeper(ControlPlaneName+"-kube-controller-manager", ControlPlaneName, plain.URL),
+			sleeper("member1-scheduler", "member1", plain.URL),
+			sleeper(ControllerManagerComponent, ControlPlaneName, plain.URL),
+		}}
+	if err := s.save(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, c := range s.Components {
+		if err := StartComponent(ctx, dir, c.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, c := range s.Components {
+			_ = StopComponent(dir, c.Name)
+		}
+	})
+	running := func() map[string]process.Record {
+		t.Helper()
+		got, err := Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]process.Record{}
+		for _, c := range got.Components {
+			if c.Process.Alive() {
+				m[c.Name] = c.Process
+			}
+		}
+		return m
+	}
+	pids := running()
+
+	if err := StopAPIServer(dir, ControlPlaneName, false); err != nil {
+		t.Fatalf("stopping the control plane's API server: %v", err)
+	}
+	if _, ok := running()[ControlPlaneName+"-apiserver"]; ok {
+		t.Fatal("the control plane's API server still runs")
+	}
+	if c := mustComponent(t, dir, ControlPlaneName+"-apiserver"); !c.Stopped {
+		t.Error("the stopped API server is not marked stopped: the supervisor would start it again")
+	}
+	if err := StartAPIServer(ctx, dir, ControlPlaneName); err != nil {
+		t.Fatalf("starting the control plane's API server: %v", err)
+	}
+	after := running()
+	if r, ok := after[ControlPlaneName+"-apiserver"]; !ok || r == pids[ControlPlaneName+"-apiserver"] {
+		t.Error("the control plane's API server was not started again")
+	}
+	if r, ok := after[ControlPlaneName+"-kube-controller-manager"]; !ok || r == pids[ControlPlaneName+"-kube-controller-manager"] {
+		t.Error("the control plane's kube-controller-manager was not restarted")
+	}
+	for _, same := range []string{ControllerManagerComponent, "member1-scheduler"} {
+		if after[same] != pids[same] {
+			t.Errorf("%s was restarted (pid %d → %d)", same, pids[same].PID, after[same].PID)
+		}
+	}
+	if err := StopAPIServer(dir, "member9", false); err == nil {
+		t.Error("stopping an unknown cluster's API server did not fail")
+	}
+}
+
+func mustComponent(t *testing.T, dir, name string) Component {
+	t.Helper()
+	s, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, err := componentIndex(s, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Components[i]
 }

@@ -51,9 +51,39 @@ type Component struct {
 	// Env are extra environment variables (NAME=value), kept for restarts.
 	Env []string `json:"env,omitempty"`
 	Log string   `json:"log"`
-	// Health is the URL whose 200 answer means the component is healthy.
+	// Health is the URL whose 200 answer means the component is healthy;
+	// empty means that running is healthy.
 	Health  string         `json:"health"`
 	Process process.Record `json:"process"`
+	// Started is when the recorded process was started.
+	Started time.Time `json:"started,omitzero"`
+	// Supervised components are started again by the environment's
+	// supervisor (supervisor.go) when they exit, unless Stopped.
+	Supervised bool `json:"supervised,omitempty"`
+	// Stopped says the component was stopped on purpose (lifeboat env
+	// stop or restart, lifeboat down): the supervisor leaves it alone until
+	// it is started again. It is set before the process is signalled.
+	Stopped bool `json:"stopped,omitempty"`
+	// Restarts counts the supervisor's starts of the component.
+	Restarts int `json:"restarts,omitempty"`
+	// LastExit is how the component last ended on its own, as the
+	// supervisor saw it.
+	LastExit *Exit `json:"lastExit,omitempty"`
+}
+
+// Exit records how a supervised component's process ended on its own.
+type Exit struct {
+	// Process is the run that ended.
+	Process process.Record `json:"process"`
+	// Time is when the supervisor saw it gone.
+	Time time.Time `json:"time"`
+	// Reason is the exit status, when the supervisor started the process
+	// and so could wait for it, and the last line of its log.
+	Reason string `json:"reason"`
+	// Failures counts the consecutive short runs that ended so (backoff.go).
+	Failures int `json:"failures"`
+	// RetryAt is when the supervisor starts the component again.
+	RetryAt time.Time `json:"retryAt"`
 }
 
 // Members returns the member cluster names in order.
@@ -106,13 +136,31 @@ func (s *State) save() error {
 	return os.Rename(tmp.Name(), filepath.Join(s.Dir, stateFile))
 }
 
-// updateComponent changes one component's record under an exclusive lock
-// on the state directory, re-reading the state first, so that concurrent
-// lifeboat processes (env start of two members at once) never lose each
-// other's updates.
+// updateComponent changes one component's record under the state lock
+// (withStateLock).
 func updateComponent(dir, name string, change func(*Component)) error {
+	return withStateLock(dir, func(s *State) error {
+		i, err := componentIndex(s, name)
+		if err != nil {
+			return err
+		}
+		change(&s.Components[i])
+		return nil
+	})
+}
+
+// withStateLock runs change on a fresh read of the state under an exclusive
+// lock on the state directory and saves what it leaves, unless it fails.
+// Every lifeboat process that changes a running environment (env start and
+// stop of two members at once, the supervisor, down) goes through it, so
+// that none loses another's update and each decides on what the others
+// last wrote.
+func withStateLock(dir string, change func(*State) error) error {
 	lock, err := os.OpenFile(filepath.Join(dir, ".state.lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
+		if _, lerr := Load(dir); errors.Is(lerr, ErrNotFound) {
+			return lerr // no directory: no environment
+		}
 		return fmt.Errorf("locking state: %w", err)
 	}
 	defer lock.Close()
@@ -124,11 +172,9 @@ func updateComponent(dir, name string, change func(*Component)) error {
 	if err != nil {
 		return err
 	}
-	i, err := componentIndex(s, name)
-	if err != nil {
+	if err := change(s); err != nil {
 		return err
 	}
-	change(&s.Components[i])
 	return s.save()
 }
 

@@ -113,9 +113,19 @@ func Up(ctx context.Context, opts Options) (*State, error) {
 		return nil, err
 	}
 	s.Ready = true
+	// Saved before the supervisor starts: from then on the state is
+	// changed only under its lock, never overwritten from this copy.
 	if err := s.save(); err != nil {
 		return nil, err
 	}
+	if err := u.startSupervisor(ctx); err != nil {
+		fmt.Fprintln(opts.Out, "Start failed; stopping what was started.")
+		if derr := Down(s.Dir, io.Discard); derr != nil {
+			err = errors.Join(err, fmt.Errorf("cleaning up: %w", derr))
+		}
+		return nil, err
+	}
+	fmt.Fprintf(opts.Out, "✓ %s: starts a component again when it exits (lifeboat status shows its restarts)\n", SupervisorComponent)
 	fmt.Fprintf(opts.Out, "Local environment ready in %s.\n", time.Since(start).Round(100*time.Millisecond))
 	return s, nil
 }
@@ -259,11 +269,12 @@ func (u *upper) parallel(cs []ClusterInfo, f func(ClusterInfo) error) error {
 }
 
 // start launches one component, records it in the state at once (so that a
-// later failure can stop it) and waits until its health URL answers 200.
+// later failure can stop it), supervised, and waits until its health URL
+// answers 200.
 func (u *upper) start(ctx context.Context, c Component, h healthCheck, timeout time.Duration) error {
 	c.Log = filepath.Join(u.state.Dir, "logs", c.Name+".log")
 	rec, err := process.Start(c.Binary, c.Args, c.Env, c.Log)
-	c.Process = rec
+	c.Process, c.Started, c.Supervised = rec, time.Now(), true
 	if rec.PID > 0 {
 		u.mu.Lock()
 		u.state.Components = append(u.state.Components, c)
@@ -507,13 +518,44 @@ func (u *upper) startControllerManager(ctx context.Context) error {
 	}
 	args = append(args, u.opts.ControllerManagerArgs...)
 	c := Component{
-		Name:    "lifeboat-controller-manager",
+		Name:    ControllerManagerComponent,
 		Cluster: ControlPlaneName,
 		Binary:  u.opts.LifeboatBinary,
 		Args:    args,
 		Health:  "http://127.0.0.1:" + strconv.Itoa(healthPort) + "/readyz",
 	}
 	return u.start(ctx, c, healthCheck{}, 60*time.Second)
+}
+
+// startSupervisor starts the environment's supervisor (`lifeboat env
+// supervise`, supervisor.go) and records it in the same locked write, which
+// the supervisor waits for before its first pass. It is not supervised
+// itself: if it exits, lifeboat status shows it not running, and lifeboat
+// env restart lifeboat-supervisor starts it again.
+func (u *upper) startSupervisor(ctx context.Context) error {
+	c := Component{
+		Name:   SupervisorComponent,
+		Binary: u.opts.LifeboatBinary,
+		Args:   []string{"env", "supervise", "--state-dir", u.state.Dir},
+		Log:    filepath.Join(u.state.Dir, "logs", SupervisorComponent+".log"),
+	}
+	err := withStateLock(u.state.Dir, func(s *State) error {
+		rec, err := process.Start(c.Binary, c.Args, c.Env, c.Log)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.Name, err)
+		}
+		c.Process, c.Started = rec, time.Now()
+		s.Components = append(s.Components, c)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	u.state.Components = append(u.state.Components, c)
+	if err := waitHealthy(ctx, c, healthCheck{}, 10*time.Second); err != nil {
+		return fmt.Errorf("%s did not start: %w\n--- last lines of %s ---\n%s", c.Name, err, c.Log, logTail(c.Log, 25))
+	}
+	return nil
 }
 
 // freePort asks the kernel for a free loopback port. Another process could

@@ -28,9 +28,22 @@ type Record struct {
 // Start runs path with args in its own session (so a terminal's Ctrl-C or the
 // caller's exit does not reach it), with stdout and stderr appended to logFile.
 func Start(path string, args []string, env []string, logFile string) (Record, error) {
+	rec, _, err := StartWatched(path, args, env, logFile)
+	return rec, err
+}
+
+// StartWatched is Start that also reports how the process ends, for as long
+// as the caller runs: exited receives exec.Cmd.Wait's result once, after the
+// process has exited and been reaped (nil for exit status 0, else an
+// *exec.ExitError that reads "exit status 1" or "signal: killed").
+//
+// A process whose start time cannot be read is killed at once and not
+// returned: without its start time it could never be told apart from a
+// later process with the same PID, so it could not be stopped safely.
+func StartWatched(path string, args []string, env []string, logFile string) (rec Record, exited <-chan error, err error) {
 	log, err := os.OpenFile(logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return Record{}, fmt.Errorf("opening log %s: %w", logFile, err)
+		return Record{}, nil, fmt.Errorf("opening log %s: %w", logFile, err)
 	}
 	defer log.Close()
 	cmd := exec.Command(path, args...)
@@ -39,17 +52,22 @@ func Start(path string, args []string, env []string, logFile string) (Record, er
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return Record{}, fmt.Errorf("starting %s: %w", path, err)
+		return Record{}, nil, fmt.Errorf("starting %s: %w", path, err)
 	}
 	pid := cmd.Process.Pid
-	// Reap the child if it exits while we are still running, so that a
-	// crashed component shows as gone instead of as a zombie.
-	go func() { _ = cmd.Wait() }()
+	// Read before the child can be reaped: until then even a child that
+	// has already exited keeps its /proc entry, as a zombie.
 	st, err := startTime(pid)
 	if err != nil {
-		return Record{PID: pid}, fmt.Errorf("reading start time of pid %d: %w", pid, err)
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		return Record{}, nil, fmt.Errorf("reading start time of pid %d: %w", pid, err)
 	}
-	return Record{PID: pid, StartTime: st}, nil
+	// Reap the child when it exits while we are still running, so that a
+	// crashed component shows as gone instead of as a zombie.
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return Record{PID: pid, StartTime: st}, done, nil
 }
 
 // Alive reports whether the recorded process is still running (and is the
@@ -135,4 +153,14 @@ func stat(pid int) (uint64, string, error) {
 		return 0, "", fmt.Errorf("parsing start time in /proc/%d/stat: %w", pid, err)
 	}
 	return st, fields[0], nil
+}
+
+// Self returns the record of the calling process.
+func Self() (Record, error) {
+	pid := os.Getpid()
+	st, err := startTime(pid)
+	if err != nil {
+		return Record{}, fmt.Errorf("reading own start time: %w", err)
+	}
+	return Record{PID: pid, StartTime: st}, nil
 }

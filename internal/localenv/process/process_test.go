@@ -78,3 +78,38 @@ func TestAliveZeroRecord(t *testing.T) {
 		t.Fatal("zero record reported alive")
 	}
 }
+
+// StartWatched reports how the process ended: its exit status, or the
+// signal that killed it.
+func TestStartWatchedReportsTheExit(t *testing.T) {
+	dir := t.TempDir()
+	_, exited, err := StartWatched("/bin/sh", []string{"-c", "exit 3"}, nil, filepath.Join(dir, "exit.log"))
+	if err != nil {
+		t.Fatalf("StartWatched: %v", err)
+	}
+	select {
+	case err := <-exited:
+		if err == nil || err.Error() != "exit status 3" {
+			t.Errorf("exit reported as %v, want exit status 3", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no exit reported within 10s")
+	}
+
+	r, exited, err := StartWatched("/bin/sleep", []string{"300"}, nil, filepath.Join(dir, "sleep.log"))
+	if err != nil {
+		t.Fatalf("StartWatched: %v", err)
+	}
+	t.Cleanup(func() { _ = r.Stop(time.Second) })
+	if err := r.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err == nil || err.Error() != "signal: killed" {
+			t.Errorf("exit reported as %v, want signal: killed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no exit reported within 10s")
+	}
+}
