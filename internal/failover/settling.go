@@ -19,12 +19,15 @@ import (
 //     that failed at about the same moment is failing its probes too.
 //
 // Both come from the Cluster objects (conditions and their
-// lastTransitionTime), so a restart changes nothing. The one thing kept in
-// memory is when the guard last saw every cluster down and then one come
-// back (allDownEnded): the clusters still down get a fresh window then, so
+// lastTransitionTime), so a restart changes nothing. So does the rule that
+// a not-Ready cluster whose probes pass again is not evicted from for a
+// window: it answers, and is coming back. The one thing kept in memory is
+// the last time every cluster was down (returnTracker): each of those
+// clusters that comes back gives the ones still down a fresh window, so
 // that members returning one after another from a partition are not
 // evicted onto the first to return. A new guard (a restart, a new leader)
-// starts as if it had just seen that, erring towards holding.
+// starts as if the failing clusters had been down together and one had
+// just come back, erring towards holding.
 
 // SettlingWindow is the settling window for the given cluster health
 // flags: --cluster-status-update-frequency (P) + --cluster-failure-threshold
@@ -48,15 +51,22 @@ func SettlingWindow(probePeriod, failureThreshold, probeTimeout time.Duration) t
 //     policy's) are not about its health and wait for nothing;
 //  2. a failing cluster (not Ready, or suspect) waits until window after it
 //     started failing (clusterHealth.since);
-//  3. and until window after the guard last saw every cluster down end
-//     (allDownEnded; zero when never).
+//  3. a not-Ready cluster whose probes pass again waits until window after
+//     they started passing: it is coming back (Ready turns True after
+//     --cluster-success-threshold), and if its probes fail again before,
+//     rule 2 applies with its unchanged since;
+//  4. and every failing cluster waits until window after the last return
+//     of a cluster that was down when every cluster was (allDownEnded;
+//     zero when never).
 func settlingUntil(c clusterHealth, allDownEnded, now time.Time, window time.Duration) time.Time {
 	if window <= 0 || !c.observed || (c.ready && !c.suspect) {
 		return time.Time{}
 	}
 	until := c.since.Add(window)
-	if !allDownEnded.IsZero() && allDownEnded.Add(window).After(until) {
-		until = allDownEnded.Add(window)
+	for _, t := range []time.Time{c.answering, allDownEnded} {
+		if !t.IsZero() && t.Add(window).After(until) {
+			until = t.Add(window)
+		}
 	}
 	if !now.Before(until) {
 		return time.Time{}
@@ -110,5 +120,59 @@ func evictionHold(status StormGuardStatus, gs GroupStatus, target clusterHealth,
 		reason: fmt.Sprintf("settling: %s started failing at %s; evictions from it wait until %s to see whether other clusters fail too",
 			target.name, target.since.UTC().Format(time.RFC3339), until.UTC().Format(time.RFC3339)),
 		settlingUntil: until,
+	}
+}
+
+// returnTracker remembers the clusters that were down the last time no
+// cluster was Ready, until each is back, and when the last of them came
+// back. It is in memory: a new guard starts as if every failing cluster had
+// been down with the others and one had just come back.
+type returnTracker struct {
+	seen bool
+	// down are the clusters of the episode not back yet.
+	down map[string]bool
+	// ended is when the last of them came back (the first observation
+	// counts as one); zero when never.
+	ended time.Time
+}
+
+// observe updates the tracker with every cluster's health at now; allDown
+// is that no cluster is Ready:
+//
+//  1. the first observation starts an episode with every failing cluster,
+//     ended now;
+//  2. while no cluster is Ready, every failing cluster joins the episode;
+//  3. a cluster of the episode that is Ready and passing its probes again
+//     leaves it, and ended becomes now; one that is gone leaves it too.
+//
+// Each cluster ends the episode at most once, so the windows it gives are
+// bounded by one window per cluster.
+func (r *returnTracker) observe(clusters []clusterHealth, allDown bool, now time.Time) {
+	if r.down == nil {
+		r.down = map[string]bool{}
+	}
+	if !r.seen || allDown {
+		for _, c := range clusters {
+			if c.observed && (!c.ready || c.suspect) {
+				r.down[c.name] = true
+			}
+		}
+	}
+	if !r.seen {
+		r.seen, r.ended = true, now
+		return
+	}
+	present := make(map[string]bool, len(clusters))
+	for _, c := range clusters {
+		present[c.name] = true
+		if r.down[c.name] && c.ready && !c.suspect {
+			delete(r.down, c.name)
+			r.ended = now
+		}
+	}
+	for name := range r.down {
+		if !present[name] {
+			delete(r.down, name)
+		}
 	}
 }

@@ -78,8 +78,12 @@ func TestObserveClusterSuspects(t *testing.T) {
 			cluster: failed("m1", 5, 3).obj(),
 			want:    clusterHealth{name: "m1", observed: true, since: at(5)},
 		},
-		"not Ready, probes passing again (recovering): since Ready turned False": {
+		"not Ready, probes passing again (coming back): answering since then": {
 			cluster: makeCluster("m1").readySince(metav1.ConditionFalse, 8).probe(metav1.ConditionTrue, 20).obj(),
+			want:    clusterHealth{name: "m1", observed: true, since: at(8), answering: at(20)},
+		},
+		"not Ready, probes failing again after passing for a while: since does not move": {
+			cluster: makeCluster("m1").readySince(metav1.ConditionFalse, 8).probe(metav1.ConditionFalse, 30).obj(),
 			want:    clusterHealth{name: "m1", observed: true, since: at(8)},
 		},
 		"not Ready without ProbeSucceeded (another writer): since Ready turned False": {
@@ -163,6 +167,24 @@ func TestEvictionHold(t *testing.T) {
 			clusters: []*clusterv1alpha1.Cluster{failed("m1", 0, 3).obj(),
 				makeCluster("m2").readySince(metav1.ConditionFalse, 3).probe(metav1.ConditionTrue, 6).obj(), healthy("m3").obj()},
 			target: "m1", now: 9,
+			want: want{},
+		},
+		"a not-Ready cluster answering again is not evicted from: it is coming back": {
+			clusters: []*clusterv1alpha1.Cluster{makeCluster("m1").readySince(metav1.ConditionFalse, 3).probe(metav1.ConditionTrue, 60).obj(),
+				healthy("m2").obj(), healthy("m3").obj()},
+			target: "m1", now: 61,
+			want: want{held: true, retry: 8 * time.Second, in: "settling"},
+		},
+		"a not-Ready cluster answering for a whole window without turning Ready is evicted": {
+			clusters: []*clusterv1alpha1.Cluster{makeCluster("m1").readySince(metav1.ConditionFalse, 3).probe(metav1.ConditionTrue, 60).obj(),
+				healthy("m2").obj(), healthy("m3").obj()},
+			target: "m1", now: 69,
+			want: want{},
+		},
+		"probes flapping while not Ready do not restart the window": {
+			clusters: []*clusterv1alpha1.Cluster{makeCluster("m1").readySince(metav1.ConditionFalse, 3).probe(metav1.ConditionFalse, 60).obj(),
+				healthy("m2").obj(), healthy("m3").obj()},
+			target: "m1", now: 61,
 			want: want{},
 		},
 		"two of three down is an ordinary outage once the windows pass": {
@@ -289,5 +311,58 @@ func TestDescribeStormGuardSuspects(t *testing.T) {
 	}
 	if want := "Normal: 2 of 3 clusters not Ready (1 of them still Ready but failing its probes); evicting at up to 50/s"; got != want {
 		t.Errorf("DescribeStormGuard = %q, want %q", got, want)
+	}
+}
+
+func TestReturnTracker(t *testing.T) {
+	up := func(name string) clusterHealth { return clusterHealth{name: name, observed: true, ready: true} }
+	down := func(name string) clusterHealth { return clusterHealth{name: name, observed: true} }
+	type step struct {
+		at       int
+		clusters []clusterHealth
+		allDown  bool
+		ended    int // want; -1: zero
+	}
+	cases := map[string][]step{
+		"a new guard starts as if one had just come back": {
+			{at: 5, clusters: []clusterHealth{up("m1"), down("m2")}, ended: 5},
+			{at: 20, clusters: []clusterHealth{up("m1"), down("m2")}, ended: 5},
+		},
+		"members returning one by one each give the others a fresh window, once": {
+			{at: 0, clusters: []clusterHealth{up("m1"), up("m2"), up("m3")}, ended: 0},
+			{at: 10, clusters: []clusterHealth{down("m1"), down("m2"), down("m3")}, allDown: true, ended: 0},
+			{at: 40, clusters: []clusterHealth{up("m1"), down("m2"), down("m3")}, ended: 40},
+			{at: 45, clusters: []clusterHealth{up("m1"), up("m2"), down("m3")}, ended: 45},
+			{at: 46, clusters: []clusterHealth{down("m1"), up("m2"), down("m3")}, ended: 45},
+			{at: 47, clusters: []clusterHealth{up("m1"), up("m2"), down("m3")}, ended: 45},
+			{at: 52, clusters: []clusterHealth{up("m1"), up("m2"), up("m3")}, ended: 52},
+		},
+		"returns outside an every-cluster-down episode do not count": {
+			{at: 0, clusters: []clusterHealth{up("m1"), up("m2")}, ended: 0},
+			{at: 10, clusters: []clusterHealth{down("m1"), up("m2")}, ended: 0},
+			{at: 30, clusters: []clusterHealth{up("m1"), up("m2")}, ended: 0},
+		},
+		"a suspect counts as down, and as back only once it passes its probes": {
+			{at: 0, clusters: []clusterHealth{up("m1"), up("m2")}, ended: 0},
+			{at: 10, clusters: []clusterHealth{down("m1"), {name: "m2", observed: true, ready: true, suspect: true}}, allDown: true, ended: 0},
+			{at: 20, clusters: []clusterHealth{down("m1"), up("m2")}, ended: 20},
+		},
+		"a deleted cluster leaves the episode without ending it": {
+			{at: 0, clusters: []clusterHealth{up("m1")}, ended: 0},
+			{at: 10, clusters: []clusterHealth{down("m1"), down("m2")}, allDown: true, ended: 0},
+			{at: 20, clusters: []clusterHealth{down("m1")}, allDown: true, ended: 0},
+			{at: 30, clusters: []clusterHealth{up("m1"), up("m2")}, ended: 30},
+		},
+	}
+	for name, steps := range cases {
+		t.Run(name, func(t *testing.T) {
+			var r returnTracker
+			for _, s := range steps {
+				r.observe(s.clusters, s.allDown, at(s.at))
+				if !r.ended.Equal(at(s.ended)) {
+					t.Errorf("at +%ds: ended = %s, want +%ds", s.at, r.ended.Sub(t0), s.ended)
+				}
+			}
+		})
 	}
 }

@@ -190,8 +190,12 @@ type clusterHealth struct {
 	suspect bool
 	// since is when a not-Ready or suspect cluster started failing: when
 	// its probes started failing, or without a failing ProbeSucceeded
-	// condition, when Ready left True.
+	// condition, when Ready left True. It never moves while Ready stays
+	// not True, whatever the probes do meanwhile.
 	since time.Time
+	// answering is when the probes of a not-Ready cluster started passing
+	// again (it is coming back); zero otherwise.
+	answering time.Time
 }
 
 // observeCluster reads c for the guard: its group is spec.region, and it is
@@ -214,10 +218,16 @@ func observeCluster(c *clusterv1alpha1.Cluster) clusterHealth {
 	h.suspect = h.ready && probeFailing
 	switch {
 	case !h.observed || (h.ready && !h.suspect):
-	case probeFailing:
+	case h.suspect:
 		h.since = probe.LastTransitionTime.Time
 	default:
 		h.since = cond.LastTransitionTime.Time
+		if probeFailing && probe.LastTransitionTime.Before(&cond.LastTransitionTime) {
+			h.since = probe.LastTransitionTime.Time
+		}
+		if probe != nil && !probeFailing {
+			h.answering = probe.LastTransitionTime.Time
+		}
 	}
 	return h
 }
@@ -338,12 +348,9 @@ type StormGuard struct {
 	buckets      map[string]*tokenBucket
 	reservations map[string]reservation
 	lastSweep    time.Time
-	// seen: the guard has computed the groups once. allDown is whether
-	// the last computation found every cluster down, allDownEnded when
-	// one found that over (or the first computation: see settling.go).
-	seen         bool
-	allDown      bool
-	allDownEnded time.Time
+	// returns remembers the clusters of the last time every cluster was
+	// down, and when the last of them came back (settling.go).
+	returns returnTracker
 	// settling remembers, per cluster, the end of the settling window
 	// last announced in an Event.
 	settling map[string]time.Time
@@ -413,7 +420,7 @@ func (g *StormGuard) Admit(ctx context.Context, key, cluster string) (Admission,
 	g.record(status, clusters, now)
 
 	a := Admission{Group: group, State: gs.State}
-	if h := evictionHold(status, gs, target, g.allDownEnded, now, g.cfg); h.held {
+	if h := evictionHold(status, gs, target, g.returns.ended, now, g.cfg); h.held {
 		delete(g.reservations, key)
 		a.RetryAfter, a.Reason = h.retryAfter, h.reason
 		if !h.settlingUntil.IsZero() {
@@ -461,10 +468,7 @@ func (g *StormGuard) Refresh(ctx context.Context) (StormGuardStatus, error) {
 // g.mu is held. A group whose rate changed gets a fresh bucket at the new
 // rate and loses its reservations (they were paced at the old rate).
 func (g *StormGuard) record(status StormGuardStatus, clusters []clusterv1alpha1.Cluster, now time.Time) {
-	if !g.seen || (g.allDown && !status.AllClustersDown) {
-		g.allDownEnded = now
-	}
-	g.seen, g.allDown = true, status.AllClustersDown
+	g.returns.observe(observeAll(clusters), status.AllClustersDown, now)
 	seen := map[string]bool{}
 	for _, gs := range status.Groups {
 		seen[gs.Name] = true
