@@ -46,9 +46,12 @@ func SettlingWindow(probePeriod, failureThreshold, probeTimeout time.Duration) t
 // zero time when they need not wait (now is past it, or nothing holds
 // them):
 //
-//  1. a cluster that is Ready and passing its probes, or that was never
-//     probed, is not failing: its NoExecute taints (a person's, a custom
-//     policy's) are not about its health and wait for nothing;
+//  1. a cluster that was never probed, or that is Ready and passing its
+//     probes, is not failing: its NoExecute taints (a person's, a custom
+//     policy's) are not about its health and wait for nothing; except for a
+//     window after it turned Ready, while the taints of its outage are
+//     being removed (an eviction decided in between would move workloads
+//     off a cluster that is back);
 //  2. a failing cluster (not Ready, or suspect) waits until window after it
 //     started failing (clusterHealth.since);
 //  3. a not-Ready cluster whose probes pass again waits until window after
@@ -59,7 +62,13 @@ func SettlingWindow(probePeriod, failureThreshold, probeTimeout time.Duration) t
 //     of a cluster that was down when every cluster was (allDownEnded;
 //     zero when never).
 func settlingUntil(c clusterHealth, allDownEnded, now time.Time, window time.Duration) time.Time {
-	if window <= 0 || !c.observed || (c.ready && !c.suspect) {
+	if window <= 0 || !c.observed {
+		return time.Time{}
+	}
+	if c.ready && !c.suspect {
+		if until := c.readySince.Add(window); now.Before(until) {
+			return until
+		}
 		return time.Time{}
 	}
 	until := c.since.Add(window)
@@ -114,13 +123,13 @@ func evictionHold(status StormGuardStatus, gs GroupStatus, target clusterHealth,
 	if until.IsZero() {
 		return hold{}
 	}
-	return hold{
-		held:       true,
-		retryAfter: until.Sub(now),
-		reason: fmt.Sprintf("settling: %s started failing at %s; evictions from it wait until %s to see whether other clusters fail too",
-			target.name, target.since.UTC().Format(time.RFC3339), until.UTC().Format(time.RFC3339)),
-		settlingUntil: until,
+	reason := fmt.Sprintf("settling: %s started failing at %s; evictions from it wait until %s to see whether other clusters fail too",
+		target.name, target.since.UTC().Format(time.RFC3339), until.UTC().Format(time.RFC3339))
+	if target.ready && !target.suspect {
+		reason = fmt.Sprintf("settling: %s is Ready again since %s; evictions from it wait until %s while the taints of its outage go",
+			target.name, target.readySince.UTC().Format(time.RFC3339), until.UTC().Format(time.RFC3339))
 	}
+	return hold{held: true, retryAfter: until.Sub(now), reason: reason, settlingUntil: until}
 }
 
 // returnTracker remembers the clusters that were down the last time no

@@ -68,7 +68,7 @@ func TestObserveClusterSuspects(t *testing.T) {
 	}{
 		"healthy": {
 			cluster: healthy("m1").obj(),
-			want:    clusterHealth{name: "m1", observed: true, ready: true},
+			want:    clusterHealth{name: "m1", observed: true, ready: true, readySince: at(-3600)},
 		},
 		"Ready but failing its probes: a suspect since the first failed probe": {
 			cluster: suspect("m1", 5).obj(),
@@ -196,6 +196,12 @@ func TestEvictionHold(t *testing.T) {
 			clusters: []*clusterv1alpha1.Cluster{healthy("m1").obj(), failed("m2", 0, 3).obj(), healthy("m3").obj()},
 			target:   "m1", now: 1,
 			want: want{},
+		},
+		"a cluster Ready again whose outage taint is still there is not evicted from": {
+			clusters: []*clusterv1alpha1.Cluster{makeCluster("m1").readySince(metav1.ConditionTrue, 60).probe(metav1.ConditionTrue, 58).obj(),
+				failed("m2", 0, 3).obj(), failed("m3", 0, 3).obj()},
+			target: "m1", now: 61,
+			want: want{held: true, retry: 8 * time.Second, in: "Ready again"},
 		},
 		"regions: a region failing staggered waits for its window": {
 			clusters: []*clusterv1alpha1.Cluster{failed("eu1", 0, 3).region("eu").obj(), suspect("eu2", 2).region("eu").obj(), healthy("us1").region("us").obj()},

@@ -196,6 +196,8 @@ type clusterHealth struct {
 	// answering is when the probes of a not-Ready cluster started passing
 	// again (it is coming back); zero otherwise.
 	answering time.Time
+	// readySince is when a Ready cluster (not a suspect) turned Ready.
+	readySince time.Time
 }
 
 // observeCluster reads c for the guard: its group is spec.region, and it is
@@ -217,7 +219,9 @@ func observeCluster(c *clusterv1alpha1.Cluster) clusterHealth {
 	}
 	h.suspect = h.ready && probeFailing
 	switch {
-	case !h.observed || (h.ready && !h.suspect):
+	case !h.observed:
+	case h.ready && !h.suspect:
+		h.readySince = cond.LastTransitionTime.Time
 	case h.suspect:
 		h.since = probe.LastTransitionTime.Time
 	default:

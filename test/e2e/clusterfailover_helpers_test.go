@@ -305,19 +305,31 @@ func (e *cfEnv) restoreAll(t *testing.T) {
 	}
 }
 
-// startTogether starts the API servers of members back to back (as a
-// partition that heals brings every member back at once, as closely as
-// the recorded environment allows: one command at a time), then their
-// other components, and waits until each is Ready without the not-ready
-// taints.
+// startTogether starts the API servers of members at the same time, as a
+// partition that heals brings every member back at once (each start
+// records only its own component, under the environment's state lock),
+// then their other components, and waits until each is Ready without the
+// not-ready taints.
 func (e *cfEnv) startTogether(t *testing.T, members ...string) {
 	t.Helper()
 	for _, m := range members {
 		e.finishStop(t, m)
 	}
-	for _, m := range members {
-		if out, err := lifeboat(t, "env", "restart", m+"-apiserver", "--state-dir", e.dir); err != nil {
-			t.Fatalf("lifeboat env restart %s-apiserver: %v\n%s", m, err, out)
+	var wg sync.WaitGroup
+	errs := make([]error, len(members))
+	for i, m := range members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if out, err := lifeboat(t, "env", "restart", m+"-apiserver", "--state-dir", e.dir); err != nil {
+				errs[i] = fmt.Errorf("lifeboat env restart %s-apiserver: %w\n%s", m, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 	for _, m := range members {

@@ -63,8 +63,8 @@ func TestClusterFailover(t *testing.T) {
 	run("members killed a few seconds apart: nothing is evicted", func(t *testing.T) { staggeredMembersDown(t, e) })
 	run("a single killed member fails over within the documented bound", func(t *testing.T) { singleFailureBound(t, e) })
 	run("a NoExecute taint patched without timeAdded is stamped and evicts after tolerationSeconds", func(t *testing.T) { patchedTaint(t, e) })
-	run("mass failover of 200 Deployments", func(t *testing.T) { massFailover(t, e) })
 	run("a flapping member stops receiving a Duplicated copy", func(t *testing.T) { flapping(t, e) })
+	run("mass failover of 200 Deployments", func(t *testing.T) { massFailover(t, e) })
 }
 
 // TestClusterFailoverDefaultPeriods runs the storm guard's promises with
