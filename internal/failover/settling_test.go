@@ -372,3 +372,34 @@ func TestReturnTracker(t *testing.T) {
 		})
 	}
 }
+
+// TestTaintManagerWaitsForTheSettlingWindow: the taint manager asks again
+// exactly when the window ends, and evicts then; before, it writes
+// nothing.
+func TestTaintManagerWaitsForTheSettlingWindow(t *testing.T) {
+	e := newTaintManagerEnv(t, nil,
+		failed("member1", -5, 3).notReadyNoExecute(-2).obj(), healthy("member2").obj(), healthy("member3").obj(),
+		makeBinding("nginx").clusters("member1").obj())
+	cfg := defaultGuardConfig
+	cfg.SettlingWindow = 9 * time.Second
+	guard, err := NewStormGuard(e.client, nil, e.clock, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.tm.Guard = guard
+	// The guard has been running for a while (a new one holds for a
+	// window: TestStormGuardSettlesAfterEveryClusterWasDown).
+	e.clock.SetTime(at(-60))
+	if _, err := guard.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.SetTime(t0)
+	if res := e.reconcile(resourceBindingKind, reqFor(nginx)); res.RequeueAfter != 4*time.Second || e.writes != 0 {
+		t.Fatalf("within the window: requeue after %s with %d writes, want 4s and none", res.RequeueAfter, e.writes)
+	}
+	e.clock.Step(4 * time.Second)
+	e.reconcile(resourceBindingKind, reqFor(nginx))
+	if got := e.rb(nginx).Spec.Clusters; len(got) != 0 || e.writes == 0 {
+		t.Errorf("at the end of the window: clusters %v after %d writes, want member1 evicted", got, e.writes)
+	}
+}
