@@ -57,6 +57,15 @@ func (w *clusterWrapper) Taints(taints ...corev1.Taint) *clusterWrapper {
 	return w
 }
 
+// Failures sets the ready-failures annotation to the given times.
+func (w *clusterWrapper) Failures(at ...time.Time) *clusterWrapper {
+	if w.Annotations == nil {
+		w.Annotations = map[string]string{}
+	}
+	w.Annotations[clusterv1alpha1.AnnotationReadyFailures] = formatFailures(at)
+	return w
+}
+
 func (w *clusterWrapper) Version(v string) *clusterWrapper {
 	w.Status.KubernetesVersion = v
 	return w

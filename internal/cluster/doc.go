@@ -10,13 +10,17 @@
 //     karmada-es-<name>. On deletion it deletes that namespace and the Works
 //     in it, waits (bounded) for the Works to go, then drops the finalizer.
 //   - StatusReconciler (status_controller.go): Cluster status only:
-//     conditions Ready and CompleteAPIEnablements, kubernetesVersion,
+//     conditions Ready, ProbeSucceeded (the latest probe's result, before
+//     smoothing) and CompleteAPIEnablements, kubernetesVersion,
 //     apiEnablements, nodeSummary and resourceSummary (allocatable,
 //     allocating, allocated). Push clusters with a secretRef only.
-//   - TaintReconciler (taint_controller.go): the two scheduling taints in
+//   - TaintReconciler (taint_controller.go): the scheduling taints in
 //     spec.taints, cluster.karmada.io/not-ready:NoSchedule and
 //     cluster.karmada.io/unreachable:NoSchedule, following the Ready
-//     condition. It never touches any other taint.
+//     condition, and cluster.lifeboat.dev/flapping:NoSchedule with its
+//     record, the cluster.lifeboat.dev/ready-failures annotation (flap
+//     damping, flapdamping.go); and the timeAdded of NoExecute taints that
+//     have none, never changing one that is set. It touches no other taint.
 //
 // The health probe and its smoothing (readiness.go): every
 // --cluster-status-update-frequency the member's /readyz (or /healthz when
@@ -25,9 +29,9 @@
 // persisted for --cluster-failure-threshold (failing) or
 // --cluster-success-threshold (recovering). How long an observation has
 // persisted is kept in memory; after a restart it is seeded from the stored
-// condition (see readyTracker), so a restart never flips Ready on a single
-// probe, at the cost of delaying a flip that was pending at restart by at
-// most one threshold.
+// ProbeSucceeded condition, or Ready (see adjustReady), so a restart never
+// flips Ready on a single probe and continues a failure window that was
+// under way.
 //
 // What a probe costs: one GET /readyz per cluster every
 // --cluster-status-update-frequency (10s). Only while Ready, and only every

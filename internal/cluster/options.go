@@ -36,6 +36,9 @@ type Options struct {
 	// ConcurrentSyncs is the number of Clusters each controller handles at
 	// once. Probes of different clusters run in parallel up to this number.
 	ConcurrentSyncs int
+	// FlapDamping keeps a cluster whose Ready condition keeps failing out
+	// of new placements for a while after it recovers.
+	FlapDamping FlapDamping
 }
 
 // NewOptions returns the defaults.
@@ -49,6 +52,11 @@ func NewOptions() *Options {
 		EnableResourceModeling: true,
 		DeletionGracePeriod:    time.Minute,
 		ConcurrentSyncs:        5,
+		FlapDamping: FlapDamping{
+			Window:  10 * time.Minute,
+			Hold:    time.Minute,
+			MaxHold: 10 * time.Minute,
+		},
 	}
 }
 
@@ -62,6 +70,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.EnableResourceModeling, "enable-cluster-resource-modeling", o.EnableResourceModeling, "Collect nodeSummary and resourceSummary (watches the member's nodes and non-terminal pods, keeping only what the summaries read).")
 	fs.DurationVar(&o.DeletionGracePeriod, "cluster-deletion-grace-period", o.DeletionGracePeriod, "How long a deleted Cluster waits for its Works to be cleaned up from a Ready member before its finalizer is removed anyway.")
 	fs.IntVar(&o.ConcurrentSyncs, "concurrent-cluster-syncs", o.ConcurrentSyncs, "Number of Clusters each cluster controller reconciles (and probes) concurrently.")
+	fs.DurationVar(&o.FlapDamping.Window, "cluster-flap-window", o.FlapDamping.Window, "A member whose Ready condition turned False at least twice within this window is flapping: once Ready again, it gets the cluster.lifeboat.dev/flapping:NoSchedule taint for --cluster-flap-hold.")
+	fs.DurationVar(&o.FlapDamping.Hold, "cluster-flap-hold", o.FlapDamping.Hold, "How long a flapping member stays out of new placements after it is Ready again; doubled for each further failure within --cluster-flap-window, up to --cluster-flap-max-hold. 0 turns flap damping off.")
+	fs.DurationVar(&o.FlapDamping.MaxHold, "cluster-flap-max-hold", o.FlapDamping.MaxHold, "The longest a flapping member stays out of new placements after it is Ready again.")
 }
 
 // Validate reports flag values that cannot work.
@@ -77,6 +88,10 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--cluster-status-collect-interval must not be negative, got %s", o.CollectInterval)
 	case o.ConcurrentSyncs < 1:
 		return fmt.Errorf("--concurrent-cluster-syncs must be at least 1, got %d", o.ConcurrentSyncs)
+	case o.FlapDamping.Window < 0 || o.FlapDamping.Hold < 0:
+		return fmt.Errorf("--cluster-flap-window and --cluster-flap-hold must not be negative")
+	case o.FlapDamping.MaxHold < o.FlapDamping.Hold:
+		return fmt.Errorf("--cluster-flap-max-hold (%s) must not be shorter than --cluster-flap-hold (%s)", o.FlapDamping.MaxHold, o.FlapDamping.Hold)
 	}
 	return nil
 }

@@ -52,6 +52,17 @@ func observedReadyCondition(probe ProbeResult, clientErr error) metav1.Condition
 	return c
 }
 
+// probeCondition is the ProbeSucceeded condition of an observation: its
+// status, reason and message, unsmoothed.
+func probeCondition(observed metav1.Condition) metav1.Condition {
+	return metav1.Condition{
+		Type:    clusterv1alpha1.ClusterConditionProbeSucceeded,
+		Status:  observed.Status,
+		Reason:  observed.Reason,
+		Message: observed.Message,
+	}
+}
+
 // readySince records since when the observations of a cluster have been
 // True, or not True.
 type readySince struct {
@@ -68,20 +79,25 @@ type thresholds struct {
 // adjustReady smooths an observed Ready condition against the stored one.
 //
 //  1. Track since when the observations have been True or not True. prev is
-//     nil after a restart: then the stored condition seeds it (agreeing with
-//     the observation: since its lastTransitionTime; disagreeing: since now,
-//     because when the disagreement began is unknown).
+//     nil after a restart: then the stored conditions seed it. A stored
+//     ProbeSucceeded agreeing with the observation says since when the
+//     probes have given this result (its lastTransitionTime); otherwise the
+//     stored Ready agreeing with the observation: since its
+//     lastTransitionTime; neither: since now, because when the
+//     disagreement began is unknown.
 //  2. Without a stored condition (a cluster seen for the first time), the
 //     observation is taken as it is.
 //  3. A change between True and not True is held back (the stored condition
 //     is kept) until it has persisted for the matching threshold. Changes
 //     between False and Unknown, and of reason or message, pass at once.
-func adjustReady(stored *metav1.Condition, observed metav1.Condition, prev *readySince, now time.Time, th thresholds) (metav1.Condition, readySince) {
+func adjustReady(stored, storedProbe *metav1.Condition, observed metav1.Condition, prev *readySince, now time.Time, th thresholds) (metav1.Condition, readySince) {
 	observedTrue := observed.Status == metav1.ConditionTrue
 	next := readySince{isTrue: observedTrue, since: now}
 	switch {
 	case prev != nil && prev.isTrue == observedTrue:
 		next = *prev
+	case prev == nil && storedProbe != nil && (storedProbe.Status == metav1.ConditionTrue) == observedTrue && !storedProbe.LastTransitionTime.After(now):
+		next.since = storedProbe.LastTransitionTime.Time
 	case prev == nil && stored != nil && (stored.Status == metav1.ConditionTrue) == observedTrue:
 		next.since = stored.LastTransitionTime.Time
 	}
@@ -135,7 +151,8 @@ func (t *readyTracker) adjust(cluster *clusterv1alpha1.Cluster, observed metav1.
 		prev = &p
 	}
 	stored := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
-	adjusted, next := adjustReady(stored, observed, prev, now, t.windows)
+	storedProbe := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionProbeSucceeded)
+	adjusted, next := adjustReady(stored, storedProbe, observed, prev, now, t.windows)
 	t.byName[cluster.Name] = next
 	return adjusted, heldUntil(adjusted, observed, next, t.windows)
 }

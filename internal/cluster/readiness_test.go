@@ -63,8 +63,12 @@ func observed(status metav1.ConditionStatus) metav1.Condition {
 
 func TestAdjustReady(t *testing.T) {
 	th := thresholds{failure: 30 * time.Second, success: 20 * time.Second}
+	probe := func(status metav1.ConditionStatus, since time.Time) *metav1.Condition {
+		return &metav1.Condition{Type: clusterv1alpha1.ClusterConditionProbeSucceeded, Status: status, LastTransitionTime: metav1.NewTime(since)}
+	}
 	cases := map[string]struct {
 		stored     *metav1.Condition
+		probe      *metav1.Condition
 		observed   metav1.Condition
 		prev       *readySince
 		wantReason string // "Stored" kept, "Observed" taken
@@ -122,10 +126,30 @@ func TestAdjustReady(t *testing.T) {
 			stored: readyCond(metav1.ConditionTrue, t0.Add(-time.Hour)), observed: observed(metav1.ConditionFalse),
 			wantReason: "Stored", wantSince: readySince{isTrue: false, since: t0},
 		},
+		"after a restart, failing probes recorded before it continue their window": {
+			stored: readyCond(metav1.ConditionTrue, t0.Add(-time.Hour)), probe: probe(metav1.ConditionFalse, t0.Add(-30*time.Second)),
+			observed:   observed(metav1.ConditionFalse),
+			wantReason: "Observed", wantSince: readySince{isTrue: false, since: t0.Add(-30 * time.Second)},
+		},
+		"after a restart, passing probes recorded before it continue the recovery window": {
+			stored: readyCond(metav1.ConditionFalse, t0.Add(-time.Hour)), probe: probe(metav1.ConditionTrue, t0.Add(-10*time.Second)),
+			observed:   observed(metav1.ConditionTrue),
+			wantReason: "Stored", wantSince: readySince{isTrue: true, since: t0.Add(-10 * time.Second)},
+		},
+		"after a restart, a recorded probe result that disagrees seeds nothing": {
+			stored: readyCond(metav1.ConditionTrue, t0.Add(-time.Hour)), probe: probe(metav1.ConditionTrue, t0.Add(-time.Hour)),
+			observed:   observed(metav1.ConditionFalse),
+			wantReason: "Stored", wantSince: readySince{isTrue: false, since: t0},
+		},
+		"a recorded probe result from the future (clock skew) seeds nothing": {
+			stored: readyCond(metav1.ConditionTrue, t0.Add(-time.Hour)), probe: probe(metav1.ConditionFalse, t0.Add(time.Hour)),
+			observed:   observed(metav1.ConditionFalse),
+			wantReason: "Stored", wantSince: readySince{isTrue: false, since: t0},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, since := adjustReady(tc.stored, tc.observed, tc.prev, t0, th)
+			got, since := adjustReady(tc.stored, tc.probe, tc.observed, tc.prev, t0, th)
 			if got.Reason != tc.wantReason {
 				t.Errorf("reason = %q, want %q", got.Reason, tc.wantReason)
 			}

@@ -44,6 +44,8 @@ type StatusReconciler struct {
 	CollectInterval        time.Duration
 	EnableResourceModeling bool
 	ConcurrentSyncs        int
+	// Metrics counts Ready transitions; nil records nothing.
+	Metrics *Metrics
 
 	initOnce  sync.Once
 	tracker   *readyTracker
@@ -161,6 +163,12 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	ready.ObservedGeneration = 0
 	previous := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
 	meta.SetStatusCondition(&status.Conditions, ready)
+	// The unsmoothed result: its lastTransitionTime (the start of the first
+	// probe with this result) tells the storm guard since when a cluster
+	// that is still Ready has been failing.
+	probed := probeCondition(observed)
+	probed.LastTransitionTime = metav1.NewTime(now)
+	meta.SetStatusCondition(&status.Conditions, probed)
 
 	if equality.Semantic.DeepEqual(&cluster.Status, status) {
 		return ctrl.Result{RequeueAfter: r.nextProbe(now, held)}, nil
@@ -173,6 +181,9 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 			return requeueOnConflict(ctrl.LoggerInto(ctx, log))
 		}
 		return ctrl.Result{}, fmt.Errorf("updating status of cluster %s: %w", cluster.Name, err)
+	}
+	if previous != nil && previous.Status != ready.Status {
+		r.Metrics.readyChanged(cluster.Name, ready.Status)
 	}
 	if previous == nil || previous.Status != ready.Status {
 		r.recordReadyChange(updated, ready)
@@ -250,6 +261,7 @@ func (r *StatusReconciler) recordReadyChange(cluster *clusterv1alpha1.Cluster, r
 }
 
 func (r *StatusReconciler) forget(name string) {
+	r.Metrics.forget(name)
 	r.tracker.forget(name)
 	r.collected.forget(name)
 	if r.Members != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -192,6 +193,12 @@ func TestStatusUnreachableMemberFailsAfterThresholdOthersUnaffected(t *testing.T
 		makeCluster("m1").Finalizer().Obj(), makeCluster("m2").Finalizer().Obj())
 	f.reconcile(t, "m1")
 	f.reconcile(t, "m2")
+	reg := prometheus.NewRegistry()
+	metrics, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.r.Metrics = metrics
 	m1.down()
 	before := m1.collects
 	wantReady := map[time.Duration]metav1.ConditionStatus{
@@ -212,8 +219,16 @@ func TestStatusUnreachableMemberFailsAfterThresholdOthersUnaffected(t *testing.T
 		if at == 40*time.Second && (ready.Reason != clusterv1alpha1.ClusterReasonNotReachable || !ready.LastTransitionTime.Time.Equal(t0.Add(at))) {
 			t.Errorf("+%s: m1 Ready = %+v, want ClusterNotReachable since now", at, ready)
 		}
-		if !meta.IsStatusConditionTrue(f.get(t, "m2").Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
-			t.Errorf("+%s: m2 is not Ready", at)
+		// The failing probes show at once, since the first of them, while
+		// Ready is still held True.
+		probe := meta.FindStatusCondition(f.get(t, "m1").Status.Conditions, clusterv1alpha1.ClusterConditionProbeSucceeded)
+		if probe == nil || probe.Status != metav1.ConditionFalse || probe.Reason != clusterv1alpha1.ClusterReasonNotReachable ||
+			!probe.LastTransitionTime.Time.Equal(t0.Add(10*time.Second)) {
+			t.Errorf("+%s: m1 ProbeSucceeded = %+v, want False/ClusterNotReachable since +10s", at, probe)
+		}
+		if !meta.IsStatusConditionTrue(f.get(t, "m2").Status.Conditions, clusterv1alpha1.ClusterConditionReady) ||
+			!meta.IsStatusConditionTrue(f.get(t, "m2").Status.Conditions, clusterv1alpha1.ClusterConditionProbeSucceeded) {
+			t.Errorf("+%s: m2 is not Ready, or its probe did not succeed", at)
 		}
 	}
 	if m1.collects != before {
@@ -222,9 +237,16 @@ func TestStatusUnreachableMemberFailsAfterThresholdOthersUnaffected(t *testing.T
 	if got := f.get(t, "m1").Status.KubernetesVersion; got != "v1.35.4" {
 		t.Errorf("kubernetesVersion = %q: the last observation should be kept", got)
 	}
-	// 2 first writes, then m1 once (False) and m2's 30s inventory refresh writes nothing.
-	if f.writes.n != 3 {
-		t.Errorf("writes = %d, want 3", f.writes.n)
+	if v, ok := gaugeValue(t, reg, "lifeboat_cluster_ready_transitions_total", "m1"); !ok || v != 1 {
+		t.Errorf("lifeboat_cluster_ready_transitions_total{cluster=m1} = %g (%t), want 1 (True to False)", v, ok)
+	}
+	if _, ok := gaugeValue(t, reg, "lifeboat_cluster_ready_transitions_total", "m2"); ok {
+		t.Errorf("a transition was counted for m2, which stayed Ready")
+	}
+	// 2 first writes, then m1 twice (its first failed probe, Ready False)
+	// and m2's 30s inventory refresh writes nothing.
+	if f.writes.n != 4 {
+		t.Errorf("writes = %d, want 4", f.writes.n)
 	}
 }
 

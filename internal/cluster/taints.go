@@ -64,3 +64,50 @@ func schedulingTaints(taints []corev1.Taint, ready *metav1.Condition, now time.T
 	}
 	return out, true
 }
+
+// flappingTaint keeps a flapping cluster out of new placements.
+var flappingTaint = corev1.Taint{Key: clusterv1alpha1.TaintClusterFlapping, Effect: corev1.TaintEffectNoSchedule}
+
+// setTaint returns taints with want (by key and effect) present or absent,
+// and whether that changed anything. An added taint gets timeAdded = now;
+// a present one is kept as it is.
+func setTaint(taints []corev1.Taint, want corev1.Taint, present bool, now time.Time) ([]corev1.Taint, bool) {
+	i := indexOfTaint(taints, want)
+	switch {
+	case present && i < 0:
+		added := want
+		added.TimeAdded = &metav1.Time{Time: now}
+		return append(append([]corev1.Taint(nil), taints...), added), true
+	case !present && i >= 0:
+		out := append(append([]corev1.Taint(nil), taints[:i]...), taints[i+1:]...)
+		if len(out) == 0 {
+			out = nil
+		}
+		return out, true
+	}
+	return taints, false
+}
+
+// stampTimeAdded gives every NoExecute taint without timeAdded the time
+// now, as Karmada's webhook and the Kubernetes API server do for node
+// taints, so that a taint added by `kubectl patch` or `kubectl apply` is
+// tolerated for tolerationSeconds from when it was first seen, not
+// forever. An existing timeAdded is never changed. It returns the taints
+// that were stamped (nil when none; then taints is returned as it is).
+func stampTimeAdded(taints []corev1.Taint, now time.Time) ([]corev1.Taint, []corev1.Taint) {
+	var out, stamped []corev1.Taint
+	for i, t := range taints {
+		if t.Effect != corev1.TaintEffectNoExecute || t.TimeAdded != nil {
+			continue
+		}
+		if out == nil {
+			out = append([]corev1.Taint(nil), taints...)
+		}
+		out[i].TimeAdded = &metav1.Time{Time: now}
+		stamped = append(stamped, out[i])
+	}
+	if out == nil {
+		return taints, nil
+	}
+	return out, stamped
+}

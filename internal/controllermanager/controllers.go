@@ -39,8 +39,11 @@ type deps struct {
 	opts        *Options
 	hooks       failover.Hooks
 	metrics     *failover.Metrics
-	members     *membercluster.Cache
-	ricLayer    *customization.Layer
+	// clusterMetrics are the cluster controllers' (Ready transitions, flap
+	// damping).
+	clusterMetrics *cluster.Metrics
+	members        *membercluster.Cache
+	ricLayer       *customization.Layer
 	// templateCache holds the templates of the kinds the detector watches
 	// and reads everything else from the manager's cache.
 	templateCache *templates.Cache
@@ -95,6 +98,7 @@ func allControllers() []controller {
 				CollectInterval:        o.CollectInterval,
 				EnableResourceModeling: o.EnableResourceModeling,
 				ConcurrentSyncs:        o.ConcurrentSyncs,
+				Metrics:                d.clusterMetrics,
 			}).SetupWithManager(mgr)
 		}},
 		{"cluster-taint", func(mgr ctrl.Manager, d deps) error {
@@ -103,6 +107,8 @@ func allControllers() []controller {
 				Recorder:        mgr.GetEventRecorder("cluster-taint-controller"),
 				Clock:           d.clock,
 				ConcurrentSyncs: d.opts.Cluster.ConcurrentSyncs,
+				FlapDamping:     d.opts.Cluster.FlapDamping,
+				Metrics:         d.clusterMetrics,
 			}).SetupWithManager(mgr)
 		}},
 		{"cluster-taint-policy", func(mgr ctrl.Manager, d deps) error {
@@ -217,7 +223,10 @@ func allControllers() []controller {
 				return nil
 			}
 			rec := mgr.GetEventRecorderFor("taint-manager")
-			guard, err := failover.NewStormGuard(mgr.GetClient(), rec, d.clock, o.StormGuardConfig(), ctrlmetrics.Registry)
+			cfg := o.StormGuardConfig()
+			health := d.opts.Cluster
+			cfg.SettlingWindow = failover.SettlingWindow(health.StatusUpdateFrequency, health.FailureThreshold, health.ProbeTimeout)
+			guard, err := failover.NewStormGuard(mgr.GetClient(), rec, d.clock, cfg, ctrlmetrics.Registry)
 			if err != nil {
 				return err
 			}

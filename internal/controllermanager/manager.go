@@ -252,6 +252,10 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return fmt.Errorf("registering failover metrics: %w", err)
 	}
+	clusterMetrics, err := cluster.NewMetrics(ctrlmetrics.Registry)
+	if err != nil {
+		return err
+	}
 	// Resource semantics: users' ResourceInterpreterCustomizations (Lua)
 	// first, then the shipped third-party rules, then the built-in ones.
 	ricLayer := customization.NewLayer(lua.New(lua.DefaultOptions()),
@@ -272,6 +276,8 @@ func Run(ctx context.Context, o *Options) error {
 		hooks:       failover.NewHooks(o.FeatureGates),
 		metrics:     metrics,
 		members:     membercluster.New(mgr.GetClient(), membercluster.DefaultOptions()),
+
+		clusterMetrics: clusterMetrics,
 
 		templateCache:    templateCache,
 		templateStatuses: &templates.Statuses{},

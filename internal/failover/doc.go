@@ -30,7 +30,12 @@
 // Both record Events on the binding and on its resource template. No
 // failover state lives only in memory: timers, tasks, placement and health
 // times and history are in the binding, so a restart or a leader change
-// neither resets nor repeats anything (Wave only delays writes).
+// neither resets nor repeats anything (Wave only delays writes). The one
+// exception is the storm guard (stormguard.go, settling.go), which paces
+// the TaintManager's evictions: its token buckets and the last time every
+// cluster was down live in memory, and a new guard errs towards holding
+// (one settling window for the clusters that are failing); its settling
+// window itself comes from the Clusters' conditions.
 //
 // Where Lifeboat differs from Karmada: the last copy is never deleted when
 // nothing can take the workload (the task waits, the condition says why,

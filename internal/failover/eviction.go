@@ -112,7 +112,7 @@ func gracePeriod(task *workv1alpha2.GracefulEvictionTask, defaultGrace time.Dura
 //
 // Evictions for other reasons (written by users or other tools) are never
 // undone.
-func recovered(task *workv1alpha2.GracefulEvictionTask, o observed) bool {
+func recovered(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Time) bool {
 	switch task.Reason {
 	case workv1alpha2.EvictionReasonTaintUntolerated:
 		c := o.clusters[task.FromCluster]
@@ -123,7 +123,7 @@ func recovered(task *workv1alpha2.GracefulEvictionTask, o observed) bool {
 		if o.spec.Placement != nil {
 			tolerations = o.spec.Placement.ClusterTolerations
 		}
-		return noExecuteDeadline(c.Spec.Taints, tolerations).never
+		return noExecuteDeadline(c.Spec.Taints, tolerations, now).never
 	case workv1alpha2.EvictionReasonApplicationFailure:
 		item := aggregatedItem(o.status, task.FromCluster)
 		return item != nil && item.Health == workv1alpha2.ResourceHealthy
@@ -240,7 +240,7 @@ func planTasks(o observed, now time.Time) taskPlan {
 			task.CreationTimestamp = ptr.To(metav1.NewTime(now).Rfc3339Copy())
 			p.changed, p.stamped = true, true
 		}
-		if noTarget && recovered(&task, o) && !slices.ContainsFunc(p.restored, func(t workv1alpha2.TargetCluster) bool { return t.Name == task.FromCluster }) {
+		if noTarget && recovered(&task, o, now) && !slices.ContainsFunc(p.restored, func(t workv1alpha2.TargetCluster) bool { return t.Name == task.FromCluster }) {
 			p.cancelled = append(p.cancelled, removedTask{task: task, reason: recoveredReason(&task)})
 			p.restored = append(p.restored, restoredTarget(o.spec, &task))
 			p.changed = true

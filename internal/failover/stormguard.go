@@ -42,6 +42,10 @@ import (
 //     its workloads must move.
 //   - When no cluster at all is Ready, the control plane assumes that it is
 //     the one cut off from the members, and evicts nothing.
+//   - A cluster that is still Ready but failing its probes counts as not
+//     Ready, and evictions from a failing cluster wait for the settling
+//     window (settling.go), so that clusters failing together are seen
+//     together.
 //
 // Only the taint manager's evictions go through the guard. Application
 // failover is decided per application from health the members reported,
@@ -99,6 +103,9 @@ type StormGuardConfig struct {
 	// LargeGroupThreshold: a partially disrupted group with at most this
 	// many clusters stops evicting (--large-cluster-num-threshold).
 	LargeGroupThreshold int
+	// SettlingWindow: evictions from a failing cluster wait this long after
+	// its probes started failing (see SettlingWindow); 0 waits for nothing.
+	SettlingWindow time.Duration
 }
 
 // computeGroupState is Kubernetes' ComputeZoneState for a group with ready
@@ -140,8 +147,11 @@ type GroupStatus struct {
 	Name string
 	// Clusters lists the group's clusters, sorted.
 	Clusters []string
-	// NotReady counts the clusters whose Ready condition is not True.
+	// NotReady counts the clusters whose Ready condition is not True, and
+	// the suspects.
 	NotReady int
+	// Suspect counts the clusters still Ready whose probes fail.
+	Suspect int
 	// State is the group's state.
 	State GroupState
 	// Rate is the group's eviction rate per second; 0 means evictions are
@@ -175,6 +185,19 @@ type clusterHealth struct {
 	// observed: the cluster has a Ready condition.
 	observed bool
 	ready    bool
+	// suspect: Ready, but its probes fail (ProbeSucceeded False); the
+	// guard counts it as not Ready.
+	suspect bool
+	// since is when a not-Ready or suspect cluster started failing: when
+	// its probes started failing, or without a failing ProbeSucceeded
+	// condition, when Ready left True. It never moves while Ready stays
+	// not True, whatever the probes do meanwhile.
+	since time.Time
+	// answering is when the probes of a not-Ready cluster started passing
+	// again (it is coming back); zero otherwise.
+	answering time.Time
+	// readySince is when a Ready cluster (not a suspect) turned Ready.
+	readySince time.Time
 }
 
 // observeCluster reads c for the guard: its group is spec.region, and it is
@@ -183,14 +206,34 @@ type clusterHealth struct {
 // (it was just registered): it counts neither as Ready nor as not Ready,
 // so that a fresh control plane is not mistaken for a partitioned one.
 // No ClusterTaintPolicy condition matches a missing condition either.
+// A Ready cluster whose ProbeSucceeded condition is not True is a suspect.
 func observeCluster(c *clusterv1alpha1.Cluster) clusterHealth {
 	cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
-	return clusterHealth{
+	probe := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionProbeSucceeded)
+	probeFailing := probe != nil && probe.Status != metav1.ConditionTrue
+	h := clusterHealth{
 		name:     c.Name,
 		group:    c.Spec.Region,
 		observed: cond != nil,
 		ready:    cond != nil && cond.Status == metav1.ConditionTrue,
 	}
+	h.suspect = h.ready && probeFailing
+	switch {
+	case !h.observed:
+	case h.ready && !h.suspect:
+		h.readySince = cond.LastTransitionTime.Time
+	case h.suspect:
+		h.since = probe.LastTransitionTime.Time
+	default:
+		h.since = cond.LastTransitionTime.Time
+		if probeFailing && probe.LastTransitionTime.Before(&cond.LastTransitionTime) {
+			h.since = probe.LastTransitionTime.Time
+		}
+		if probe != nil && !probeFailing {
+			h.answering = probe.LastTransitionTime.Time
+		}
+	}
+	return h
 }
 
 // computeStormGuard computes every group's state and rate.
@@ -206,12 +249,15 @@ func computeStormGuard(clusters []clusterHealth, cfg StormGuardConfig) StormGuar
 		}
 		g.Clusters = append(g.Clusters, c.name)
 		switch {
-		case c.ready:
+		case c.ready && !c.suspect:
 			ready[c.group]++
 			readyTotal++
 		case c.observed:
 			g.NotReady++
 			notReadyTotal++
+			if c.suspect {
+				g.Suspect++
+			}
 		}
 	}
 	out := StormGuardStatus{AllClustersDown: notReadyTotal > 0 && readyTotal == 0}
@@ -306,6 +352,12 @@ type StormGuard struct {
 	buckets      map[string]*tokenBucket
 	reservations map[string]reservation
 	lastSweep    time.Time
+	// returns remembers the clusters of the last time every cluster was
+	// down, and when the last of them came back (settling.go).
+	returns returnTracker
+	// settling remembers, per cluster, the end of the settling window
+	// last announced in an Event.
+	settling map[string]time.Time
 }
 
 // reportedState is what was last reported for a group.
@@ -329,6 +381,7 @@ func NewStormGuard(reader client.Reader, recorder record.EventRecorder, clk cloc
 		reported:     map[string]reportedState{},
 		buckets:      map[string]*tokenBucket{},
 		reservations: map[string]reservation{},
+		settling:     map[string]time.Time{},
 	}
 	if reg != nil {
 		m, err := newStormGuardMetrics(reg)
@@ -358,22 +411,24 @@ func (g *StormGuard) Admit(ctx context.Context, key, cluster string) (Admission,
 	}
 	gs, _ := status.Group(group)
 	now := g.clock.Now()
+	var target clusterHealth
+	for i := range clusters {
+		if clusters[i].Name == cluster {
+			target = observeCluster(&clusters[i])
+			break
+		}
+	}
 
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.record(status, clusters, now)
 
 	a := Admission{Group: group, State: gs.State}
-	if gs.Rate <= 0 {
+	if h := evictionHold(status, gs, target, g.returns.ended, now, g.cfg); h.held {
 		delete(g.reservations, key)
-		a.RetryAfter = stormGuardHoldRecheck
-		switch {
-		case status.AllClustersDown:
-			a.Reason = "no cluster is Ready: the control plane may be the one cut off, so nothing is evicted"
-		case gs.State == GroupPartialDisruption && g.cfg.Rate > 0:
-			a.Reason = fmt.Sprintf("%s: %s not Ready in a group of %d or fewer clusters, evictions stop", groupName(group), countOf(gs.NotReady, len(gs.Clusters)), g.cfg.LargeGroupThreshold)
-		default:
-			a.Reason = "the eviction rate is 0"
+		a.RetryAfter, a.Reason = h.retryAfter, h.reason
+		if !h.settlingUntil.IsZero() {
+			g.announceSettling(clusters, cluster, h.settlingUntil)
 		}
 		return a, nil
 	}
@@ -417,6 +472,7 @@ func (g *StormGuard) Refresh(ctx context.Context) (StormGuardStatus, error) {
 // g.mu is held. A group whose rate changed gets a fresh bucket at the new
 // rate and loses its reservations (they were paced at the old rate).
 func (g *StormGuard) record(status StormGuardStatus, clusters []clusterv1alpha1.Cluster, now time.Time) {
+	g.returns.observe(observeAll(clusters), status.AllClustersDown, now)
 	seen := map[string]bool{}
 	for _, gs := range status.Groups {
 		seen[gs.Name] = true
@@ -433,6 +489,11 @@ func (g *StormGuard) record(status StormGuardStatus, clusters []clusterv1alpha1.
 			g.announce(gs, status.AllClustersDown, clusters)
 		}
 		g.reported[gs.Name] = cur
+	}
+	for name, until := range g.settling {
+		if !now.Before(until) {
+			delete(g.settling, name)
+		}
 	}
 	for name := range g.reported {
 		if !seen[name] {
@@ -489,7 +550,27 @@ const (
 	// EventReasonStormGuardAllClustersDown (Warning): no cluster at all is
 	// Ready; nothing is evicted.
 	EventReasonStormGuardAllClustersDown = "StormGuardAllClustersDown"
+	// EventReasonStormGuardSettling (Normal): evictions from a failing
+	// cluster wait for the settling window, on that cluster.
+	EventReasonStormGuardSettling = "StormGuardSettling"
 )
+
+// announceSettling records, once per window, an Event on the cluster whose
+// evictions wait for the settling window until until; g.mu is held.
+func (g *StormGuard) announceSettling(clusters []clusterv1alpha1.Cluster, name string, until time.Time) {
+	if g.recorder == nil || g.settling[name].Equal(until) {
+		return
+	}
+	g.settling[name] = until
+	for i := range clusters {
+		if clusters[i].Name == name {
+			g.recorder.Event(&clusters[i], "Normal", EventReasonStormGuardSettling, fmt.Sprintf(
+				"Storm guard: evictions from %s wait until %s, the end of the settling window (%s: --cluster-status-update-frequency + --cluster-failure-threshold + --cluster-probe-timeout after its probes started failing), so that clusters failing at the same time are seen together.",
+				name, until.UTC().Format(time.RFC3339), g.cfg.SettlingWindow))
+			return
+		}
+	}
+}
 
 // announce records an Event on each Cluster of the group.
 func (g *StormGuard) announce(gs GroupStatus, allDown bool, clusters []clusterv1alpha1.Cluster) {
@@ -534,6 +615,18 @@ func describeGroupChange(gs GroupStatus, allDown bool, cfg StormGuardConfig, tot
 
 func countOf(notReady, size int) string {
 	return fmt.Sprintf("%d of %d clusters", notReady, size)
+}
+
+// suspects says how many of the not-Ready clusters are still Ready but
+// failing their probes ("" for none).
+func suspects(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return " (1 of them still Ready but failing its probes)"
+	}
+	return fmt.Sprintf(" (%d of them still Ready but failing their probes)", n)
 }
 
 // groupName names a group for users.
@@ -631,19 +724,23 @@ func describeStormGuard(s StormGuardStatus) string {
 	var b strings.Builder
 	switch {
 	case s.AllClustersDown:
-		fmt.Fprintf(&b, "HALTED: no cluster is Ready (%d of %d not Ready); evicting nothing, the control plane may be the one cut off", notReady, total)
+		suspect := 0
+		for _, g := range s.Groups {
+			suspect += g.Suspect
+		}
+		fmt.Fprintf(&b, "HALTED: no cluster is Ready (%d of %d not Ready%s); evicting nothing, the control plane may be the one cut off", notReady, total, suspects(suspect))
 		if len(s.Groups) == 1 {
 			return b.String()
 		}
 	case len(s.Groups) == 1:
 		g := s.Groups[0]
-		fmt.Fprintf(&b, "%s: %s not Ready; %s", g.State, countOf(g.NotReady, len(g.Clusters)), describeRate(g.Rate))
+		fmt.Fprintf(&b, "%s: %s not Ready%s; %s", g.State, countOf(g.NotReady, len(g.Clusters)), suspects(g.Suspect), describeRate(g.Rate))
 	default:
 		fmt.Fprintf(&b, "%s: %d of %d clusters not Ready in %d regions", worst, notReady, total, len(s.Groups))
 	}
 	if len(s.Groups) > 1 {
 		for _, g := range s.Groups {
-			fmt.Fprintf(&b, "\n  %s: %s, %s not Ready; %s", groupName(g.Name), g.State, countOf(g.NotReady, len(g.Clusters)), describeRate(g.Rate))
+			fmt.Fprintf(&b, "\n  %s: %s, %s not Ready%s; %s", groupName(g.Name), g.State, countOf(g.NotReady, len(g.Clusters)), suspects(g.Suspect), describeRate(g.Rate))
 		}
 	}
 	return b.String()

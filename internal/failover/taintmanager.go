@@ -3,6 +3,7 @@ package failover
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -82,9 +83,13 @@ type evictionDeadline struct {
 //     stay until timeAdded + tolerationSeconds; the earliest of these is
 //     the deadline (so 0 or a negative value means at once);
 //  3. if no matched toleration has tolerationSeconds, the workload stays
-//     (tolerated forever). Taints without timeAdded do not count, as in
-//     Karmada (the API server's mutation and `lifeboat taint` set it).
-func noExecuteDeadline(taints []corev1.Taint, tolerations []corev1.Toleration) evictionDeadline {
+//     (tolerated forever);
+//  4. a taint without timeAdded counts as added now: the cluster-taint
+//     controller stamps it (a taint written by `kubectl patch` or a GitOps
+//     tool has none), and the stamp, a change of the taint, brings the
+//     binding back here. Karmada skips such taints, which tolerates them
+//     forever when its webhook did not stamp them.
+func noExecuteDeadline(taints []corev1.Taint, tolerations []corev1.Toleration, now time.Time) evictionDeadline {
 	taints = noExecuteTaints(taints)
 	var used []corev1.Toleration
 	for _, taint := range taints {
@@ -115,16 +120,28 @@ func noExecuteDeadline(taints []corev1.Taint, tolerations []corev1.Toleration) e
 			continue
 		}
 		for _, taint := range taints {
-			if taint.TimeAdded == nil || !core.Tolerates(tol, taint) {
+			if !core.Tolerates(tol, taint) {
 				continue
 			}
-			at := taint.TimeAdded.Add(time.Duration(*tol.TolerationSeconds) * time.Second)
+			added := now
+			if taint.TimeAdded != nil {
+				added = taint.TimeAdded.Time
+			}
+			at := added.Add(tolerationDuration(*tol.TolerationSeconds))
 			if d.never || at.Before(d.at) {
 				d = evictionDeadline{at: at, taint: taint, seconds: *tol.TolerationSeconds}
 			}
 		}
 	}
 	return d
+}
+
+// tolerationDuration is tolerationSeconds as a Duration, clamped so that
+// values past what a Duration holds (the API allows any int64) mean
+// "longer than anyone waits" instead of overflowing into the past.
+func tolerationDuration(seconds int64) time.Duration {
+	const maxSeconds = int64(math.MaxInt64 / int64(time.Second))
+	return time.Duration(min(seconds, maxSeconds)) * time.Second
 }
 
 // taintEviction is one cluster to evict and why.
@@ -146,7 +163,7 @@ func planTaintEvictions(clusters []workv1alpha2.TargetCluster, taints map[string
 		if !ok {
 			continue
 		}
-		d := noExecuteDeadline(ts, tolerations)
+		d := noExecuteDeadline(ts, tolerations, now)
 		switch {
 		case d.never:
 		case d.at.IsZero():

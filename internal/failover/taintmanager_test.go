@@ -3,6 +3,7 @@ package failover
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"testing"
 	"time"
@@ -138,15 +139,31 @@ func TestNoExecuteDeadline(t *testing.T) {
 			tolerations: []corev1.Toleration{{Key: notReadyKey, Operator: corev1.TolerationOpExists}},
 			want:        evictionDeadline{never: true},
 		},
-		"a taint without timeAdded does not start a clock (Karmada)": {
+		"a taint without timeAdded counts as added now, never as tolerated forever": {
 			taints:      []corev1.Taint{noExec(notReadyKey, -1)},
 			tolerations: []corev1.Toleration{toleration(notReadyKey, ptr.To[int64](30))},
+			want:        evictionDeadline{at: at(100 + 30), taint: noExec(notReadyKey, -1), seconds: 30},
+		},
+		"a taint without timeAdded and tolerationSeconds 0: now": {
+			taints:      []corev1.Taint{noExec(notReadyKey, -1)},
+			tolerations: []corev1.Toleration{toleration(notReadyKey, ptr.To[int64](0))},
+			want:        evictionDeadline{at: at(100), taint: noExec(notReadyKey, -1)},
+		},
+		"a taint without timeAdded tolerated without seconds: forever": {
+			taints:      []corev1.Taint{noExec(notReadyKey, -1)},
+			tolerations: []corev1.Toleration{toleration(notReadyKey, nil)},
 			want:        evictionDeadline{never: true},
+		},
+		"tolerationSeconds past what a Duration holds does not wrap into the past": {
+			taints:      []corev1.Taint{noExec(notReadyKey, 10)},
+			tolerations: []corev1.Toleration{toleration(notReadyKey, ptr.To[int64](math.MaxInt64))},
+			want: evictionDeadline{at: at(10).Add(time.Duration(math.MaxInt64/int64(time.Second)) * time.Second),
+				taint: noExec(notReadyKey, 10), seconds: math.MaxInt64},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := noExecuteDeadline(tc.taints, tc.tolerations)
+			got := noExecuteDeadline(tc.taints, tc.tolerations, at(100))
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(evictionDeadline{})); diff != "" {
 				t.Errorf("noExecuteDeadline (-want +got):\n%s", diff)
 			}

@@ -29,6 +29,8 @@ import (
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/cluster"
+	"github.com/lifeboat-dev/lifeboat/internal/failover"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv"
 )
 
@@ -39,9 +41,44 @@ import (
 // detection (3 s), a toleration (10 s) and a rescheduling fit well inside.
 const cfTimeout = 90 * time.Second
 
+// cfPeriods are the cluster health flags of a private environment, from
+// which the documented failover times follow.
+type cfPeriods struct {
+	// args are the controller manager's flags that set them (none: the
+	// defaults).
+	args []string
+	// P, F, S, T: --cluster-status-update-frequency,
+	// --cluster-failure-threshold, --cluster-success-threshold,
+	// --cluster-probe-timeout.
+	P, F, S, T time.Duration
+}
+
+// shortPeriods are TestClusterFailover's: probes every second, 3 s to
+// Ready=False, 2 s back to Ready=True, the default probe timeout.
+var shortPeriods = cfPeriods{
+	args: []string{"--cluster-status-update-frequency=1s", "--cluster-failure-threshold=3s", "--cluster-success-threshold=2s"},
+	P:    time.Second, F: 3 * time.Second, S: 2 * time.Second, T: cluster.NewOptions().ProbeTimeout,
+}
+
+// defaultPeriods are the controller manager's defaults.
+var defaultPeriods = func() cfPeriods {
+	o := cluster.NewOptions()
+	return cfPeriods{P: o.StatusUpdateFrequency, F: o.FailureThreshold, S: o.SuccessThreshold, T: o.ProbeTimeout}
+}()
+
+// window is the storm guard's settling window for these periods.
+func (p cfPeriods) window() time.Duration { return failover.SettlingWindow(p.P, p.F, p.T) }
+
+// evictionBound is docs/cluster-failover.md's "How long a failover takes,
+// at worst" for the first workload (k = 1, within the burst) without a
+// toleration (S = 0), with the noticing time D at its worst, P:
+// t0 + D + F + T + max(S, P).
+func (p cfPeriods) evictionBound() time.Duration { return p.P + p.F + p.T + p.P }
+
 // cfEnv is TestClusterFailover's own environment: it stops members, so it
 // must not be the suite's shared one.
 type cfEnv struct {
+	periods    cfPeriods
 	dir        string
 	kubeconfig string
 	state      *localenv.State
@@ -61,17 +98,13 @@ type cfEnv struct {
 // cfMembers are the private environment's members.
 var cfMembers = []string{"member1", "member2", "member3"}
 
-// startCFEnv brings up a private three-member environment with short health
-// periods, torn down when the test ends.
-func startCFEnv(t *testing.T) *cfEnv {
+// startCFEnv brings up a private three-member environment with the given
+// health periods, torn down when the test ends.
+func startCFEnv(t *testing.T, periods cfPeriods) *cfEnv {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "env")
 	args := []string{"up", "--members", "3", "--state-dir", dir, "--cache-dir", suite.cacheDir}
-	for _, a := range []string{
-		"--cluster-status-update-frequency=1s",
-		"--cluster-failure-threshold=3s",
-		"--cluster-success-threshold=2s",
-	} {
+	for _, a := range periods.args {
 		args = append(args, "--controller-manager-arg="+a)
 	}
 	out, err := lifeboat(t, args...)
@@ -90,6 +123,7 @@ func startCFEnv(t *testing.T) *cfEnv {
 		t.Fatal(err)
 	}
 	e := &cfEnv{
+		periods:    periods,
 		dir:        dir,
 		kubeconfig: s.KubeconfigPath(),
 		state:      s,
@@ -241,23 +275,149 @@ func (e *cfEnv) finishStop(t *testing.T, member string) {
 	}
 }
 
-// restoreAll starts every member that is stopped; subtests call it in
-// t.Cleanup so that each starts with three Ready members.
+// restoreAll starts every member that is stopped, together, and forgives
+// their failures (flap damping would otherwise keep a member that failed
+// in two scenarios out of the next one's placements); subtests call it in
+// t.Cleanup so that each starts with three Ready, undamped members.
 func (e *cfEnv) restoreAll(t *testing.T) {
 	t.Helper()
 	s, err := localenv.Load(e.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var stopped []string
 	for _, m := range cfMembers {
 		e.mu.Lock()
 		pending := e.stopping[m] != nil
 		e.mu.Unlock()
 		for _, c := range s.Components {
 			if c.Name == m+"-apiserver" && (pending || !c.Process.Alive()) {
-				e.start(t, m)
+				stopped = append(stopped, m)
 			}
 		}
+	}
+	if len(stopped) > 0 {
+		e.startTogether(t, stopped...)
+	}
+	for _, m := range cfMembers {
+		kubectl(t, e.kubeconfig, "--context", localenv.ControlPlaneName, "annotate", "cluster", m, clusterv1alpha1.AnnotationReadyFailures+"-")
+		e.waitTaint(t, m, clusterv1alpha1.TaintClusterFlapping, corev1.TaintEffectNoSchedule, false)
+	}
+}
+
+// startTogether starts the API servers of members at the same time, as a
+// partition that heals brings every member back at once (each start
+// records only its own component, under the environment's state lock),
+// then their other components, and waits until each is Ready without the
+// not-ready taints.
+func (e *cfEnv) startTogether(t *testing.T, members ...string) {
+	t.Helper()
+	for _, m := range members {
+		e.finishStop(t, m)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(members))
+	for i, m := range members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if out, err := lifeboat(t, "env", "restart", m+"-apiserver", "--state-dir", e.dir); err != nil {
+				errs[i] = fmt.Errorf("lifeboat env restart %s-apiserver: %w\n%s", m, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, m := range members {
+		for _, c := range []string{"controller-manager", "scheduler", "kwok"} {
+			if out, err := lifeboat(t, "env", "restart", m+"-"+c, "--state-dir", e.dir); err != nil {
+				t.Fatalf("lifeboat env restart %s-%s: %v\n%s", m, c, err, out)
+			}
+		}
+	}
+	for _, m := range members {
+		e.waitReady(t, m, metav1.ConditionTrue)
+		e.waitTaint(t, m, clusterv1alpha1.TaintClusterNotReady, corev1.TaintEffectNoExecute, false)
+		e.waitTaint(t, m, clusterv1alpha1.TaintClusterNotReady, corev1.TaintEffectNoSchedule, false)
+	}
+}
+
+// probeFailing waits until member's ProbeSucceeded condition is False and
+// returns since when (its lastTransitionTime).
+func (e *cfEnv) probeFailing(t *testing.T, member string) time.Time {
+	t.Helper()
+	var since time.Time
+	cfEventually(t, cfTimeout, describe("Cluster %s ProbeSucceeded=False", member), func(ctx context.Context) (bool, string, error) {
+		c, err := e.cluster(ctx, member)
+		if err != nil {
+			return false, "", err
+		}
+		cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionProbeSucceeded)
+		if cond == nil {
+			return false, "no ProbeSucceeded condition", nil
+		}
+		since = cond.LastTransitionTime.Time
+		return cond.Status == metav1.ConditionFalse, fmt.Sprintf("%s %s", cond.Status, cond.Reason), nil
+	})
+	return since
+}
+
+// readySince returns member's Ready condition's lastTransitionTime.
+func (e *cfEnv) readySince(t *testing.T, member string) time.Time {
+	t.Helper()
+	c, err := e.cluster(context.Background(), member)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+	if cond == nil {
+		t.Fatalf("%s has no Ready condition", member)
+	}
+	return cond.LastTransitionTime.Time
+}
+
+// pinEach places one single-replica Deployment on each member (no
+// tolerations: the default ClusterTaintPolicy's taint evicts it at once)
+// and returns their names by member.
+func (e *cfEnv) pinEach(t *testing.T, ns, prefix string) map[string]string {
+	t.Helper()
+	names := map[string]string{}
+	var b strings.Builder
+	for _, m := range cfMembers {
+		names[m] = prefix + "-" + m
+		b.WriteString("---" + cfDeployment(names[m], 1) + "---" + cfPinnedPolicy(names[m], byName(names[m]), m, "", ""))
+	}
+	e.apply(t, ns, b.String())
+	for _, m := range cfMembers {
+		if got := e.waitPlaced(t, ns, names[m], 1, ""); got != m {
+			t.Fatalf("%s placed on %s, want %s", names[m], got, m)
+		}
+	}
+	return names
+}
+
+// allStay is a stays condition: each Deployment of names is scheduled to
+// its member only, without an eviction task or a failover history.
+func (e *cfEnv) allStay(ns string, names map[string]string) func(ctx context.Context) (bool, string, error) {
+	return func(ctx context.Context) (bool, string, error) {
+		for m, name := range names {
+			ok, seen, err := e.staysOn(ns, name, m)(ctx)
+			if err != nil || !ok {
+				return ok, name + ": " + seen, err
+			}
+			rb, err := e.binding(ctx, ns, name)
+			if err != nil {
+				return false, "", err
+			}
+			if len(rb.Status.FailoverHistory) > 0 {
+				return false, fmt.Sprintf("%s: failover history %+v", name, rb.Status.FailoverHistory), nil
+			}
+		}
+		return true, "", nil
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ import (
 // run one after the other and each starts with every member Ready.
 func TestClusterFailover(t *testing.T) {
 	t.Parallel()
-	e := startCFEnv(t)
+	e := startCFEnv(t, shortPeriods)
 	begin := time.Now()
 	t.Cleanup(func() {
 		// The suite's tripwire only reads the shared environment's log.
@@ -59,8 +60,34 @@ func TestClusterFailover(t *testing.T) {
 	run("Directly does not wait forever for an unreachable cluster", func(t *testing.T) { directly(t, e) })
 	run("a short outage of the only allowed cluster is undone, not wedged", func(t *testing.T) { shortOutage(t, e) })
 	run("Divided moves only the failed member replicas", func(t *testing.T) { divided(t, e) })
-	run("all members down and the storm guard evicts nothing", func(t *testing.T) { allMembersDown(t, e) })
+	run("all members killed at once: nothing is evicted while they are down or after they return", func(t *testing.T) { allMembersDown(t, e) })
+	run("members killed a few seconds apart: nothing is evicted", func(t *testing.T) { staggeredMembersDown(t, e) })
+	run("a single killed member fails over within the documented bound", func(t *testing.T) { singleFailureBound(t, e) })
+	run("a NoExecute taint patched without timeAdded is stamped and evicts after tolerationSeconds", func(t *testing.T) { patchedTaint(t, e) })
+	run("a flapping member stops receiving a Duplicated copy", func(t *testing.T) { flapping(t, e) })
 	run("mass failover of 200 Deployments", func(t *testing.T) { massFailover(t, e) })
+}
+
+// TestClusterFailoverDefaultPeriods runs the storm guard's promises with
+// the controller manager's default health periods (probes every 10 s, 30 s
+// to Ready=False, 30 s back), on its own environment: the settling window
+// derives from them, and what holds with one-second periods must hold with
+// the periods users run.
+func TestClusterFailoverDefaultPeriods(t *testing.T) {
+	t.Parallel()
+	e := startCFEnv(t, defaultPeriods)
+	run := func(name string, f func(t *testing.T)) {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			t.Cleanup(func() {
+				e.restoreAll(t)
+				t.Logf("%s took %s (with the members restored)", name, time.Since(start).Round(time.Second))
+			})
+			f(t)
+		})
+	}
+	run("all members killed at once: nothing is evicted while they are down or after they return", func(t *testing.T) { allMembersDown(t, e) })
+	run("a single killed member fails over within the documented bound", func(t *testing.T) { singleFailureBound(t, e) })
 }
 
 // Issue items 1 and 3: the seeds' nginx policy (one member, no
@@ -272,29 +299,24 @@ spec:
 	e.waitHistory(t, ns, "divided", failed, workv1alpha2.EvictionReasonTaintUntolerated)
 }
 
-// Issue item 4, first half: when every member is down the control plane is
-// probably the one cut off; the storm guard holds every eviction and says
-// so. The workload tolerates the taint for 8 s, so that its eviction falls
-// due only once all three members are down whatever their order.
+// When every member fails at once the control plane is probably the one
+// cut off: with the default ClusterTaintPolicy and no toleration, the storm
+// guard evicts nothing, although the members turn Ready=False one after
+// the other, says so, and still evicts nothing while they come back one
+// after the other.
 func allMembersDown(t *testing.T, e *cfEnv) {
-	const member, seconds = "member3", 8
 	ctx := context.Background()
 	ns := e.namespace(t, "cf-alldown")
-	e.apply(t, ns, cfDeployment("alldown", 1)+"---"+cfPinnedPolicy("alldown", byName("alldown"), member, `    clusterTolerations:
-      - key: `+clusterv1alpha1.TaintClusterNotReady+`
-        operator: Exists
-        effect: NoExecute
-        tolerationSeconds: `+fmt.Sprint(seconds), ""))
-	e.waitPlaced(t, ns, "alldown", 1, "")
+	pinned := e.pinEach(t, ns, "alldown")
 
-	for _, m := range cfMembers { // stop returns at once: the three stop together
-		e.stop(t, m)
+	for _, m := range cfMembers { // kill returns at once: the three die together
+		e.kill(t, m)
 	}
-	var added time.Time
+	var lastDown time.Time
 	for _, m := range cfMembers {
-		taint := e.waitTaint(t, m, clusterv1alpha1.TaintClusterNotReady, corev1.TaintEffectNoExecute, true)
-		if m == member {
-			added = taint.TimeAdded.Time
+		e.waitReady(t, m, metav1.ConditionFalse)
+		if at := e.readySince(t, m); at.After(lastDown) {
+			lastDown = at
 		}
 	}
 	cfEventually(t, cfTimeout, "lifeboat status reports the storm guard halted", func(ctx context.Context) (bool, string, error) {
@@ -308,9 +330,9 @@ func allMembersDown(t *testing.T, e *cfEnv) {
 		}
 		return len(evs) > 0, summarizeEvents(evs), nil
 	})
-	// Due at added + 8 s (evicted within a second when not held); held for
-	// a bounded window well past it.
-	stays(t, added.Add((seconds+6)*time.Second), "alldown is not evicted from "+member, e.staysOn(ns, "alldown", member))
+	// Every eviction was due when its member turned Ready=False, and would
+	// follow the settling window at the latest; held past both.
+	stays(t, lastDown.Add(e.periods.window()+5*time.Second), "nothing is evicted while every member is down", e.allStay(ns, pinned))
 	if out, _ := lifeboat(t, "status", "--state-dir", e.dir); !strings.Contains(out, "Storm guard: HALTED") {
 		t.Errorf("lifeboat status during the outage:\n%s", out)
 	}
@@ -318,9 +340,223 @@ func allMembersDown(t *testing.T, e *cfEnv) {
 	if err == nil && len(evs) > 0 {
 		t.Logf("storm guard Event: %s", evs[0].Message)
 	}
+
+	e.startTogether(t, cfMembers...)
+	stays(t, time.Now().Add(e.periods.window()+5*time.Second), "nothing is evicted after the members returned", e.allStay(ns, pinned))
 }
 
-// Issue item 6: a ClusterTaintPolicy on a custom condition (set by the test
+// Members killed a few seconds apart: the first is Ready=False while the
+// last still runs (a guard deciding on Ready alone evicted its workload
+// onto the last, about to fail); the settling window sees them all fail.
+func staggeredMembersDown(t *testing.T, e *cfEnv) {
+	ns := e.namespace(t, "cf-staggered")
+	pinned := e.pinEach(t, ns, "staggered")
+
+	start := time.Now()
+	e.kill(t, "member1")
+	e.probeFailing(t, "member1")
+	e.kill(t, "member2")
+	e.waitReady(t, "member1", metav1.ConditionFalse)
+	e.kill(t, "member3")
+	t.Logf("member3 killed %s after member1, once member1 was Ready=False", time.Since(start).Round(100*time.Millisecond))
+	var lastDown time.Time
+	for _, m := range cfMembers {
+		e.waitReady(t, m, metav1.ConditionFalse)
+		if at := e.readySince(t, m); at.After(lastDown) {
+			lastDown = at
+		}
+	}
+	stays(t, lastDown.Add(e.periods.window()+5*time.Second), "nothing is evicted from members that failed a few seconds apart", e.allStay(ns, pinned))
+}
+
+// A single member killed: its workload still fails over, no earlier than
+// the settling window after its probes started failing and no later than
+// the documented bound t0 + D + F + T + max(S, P) (D at its worst, P; no
+// toleration; the first workload, within the burst).
+func singleFailureBound(t *testing.T, e *cfEnv) {
+	const member = "member3"
+	ns := e.namespace(t, "cf-single")
+	e.apply(t, ns, cfDeployment("single", 1)+"---"+cfPinnedPolicy("single", byName("single"), member, "", ""))
+	if got := e.waitPlaced(t, ns, "single", 1, ""); got != member {
+		t.Fatalf("single placed on %s, want %s", got, member)
+	}
+
+	e.kill(t, member)
+	e.finishStop(t, member) // the API server is dead once the command returns
+	t0 := time.Now()
+	failing := e.probeFailing(t, member)
+	entry := e.waitHistory(t, ns, "single", member, workv1alpha2.EvictionReasonTaintUntolerated)
+	bound := t0.Add(e.periods.evictionBound())
+	// Times in the API are whole seconds, cut down: one second of slack
+	// on the lower bound only.
+	earliest := failing.Add(e.periods.window() - time.Second)
+	t.Logf("killed %s; probes failing since %s; evicted %s (%s after the kill); documented bound %s, settling window %s",
+		t0.UTC().Format(time.RFC3339), failing.UTC().Format(time.RFC3339), entry.Time.UTC().Format(time.RFC3339),
+		entry.Time.Sub(t0).Round(time.Second), e.periods.evictionBound(), e.periods.window())
+	if entry.Time.After(bound) {
+		t.Errorf("evicted at %s, after the documented bound %s (t0 %s + %s)", entry.Time.UTC().Format(time.RFC3339),
+			bound.UTC().Format(time.RFC3339), t0.UTC().Format(time.RFC3339), e.periods.evictionBound())
+	}
+	if entry.Time.Time.Before(earliest) {
+		t.Errorf("evicted at %s, before the settling window ended (probes failing since %s + %s)", entry.Time.UTC().Format(time.RFC3339),
+			failing.UTC().Format(time.RFC3339), e.periods.window())
+	}
+	e.waitPlaced(t, ns, "single", 1, member)
+}
+
+// A NoExecute taint written without timeAdded (kubectl patch, a GitOps
+// tool) is stamped by the control plane, and a placement tolerating it for
+// N seconds leaves N seconds after the stamp: before, not at all; never, not
+// at all.
+func patchedTaint(t *testing.T, e *cfEnv) {
+	const member, key, seconds = "member1", "lifeboat.test/patched", 8
+	ns := e.namespace(t, "cf-patched")
+	e.apply(t, ns, cfDeployment("patched", 1)+"---"+cfPinnedPolicy("patched", byName("patched"), member, `    clusterTolerations:
+      - key: `+key+`
+        operator: Exists
+        effect: NoExecute
+        tolerationSeconds: `+fmt.Sprint(seconds), ""))
+	if got := e.waitPlaced(t, ns, "patched", 1, ""); got != member {
+		t.Fatalf("patched placed on %s, want %s", got, member)
+	}
+
+	c, err := e.cluster(context.Background(), member)
+	if err != nil {
+		t.Fatal(err)
+	}
+	taints := append(c.Spec.Taints, corev1.Taint{Key: key, Value: "yes", Effect: corev1.TaintEffectNoExecute})
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"taints": taints}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubectl(t, e.kubeconfig, "--context", localenv.ControlPlaneName, "patch", "cluster", member, "--type=merge", "-p", string(patch))
+	t.Cleanup(func() {
+		cp := []string{"--control-plane-kubeconfig", e.kubeconfig, "--control-plane-context", localenv.ControlPlaneName}
+		if out, err := lifeboat(t, append([]string{"taint", member, key + ":NoExecute-"}, cp...)...); err != nil {
+			t.Errorf("removing the patched taint: %v\n%s", err, out)
+		}
+	})
+	var stamped time.Time
+	cfEventually(t, cfTimeout, "the patched taint is stamped with timeAdded", func(ctx context.Context) (bool, string, error) {
+		c, err := e.cluster(ctx, member)
+		if err != nil {
+			return false, "", err
+		}
+		tt := findTaint(c, key, corev1.TaintEffectNoExecute)
+		if tt == nil || tt.TimeAdded == nil {
+			return false, fmt.Sprintf("taints %v", c.Spec.Taints), nil
+		}
+		stamped = tt.TimeAdded.Time
+		return true, "", nil
+	})
+	stays(t, stamped.Add((seconds-1)*time.Second), "patched stays on "+member+" while the taint is tolerated", e.staysOn(ns, "patched", member))
+	entry := e.waitHistory(t, ns, "patched", member, workv1alpha2.EvictionReasonTaintUntolerated)
+	if entry.Time.Time.Before(stamped.Add(seconds * time.Second)) {
+		t.Errorf("evicted at %s, before timeAdded %s + %ds", entry.Time.UTC().Format(time.RFC3339), stamped.UTC().Format(time.RFC3339), seconds)
+	}
+	t.Logf("taint patched without timeAdded, stamped %s; evicted %s", stamped.UTC().Format(time.RFC3339), entry.Time.UTC().Format(time.RFC3339))
+	e.waitPlaced(t, ns, "patched", 1, member)
+}
+
+// A member failing again and again: a Duplicated workload's copy there is
+// evicted on the first failures, then the member, damped, gets no new copy
+// that a further failure would evict. Without damping every cycle evicts.
+func flapping(t *testing.T, e *cfEnv) {
+	const member, cycles = "member3", 4
+	ns := e.namespace(t, "cf-flapping")
+	e.apply(t, ns, cfDeployment("flappy", 1)+`---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: flappy
+spec:
+  resourceSelectors:
+    - {apiVersion: apps/v1, kind: Deployment, name: flappy}
+  placement:
+    clusterAffinity:
+      clusterNames: [member1, member2, member3]
+    replicaScheduling:
+      replicaSchedulingType: Duplicated
+`)
+	on := func(ctx context.Context) (bool, []string, error) {
+		rb, err := e.binding(ctx, ns, "flappy")
+		if err != nil {
+			return false, nil, err
+		}
+		cs := scheduledClusters(rb)
+		return slices.Contains(cs, member), cs, nil
+	}
+	cfEventually(t, cfTimeout, "flappy on every member", func(ctx context.Context) (bool, string, error) {
+		rb, err := e.binding(ctx, ns, "flappy")
+		if err != nil {
+			return false, "", err
+		}
+		return len(scheduledClusters(rb)) == 3, fmt.Sprintf("%v", scheduledClusters(rb)), nil
+	})
+	for i := 1; i <= cycles; i++ {
+		ctx := context.Background()
+		wasOn, cs, err := on(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.kill(t, member)
+		e.waitReady(t, member, metav1.ConditionFalse)
+		if wasOn {
+			cfEventually(t, cfTimeout, describe("cycle %d: the copy on %s evicted", i, member), func(ctx context.Context) (bool, string, error) {
+				ok, cs, err := on(ctx)
+				return !ok, fmt.Sprintf("scheduled to %v", cs), err
+			})
+		} else {
+			stays(t, time.Now().Add(e.periods.window()+2*time.Second), describe("cycle %d: no copy on %s", i, member), func(ctx context.Context) (bool, string, error) {
+				ok, cs, err := on(ctx)
+				return !ok, fmt.Sprintf("scheduled to %v", cs), err
+			})
+		}
+		e.start(t, member)
+		c, err := e.cluster(ctx, member)
+		if err != nil {
+			t.Fatal(err)
+		}
+		damped := findTaint(c, clusterv1alpha1.TaintClusterFlapping, corev1.TaintEffectNoSchedule) != nil
+		t.Logf("cycle %d: copy on %s before the failure: %t (scheduled to %v); damped after it: %t (%s)", i, member, wasOn, cs, damped,
+			c.Annotations[clusterv1alpha1.AnnotationReadyFailures])
+		if damped {
+			stays(t, time.Now().Add(3*time.Second), describe("cycle %d: no new copy on the damped %s", i, member), func(ctx context.Context) (bool, string, error) {
+				ok, cs, err := on(ctx)
+				return !ok, fmt.Sprintf("scheduled to %v", cs), err
+			})
+			continue
+		}
+		// Undamped, the member gets its copy back: the next failure would
+		// evict it again.
+		cfEventually(t, cfTimeout, describe("cycle %d: the copy back on the undamped %s", i, member), func(ctx context.Context) (bool, string, error) {
+			ok, cs, err := on(ctx)
+			return ok, fmt.Sprintf("scheduled to %v", cs), err
+		})
+	}
+	rb, err := e.binding(context.Background(), ns, "flappy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evictions := 0
+	for _, h := range rb.Status.FailoverHistory {
+		if h.FromCluster == member {
+			evictions++
+		}
+	}
+	t.Logf("%d failures of %s evicted flappy's copy there %d times", cycles, member, evictions)
+	if evictions > 2 {
+		t.Errorf("flappy's copy on %s was evicted %d times in %d failures, want at most 2", member, evictions, cycles)
+	}
+	evs, err := e.clusterEvents(context.Background(), "ClusterFlapping")
+	if err != nil || len(evs) == 0 {
+		t.Errorf("no ClusterFlapping Event on %s (%v)", member, err)
+	} else {
+		t.Logf("flap damping Event: %s", evs[0].Message)
+	}
+}
+
+// A ClusterTaintPolicy on a custom condition (set by the test
 // in the Cluster's status) adds and removes taints of both effects; a
 // NoSchedule taint evicts nothing; a NoExecute one, from the policy or from
 // `lifeboat taint`, evicts what does not tolerate it.

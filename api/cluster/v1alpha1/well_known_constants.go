@@ -8,6 +8,14 @@ const (
 	// ClusterConditionCompleteAPIEnablements says whether status.apiEnablements
 	// lists every resource the member serves.
 	ClusterConditionCompleteAPIEnablements = "CompleteAPIEnablements"
+	// ClusterConditionProbeSucceeded (Lifeboat's) is the result of the
+	// latest health probe before smoothing: True when it passed, False when
+	// it failed, with the reason and message Ready would get. Its
+	// lastTransitionTime is when the probes started passing or failing, so
+	// a cluster that is still Ready but whose probes fail is visible (the
+	// storm guard counts it as not Ready) and the failure window survives a
+	// restart.
+	ClusterConditionProbeSucceeded = "ProbeSucceeded"
 )
 
 // Reasons of the Ready condition.
@@ -39,6 +47,11 @@ const (
 	TaintClusterUnscheduler = "cluster.karmada.io/unschedulable"
 	// TaintClusterUnschedulable is an alias of TaintClusterUnscheduler.
 	TaintClusterUnschedulable = TaintClusterUnscheduler
+	// TaintClusterFlapping (Lifeboat's) is added (NoSchedule) to a cluster
+	// that became Ready again after failing repeatedly in a short time, so
+	// that it receives no new placements until it has stayed Ready for the
+	// damping hold.
+	TaintClusterFlapping = "cluster.lifeboat.dev/flapping"
 )
 
 // Well-known keys on and around Cluster objects.
@@ -53,4 +66,9 @@ const (
 	SecretTokenKey = "token"
 	// SecretCADataKey is the key of the CA bundle in SecretRef's Secret.
 	SecretCADataKey = "caBundle"
+	// AnnotationReadyFailures (Lifeboat's) lists, comma-separated in
+	// RFC 3339, when the cluster's Ready condition last turned not True
+	// (bounded, recent ones only). The cluster-taint controller keeps it to
+	// damp a flapping cluster; removing it forgives the cluster.
+	AnnotationReadyFailures = "cluster.lifeboat.dev/ready-failures"
 )
