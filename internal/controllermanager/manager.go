@@ -102,8 +102,8 @@ func NewOptions() *Options {
 
 // AddFlags registers the options on fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the control plane (default: in-cluster config or $KUBECONFIG).")
-	fs.StringVar(&o.Context, "context", o.Context, "Kubeconfig context of the control plane (default: the current context).")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the Lifeboat control plane the controllers run against (default: $KUBECONFIG, else ~/.kube/config, else, in a pod, its service account).")
+	fs.StringVar(&o.Context, "context", o.Context, "Context of the Lifeboat control plane in that kubeconfig (default: its current context).")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address serving /healthz and /readyz.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address serving Prometheus /metrics; \"0\" disables it.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader so that only one replica reconciles at a time.")
