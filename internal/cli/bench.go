@@ -24,9 +24,10 @@ const controllerComponent = localenv.ControllerManagerComponent
 func newBenchCommand() *cobra.Command {
 	opts := bench.DefaultOptions()
 	var (
-		stateDir, kubeconfig, cpContext, out string
-		stopCmd, startCmd                    string
-		memberContexts, controllerPIDs       []string
+		cp                             controlPlaneFlags
+		stateDir, out                  string
+		stopCmd, startCmd              string
+		memberContexts, controllerPIDs []string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -42,15 +43,17 @@ Scenarios (each run --runs times, in a fresh namespace removed afterwards):
                     API server is killed (and started again afterwards)
   footprint         RSS and CPU time of the controller processes, idle CPU
 
-By default it measures the local environment in --state-dir (its kubeconfig,
-"lifeboat env stop --kill" and "env start" for members, the recorded
-controller PID). For
-another control plane give --kubeconfig, the contexts, --member-stop-cmd and
---member-start-cmd ({member} is replaced by the member's name) and
---controller-pids.`,
+By default it measures the local environment in --state-dir: its kubeconfig
+DIR/kubeconfig (the control plane is context "lifeboat", each member the context
+named after it), "lifeboat env stop --kill" and "env start" for members, the
+recorded controller PID. For another control plane give --kubeconfig and
+--context (the control plane, as in every lifeboat command; the members are
+contexts of the same kubeconfig, named after their Clusters unless
+--member-context maps them), --member-stop-cmd and --member-start-cmd ({member}
+is replaced by the member's name) and --controller-pids.`,
 		Example: `  lifeboat bench --state-dir .lifeboat --out bench-results
   lifeboat bench --scenarios cluster-failover --cluster-failover-n 1000 --runs 1
-  lifeboat bench --kubeconfig ~/.kube/karmada --control-plane-context karmada-apiserver \
+  lifeboat bench --kubeconfig ~/.kube/karmada --context karmada-apiserver \
     --member-stop-cmd 'ssh {member} systemctl stop kube-apiserver' \
     --member-start-cmd 'ssh {member} systemctl start kube-apiserver' \
     --controller-pids karmada-controller-manager=4242,karmada-scheduler=4243`,
@@ -61,6 +64,11 @@ another control plane give --kubeconfig, the contexts, --member-stop-cmd and
 			ctrl.SetLogger(logr.Discard())
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			ref, err := cp.ref()
+			if err != nil {
+				return err
+			}
+			kubeconfig, cpContext := ref.path, ref.context
 			var env *localenv.State
 			if kubeconfig == "" || cmd.Flags().Changed("state-dir") {
 				s, err := localenv.Load(stateDir)
@@ -70,6 +78,9 @@ another control plane give --kubeconfig, the contexts, --member-stop-cmd and
 				env = s
 				if kubeconfig == "" {
 					kubeconfig = s.KubeconfigPath()
+					if cpContext == "" {
+						cpContext = localenv.ControlPlaneName
+					}
 				}
 			}
 			contexts, err := bench.ParsePairs(memberContexts)
@@ -112,7 +123,7 @@ another control plane give --kubeconfig, the contexts, --member-stop-cmd and
 					b.Options.Flags[f.Name] = f.Value.String()
 				}
 			})
-			b.Options.Flags["kubeconfig"] = kubeconfig
+			b.Options.Flags["kubeconfig"], b.Options.Flags["context"] = kubeconfig, cpContext
 
 			rep, err := b.Run(ctx)
 			if rep != nil {
@@ -129,20 +140,21 @@ another control plane give --kubeconfig, the contexts, --member-stop-cmd and
 	}
 	f := cmd.Flags()
 	f.StringVar(&stateDir, "state-dir", defaultStateDir, "Local environment to measure (its kubeconfig, member stop/start and controller PID).")
-	f.StringVar(&kubeconfig, "kubeconfig", "", "Kubeconfig with the control-plane and member contexts (default: the local environment's).")
-	f.StringVar(&cpContext, "control-plane-context", localenv.ControlPlaneName, "Kubeconfig context of the control plane.")
-	f.StringArrayVar(&memberContexts, "member-context", nil, "CLUSTER=CONTEXT when a member's context is not named after its Cluster (repeatable).")
+	cp.addWithUsage(f,
+		"Kubeconfig of the control plane, whose contexts also reach the members (default: the local environment's, DIR/kubeconfig of --state-dir).",
+		"Context of the control plane in that kubeconfig (default: \""+localenv.ControlPlaneName+"\" in the local environment's kubeconfig, else its current context).")
+	f.StringArrayVar(&memberContexts, "member-context", nil, "CLUSTER=CONTEXT, in --kubeconfig, of a MEMBER whose context is not named after its Cluster (repeatable).")
 	f.StringSliceVar(&opts.Scenarios, "scenarios", opts.Scenarios, "Scenarios to run: "+strings.Join(bench.AllScenarios, ", ")+".")
 	f.IntVar(&opts.Runs, "runs", opts.Runs, "Runs of each scenario.")
 	f.IntVarP(&opts.N, "n", "n", opts.N, "Deployments of the propagation scenario.")
-	f.IntVar(&opts.ClusterFailoverN, "cluster-failover-n", opts.ClusterFailoverN, "Deployments pinned to the stopped member (the issue also asks for 1000).")
+	f.IntVar(&opts.ClusterFailoverN, "cluster-failover-n", opts.ClusterFailoverN, "Deployments pinned to the stopped member (docs/performance.md also measures 1000).")
 	f.StringVar(&opts.ClusterFailoverMember, "cluster-failover-member", "", "Member whose API server is stopped (default: the first by name).")
 	f.Int32Var(&opts.Toleration, "toleration-seconds", opts.Toleration, "app-failover's decisionConditions.tolerationSeconds.")
 	f.StringVar(&stopCmd, "member-stop-cmd", "", "Shell command stopping a member's API server; {member} is its name, {kubeconfig} the kubeconfig.")
 	f.StringVar(&startCmd, "member-start-cmd", "", "Shell command starting it again (returns once it serves).")
 	f.StringSliceVar(&controllerPIDs, "controller-pids", nil, "Controller processes footprint measures: NAME=PID or PID, comma-separated (default: the local environment's).")
 	f.DurationVar(&opts.IdleWindow, "idle-window", opts.IdleWindow, "How long footprint watches the controllers idle.")
-	f.IntVar(&opts.SteadyBindings, "steady-bindings", 0, "Also measure footprint at this many bindings over the members (the issue's 5000), idle from when the controllers are quiet after the rollout (at most 5m after it); 0 skips it.")
+	f.IntVar(&opts.SteadyBindings, "steady-bindings", 0, "Also measure footprint at this many bindings over the members (docs/performance.md measures 5000), idle from when the controllers are quiet after the rollout (at most 5m after it); 0 skips it.")
 	f.DurationVar(&opts.Timeout, "timeout", opts.Timeout, "Bound of each wait in a run (longer for many objects).")
 	f.StringVar(&out, "out", "bench-results", "Directory for report.md and report.json.")
 	return cmd

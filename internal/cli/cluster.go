@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,28 +9,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
-	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
-
-// Flag scheme of the cluster commands, the same on every one of them:
-//
-//	--control-plane-kubeconfig / --control-plane-context  the Lifeboat control plane
-//	                                                      (default: $KUBECONFIG, current context)
-//	--kubeconfig / --context                              a MEMBER cluster (join; unjoin --cleanup-member)
-//
-// so that `lifeboat join member4 --kubeconfig member4.kubeconfig` reads as
-// it should. Commands that never talk to a member reject --kubeconfig with a
-// pointer to --control-plane-kubeconfig instead of silently using it.
-const controlPlaneFlagsHelp = `
-Kubeconfig flags: --control-plane-kubeconfig and --control-plane-context always
-name the Lifeboat control plane (default: $KUBECONFIG, or ~/.kube/config, and its
-current context). --kubeconfig and --context always name a MEMBER cluster and are
-only accepted where a member is contacted (join, unjoin --cleanup-member).`
 
 // newClusterCommands returns join, unjoin, cordon, uncordon and taint.
 func newClusterCommands() []*cobra.Command {
@@ -42,82 +27,38 @@ func newClusterCommands() []*cobra.Command {
 	}
 }
 
-// controlPlaneFlags select the control plane's kubeconfig.
-type controlPlaneFlags struct {
-	kubeconfig, context string
-}
+// clusterGroupKind is what the cluster commands work on.
+var clusterGroupKind = clusterv1alpha1.SchemeGroupVersion.WithKind("Cluster").GroupKind()
 
-func (f *controlPlaneFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&f.kubeconfig, "control-plane-kubeconfig", "", "Kubeconfig of the Lifeboat control plane (default: $KUBECONFIG, or ~/.kube/config).")
-	fs.StringVar(&f.context, "control-plane-context", "", "Context of the control plane in that kubeconfig (default: its current context).")
-}
-
-func (f *controlPlaneFlags) client() (client.Client, error) {
-	kc, err := cluster.LoadKubeconfig(f.kubeconfig, f.context)
-	if err != nil {
-		return nil, fmt.Errorf("control plane: %w", err)
-	}
-	scheme, err := lbscheme.New()
-	if err != nil {
-		return nil, err
-	}
-	c, err := client.New(kc.Config, client.Options{Scheme: scheme})
-	if err != nil {
-		return nil, fmt.Errorf("building control-plane client: %w", err)
-	}
-	return c, nil
-}
-
-// memberFlags select a member's kubeconfig; --cluster-kubeconfig and
-// --cluster-context (karmadactl's names) are accepted as aliases.
-type memberFlags struct {
-	kubeconfig, context               string
-	clusterKubeconfig, clusterContext string
-}
-
-func (f *memberFlags) add(fs *pflag.FlagSet, purpose string) {
-	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "Kubeconfig of the MEMBER cluster"+purpose+" (default: $KUBECONFIG, or ~/.kube/config).")
-	fs.StringVar(&f.context, "context", "", "Context of the MEMBER cluster in that kubeconfig (default: its current context).")
-	fs.StringVar(&f.clusterKubeconfig, "cluster-kubeconfig", "", "Same as --kubeconfig (karmadactl's name).")
-	fs.StringVar(&f.clusterContext, "cluster-context", "", "Same as --context (karmadactl's name).")
-}
-
-// resolve merges the aliases; given reports whether any member flag was set.
-func (f *memberFlags) resolve() (kubeconfig, kubeContext string, given bool, err error) {
-	pick := func(a, b, name string) (string, error) {
-		if a != "" && b != "" && a != b {
-			return "", fmt.Errorf("--%s and --cluster-%s disagree (%q, %q); give one", name, name, a, b)
+// clusterArg splits NAME or TYPE/NAME; a cluster name never has a '/'.
+func clusterArg(arg string) (typeArg, name string, err error) {
+	if t, n, ok := strings.Cut(arg, "/"); ok {
+		if t == "" {
+			return "", "", fmt.Errorf("%q: want NAME or TYPE/NAME, e.g. member1 or cluster/member1", arg)
 		}
-		if a != "" {
-			return a, nil
-		}
-		return b, nil
+		typeArg, arg = t, n
 	}
-	if kubeconfig, err = pick(f.kubeconfig, f.clusterKubeconfig, "kubeconfig"); err != nil {
-		return "", "", false, err
+	if err := cluster.ValidateClusterName(arg); err != nil {
+		return "", "", err
 	}
-	if kubeContext, err = pick(f.context, f.clusterContext, "context"); err != nil {
-		return "", "", false, err
-	}
-	return kubeconfig, kubeContext, kubeconfig != "" || kubeContext != "", nil
+	return typeArg, arg, nil
 }
 
-// rejectMemberFlags adds hidden --kubeconfig/--context flags to a command that
-// never contacts a member, so that using them explains the flag scheme.
-func rejectMemberFlags(cmd *cobra.Command) {
-	var kubeconfig, kubeContext string
-	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "")
-	cmd.Flags().StringVar(&kubeContext, "context", "", "")
-	_ = cmd.Flags().MarkHidden("kubeconfig")
-	_ = cmd.Flags().MarkHidden("context")
-	cmd.PreRunE = func(cmd *cobra.Command, _ []string) error {
-		for _, n := range []string{"kubeconfig", "context"} {
-			if cmd.Flags().Changed(n) {
-				return fmt.Errorf("--%s names a member cluster in lifeboat; %s only talks to the control plane: use --control-plane-%s", n, cmd.Name(), n)
-			}
-		}
+// checkClusterType resolves typeArg, when one was given, as kubectl would and
+// requires it to name member clusters (cluster, clusters,
+// clusters.cluster.karmada.io, Cluster, ...).
+func checkClusterType(cp *controlPlane, typeArg string, warn func(string)) error {
+	if typeArg == "" {
 		return nil
 	}
+	m, err := newResourceResolver(cp.discovery, warn).mapping(typeArg)
+	if err != nil {
+		return err
+	}
+	if gk := m.GroupVersionKind.GroupKind(); gk != clusterGroupKind {
+		return fmt.Errorf("resource type %q is %s; this command works on member clusters (%s)", typeArg, gk, clusterGroupKind)
+	}
+	return nil
 }
 
 func newJoinCommand() *cobra.Command {
@@ -125,49 +66,59 @@ func newJoinCommand() *cobra.Command {
 	var member memberFlags
 	var opts cluster.JoinOptions
 	cmd := &cobra.Command{
-		Use:   "join NAME --kubeconfig MEMBER_KUBECONFIG [--context MEMBER_CONTEXT]",
+		Use:   "join NAME --cluster-kubeconfig MEMBER_KUBECONFIG [--cluster-context MEMBER_CONTEXT]",
 		Short: "Register a member cluster (push mode) in the control plane",
 		Long: `Register a member cluster in the Lifeboat control plane, in push mode.
 
---kubeconfig/--context name the MEMBER to join. Its API server URL becomes the
-Cluster's apiEndpoint and its kube-system namespace UID the Cluster's id. If that
-kubeconfig authenticates with a bearer token, the token is used as it is; if it
-uses a client certificate, an exec or auth-provider plugin (which the control
-plane cannot replay), join creates in the member the ServiceAccount
-karmada-cluster/lifeboat-NAME bound to cluster-admin and a long-lived token Secret
-for it, and uses that token.
+--cluster-kubeconfig/--cluster-context name the MEMBER to join (no default: give
+one or both); --kubeconfig/--context name the control plane, as in every lifeboat
+command (default: $KUBECONFIG, else ~/.kube/config, and its current context).
+
+The member's API server URL becomes the Cluster's apiEndpoint and its kube-system
+namespace UID the Cluster's id. If that kubeconfig authenticates with a bearer
+token, the token is used as it is; if it uses a client certificate, an exec or
+auth-provider plugin (which the control plane cannot replay), join creates in the
+member the ServiceAccount karmada-cluster/lifeboat-NAME bound to cluster-admin and
+a long-lived token Secret for it, and uses that token.
 
 In the control plane it creates the Secret karmada-cluster/NAME (keys token and
 caBundle) and the Cluster NAME (syncMode Push). A NAME already joined, or a member
 already joined under another name, is refused.
-` + controlPlaneFlagsHelp,
+
+Older spelling, still accepted: without --cluster-kubeconfig and --cluster-context,
+join reads --kubeconfig/--context as the MEMBER's and takes the control plane from
+--control-plane-kubeconfig/--control-plane-context (default: $KUBECONFIG, else
+~/.kube/config, and its current context), and prints a warning saying so.`,
 		Example: `  # the control plane from $KUBECONFIG, the member from its own file
-  lifeboat join member4 --kubeconfig member4.kubeconfig
+  lifeboat join member4 --cluster-kubeconfig member4.kubeconfig
 
   # both in one kubeconfig
-  lifeboat join member4 --context member4 --control-plane-context lifeboat --region eu-west-1`,
+  lifeboat join member4 --cluster-context member4 --context lifeboat --region eu-west-1`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
 			if err := cluster.ValidateClusterName(opts.Name); err != nil {
 				return err
 			}
-			kubeconfig, kubeContext, given, err := member.resolve()
+			memberRef, cpRef, older, err := joinKubeconfigs(cp, member)
 			if err != nil {
 				return err
 			}
-			if !given {
-				return fmt.Errorf("join needs the member's kubeconfig: --kubeconfig FILE and/or --context CONTEXT (the control plane is --control-plane-kubeconfig)")
+			if !memberRef.given() {
+				return fmt.Errorf("join needs the member's kubeconfig: --cluster-kubeconfig FILE and/or --cluster-context CONTEXT (--kubeconfig/--context name the control plane)")
 			}
-			mk, err := cluster.LoadKubeconfig(kubeconfig, kubeContext)
-			if err != nil {
-				return fmt.Errorf("member: %w", err)
+			if older {
+				warnTo(cmd.ErrOrStderr())(fmt.Sprintf("without --cluster-kubeconfig/--cluster-context, join reads --kubeconfig/--context as the member's (%s) and the control plane from --control-plane-kubeconfig/--control-plane-context (%s); in every other lifeboat command --kubeconfig/--context name the control plane, so prefer --cluster-kubeconfig/--cluster-context here", memberRef, cpRef))
 			}
-			c, err := cp.client()
+			mk, err := loadMember(memberRef)
 			if err != nil {
 				return err
 			}
-			res, err := cluster.Join(cmd.Context(), c, mk, nil, opts)
+			c, err := connectControlPlane(cpRef)
+			if err != nil {
+				return err
+			}
+			res, err := cluster.Join(cmd.Context(), c.client, mk, nil, opts)
 			if err != nil {
 				return err
 			}
@@ -204,49 +155,56 @@ func newUnjoinCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "unjoin NAME",
 		Short: "Remove a member cluster from the control plane",
-		Long: `Delete the Cluster NAME from the control plane. Its credentials Secret goes with it.
+		Long: `Delete the Cluster NAME (or cluster/NAME) from the control plane named by
+--kubeconfig/--context (default: $KUBECONFIG, else ~/.kube/config, and its current
+context). Its credentials Secret goes with it.
 
 The member is never contacted (unjoin works when it is down): the controller
 manager deletes the execution namespace karmada-es-NAME and its Works, which
 remove what they created in the member while it is reachable, then releases the
 Cluster. By default unjoin waits (--timeout) for that to finish.
 
-With --cleanup-member, unjoin also deletes, in the member named by
---kubeconfig/--context, the ServiceAccount, token Secret and ClusterRoleBinding
-lifeboat-NAME that join created there.
-` + controlPlaneFlagsHelp,
+With --cleanup-member, unjoin also deletes, in the MEMBER named by
+--cluster-kubeconfig/--cluster-context (required then), the ServiceAccount, token
+Secret and ClusterRoleBinding lifeboat-NAME that join created there.`,
 		Example: `  lifeboat unjoin member4
-  lifeboat unjoin member4 --cleanup-member --kubeconfig member4.kubeconfig`,
+  lifeboat unjoin member4 --cleanup-member --cluster-kubeconfig member4.kubeconfig`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name := args[0]
-			out := cmd.OutOrStdout()
-			kubeconfig, kubeContext, given, err := member.resolve()
+			typeArg, name, err := clusterArg(args[0])
 			if err != nil {
 				return err
 			}
-			if given && !cleanupMember {
-				return fmt.Errorf("--kubeconfig/--context name the member and are only used with --cleanup-member; the control plane is --control-plane-kubeconfig/--control-plane-context")
+			out := cmd.OutOrStdout()
+			memberRef := member.ref()
+			switch {
+			case memberRef.given() && !cleanupMember:
+				return fmt.Errorf("--cluster-kubeconfig/--cluster-context name the member and are only used with --cleanup-member")
+			case cleanupMember && !memberRef.given():
+				return fmt.Errorf("--cleanup-member needs the member's kubeconfig: --cluster-kubeconfig FILE and/or --cluster-context CONTEXT (--kubeconfig/--context name the control plane)")
 			}
 			var memberClient kubernetes.Interface
 			if cleanupMember {
 				// Load the member's kubeconfig first: fail before deleting anything.
-				mk, err := cluster.LoadKubeconfig(kubeconfig, kubeContext)
+				mk, err := loadMember(memberRef)
 				if err != nil {
-					return fmt.Errorf("member: %w", err)
+					return err
 				}
 				if memberClient, err = kubernetes.NewForConfig(mk.Config); err != nil {
 					return fmt.Errorf("building a client for the member: %w", err)
 				}
 			}
-			c, err := cp.client()
+			c, err := cp.connect()
 			if err != nil {
+				return err
+			}
+			if err := checkClusterType(c, typeArg, warnTo(cmd.ErrOrStderr())); err != nil {
 				return err
 			}
 			if !wait {
 				timeout = 0
 			}
-			res, err := cluster.Unregister(cmd.Context(), c, name, timeout)
+			res, err := cluster.Unregister(cmd.Context(), c.client, name, timeout)
 			if err != nil {
 				return err
 			}
@@ -277,68 +235,72 @@ lifeboat-NAME that join created there.
 	member.add(cmd.Flags(), " to clean up (with --cleanup-member)")
 	cmd.Flags().BoolVar(&wait, "wait", true, "Wait until the Cluster is gone from the control plane.")
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "How long --wait waits.")
-	cmd.Flags().BoolVar(&cleanupMember, "cleanup-member", false, "Also delete the ServiceAccount, token Secret and ClusterRoleBinding join created in the member (needs --kubeconfig/--context).")
+	cmd.Flags().BoolVar(&cleanupMember, "cleanup-member", false, "Also delete the ServiceAccount, token Secret and ClusterRoleBinding join created in the member (needs --cluster-kubeconfig/--cluster-context).")
 	return cmd
 }
 
+// controlPlaneHelp ends the help of the commands that only talk to the
+// control plane.
+const controlPlaneHelp = `
+The control plane is --kubeconfig/--context (default: $KUBECONFIG, else
+~/.kube/config, and its current context); NAME may also be written TYPE/NAME with
+any name of the Cluster type (cluster/member1, clusters.cluster.karmada.io/member1).`
+
 func newCordonCommand() *cobra.Command {
-	var cp controlPlaneFlags
-	cmd := &cobra.Command{
-		Use:   "cordon NAME",
-		Short: "Mark a cluster unschedulable (taint cluster.karmada.io/unschedulable:NoSchedule)",
-		Long: `Add the taint cluster.karmada.io/unschedulable:NoSchedule to the Cluster NAME: no new
+	return newCordonLikeCommand("cordon", "Mark a cluster unschedulable (taint cluster.karmada.io/unschedulable:NoSchedule)",
+		`Add the taint cluster.karmada.io/unschedulable:NoSchedule to the Cluster NAME: no new
 workload is placed there; what runs there stays.
-` + controlPlaneFlagsHelp,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cp.client()
-			if err != nil {
-				return err
-			}
-			changed, err := cluster.Cordon(cmd.Context(), c, args[0], time.Now)
-			if err != nil {
-				return err
-			}
-			if changed {
-				fmt.Fprintf(cmd.OutOrStdout(), "cluster/%s cordoned (added taint cluster.karmada.io/unschedulable:NoSchedule)\n", args[0])
-			} else {
-				fmt.Fprintf(cmd.OutOrStdout(), "cluster/%s already cordoned; nothing changed\n", args[0])
-			}
-			return nil
+`+controlPlaneHelp,
+		func(ctx context.Context, c client.Client, name string) (bool, error) {
+			return cluster.Cordon(ctx, c, name, time.Now)
 		},
-	}
-	cp.add(cmd.Flags())
-	rejectMemberFlags(cmd)
-	return cmd
+		"cluster/%s cordoned (added taint cluster.karmada.io/unschedulable:NoSchedule)\n",
+		"cluster/%s already cordoned; nothing changed\n")
 }
 
 func newUncordonCommand() *cobra.Command {
+	return newCordonLikeCommand("uncordon", "Mark a cluster schedulable again",
+		`Remove the taint cluster.karmada.io/unschedulable:NoSchedule from the Cluster NAME.
+`+controlPlaneHelp,
+		cluster.Uncordon,
+		"cluster/%s uncordoned (removed taint cluster.karmada.io/unschedulable:NoSchedule)\n",
+		"cluster/%s was not cordoned; nothing changed\n")
+}
+
+// newCordonLikeCommand returns cordon or uncordon: edit applies the change
+// and reports whether anything changed.
+func newCordonLikeCommand(use, short, long string, edit func(context.Context, client.Client, string) (bool, error), changedMsg, unchangedMsg string) *cobra.Command {
 	var cp controlPlaneFlags
 	cmd := &cobra.Command{
-		Use:   "uncordon NAME",
-		Short: "Mark a cluster schedulable again",
-		Long: `Remove the taint cluster.karmada.io/unschedulable:NoSchedule from the Cluster NAME.
-` + controlPlaneFlagsHelp,
-		Args: cobra.ExactArgs(1),
+		Use:   use + " NAME",
+		Short: short,
+		Long:  long,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cp.client()
+			typeArg, name, err := clusterArg(args[0])
 			if err != nil {
 				return err
 			}
-			changed, err := cluster.Uncordon(cmd.Context(), c, args[0])
+			c, err := cp.connect()
+			if err != nil {
+				return err
+			}
+			if err := checkClusterType(c, typeArg, warnTo(cmd.ErrOrStderr())); err != nil {
+				return err
+			}
+			changed, err := edit(cmd.Context(), c.client, name)
 			if err != nil {
 				return err
 			}
 			if changed {
-				fmt.Fprintf(cmd.OutOrStdout(), "cluster/%s uncordoned (removed taint cluster.karmada.io/unschedulable:NoSchedule)\n", args[0])
+				fmt.Fprintf(cmd.OutOrStdout(), changedMsg, name)
 			} else {
-				fmt.Fprintf(cmd.OutOrStdout(), "cluster/%s was not cordoned; nothing changed\n", args[0])
+				fmt.Fprintf(cmd.OutOrStdout(), unchangedMsg, name)
 			}
 			return nil
 		},
 	}
 	cp.add(cmd.Flags())
-	rejectMemberFlags(cmd)
 	return cmd
 }
 
@@ -346,7 +308,7 @@ func newTaintCommand() *cobra.Command {
 	var cp controlPlaneFlags
 	var overwrite bool
 	cmd := &cobra.Command{
-		Use:   "taint [clusters] NAME KEY[=VALUE]:EFFECT ... | KEY[:EFFECT]- ...",
+		Use:   "taint [TYPE] NAME KEY[=VALUE]:EFFECT ... | KEY[:EFFECT]- ...",
 		Short: "Add, replace or remove taints of a cluster (kubectl taint syntax)",
 		Long: `Edit spec.taints of the Cluster NAME, with kubectl's taint syntax:
 
@@ -355,15 +317,15 @@ func newTaintCommand() *cobra.Command {
 
 EFFECT is NoSchedule (keep new workloads away) or NoExecute (also evict what
 runs there unless tolerated). NoExecute taints get timeAdded, from which
-tolerationSeconds count. The word "clusters" before NAME is optional, as in
-karmadactl taint clusters NAME.
-` + controlPlaneFlagsHelp,
+tolerationSeconds count. A type before NAME is optional, as in karmadactl taint
+clusters NAME (TYPE NAME, or TYPE/NAME as below).
+` + controlPlaneHelp,
 		Example: `  lifeboat taint member1 dedicated=gpu:NoSchedule
-  lifeboat taint member1 maintenance:NoExecute --overwrite
-  lifeboat taint member1 dedicated- maintenance:NoExecute-`,
+  lifeboat taint clusters member1 maintenance:NoExecute --overwrite
+  lifeboat taint cluster/member1 dedicated- maintenance:NoExecute-`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name, specs, err := taintArgs(args)
+			typeArg, name, specs, err := taintArgs(args)
 			if err != nil {
 				return err
 			}
@@ -371,11 +333,14 @@ karmadactl taint clusters NAME.
 			if err != nil {
 				return err
 			}
-			c, err := cp.client()
+			c, err := cp.connect()
 			if err != nil {
 				return err
 			}
-			res, err := cluster.EditTaints(cmd.Context(), c, name, edit, overwrite, time.Now)
+			if err := checkClusterType(c, typeArg, warnTo(cmd.ErrOrStderr())); err != nil {
+				return err
+			}
+			res, err := cluster.EditTaints(cmd.Context(), c.client, name, edit, overwrite, time.Now)
 			if err != nil {
 				return err
 			}
@@ -385,24 +350,34 @@ karmadactl taint clusters NAME.
 	}
 	cp.add(cmd.Flags())
 	cmd.Flags().BoolVar(&overwrite, "overwrite", false, "Replace a taint that has the same key and effect.")
-	rejectMemberFlags(cmd)
 	return cmd
 }
 
-// taintArgs splits `[clusters] NAME SPEC...`. A leading "cluster(s)" is a
-// resource type only when the next argument is not a taint spec: a cluster
-// name can never look like one (it has neither ':' nor a trailing '-').
-func taintArgs(args []string) (string, []string, error) {
-	if len(args) >= 3 && (args[0] == "clusters" || args[0] == "cluster") && !looksLikeTaintSpec(args[1]) {
-		args = args[1:]
+// taintArgs splits `[TYPE] NAME SPEC...` and `TYPE/NAME SPEC...`. A first
+// argument without '/' is a type only when the next one is not a taint spec:
+// a cluster name can never look like one (it has neither ':' nor a trailing
+// '-'). The type is returned as typed, to be resolved against the server.
+func taintArgs(args []string) (typeArg, name string, specs []string, err error) {
+	if len(args) >= 3 && !strings.Contains(args[0], "/") && !looksLikeTaintSpec(args[1]) {
+		typeArg, args = args[0], args[1:]
+		if strings.Contains(args[0], "/") {
+			return "", "", nil, fmt.Errorf("%s %s: with TYPE/NAME there is no separate type argument", typeArg, args[0])
+		}
 	}
 	if len(args) < 2 {
-		return "", nil, errors.New("want NAME and at least one taint: KEY[=VALUE]:EFFECT or KEY[:EFFECT]-")
+		return "", "", nil, errors.New("want NAME and at least one taint: KEY[=VALUE]:EFFECT or KEY[:EFFECT]-")
 	}
-	if err := cluster.ValidateClusterName(args[0]); err != nil {
-		return "", nil, err
+	if typeArg == "" {
+		if typeArg, name, err = clusterArg(args[0]); err != nil {
+			return "", "", nil, err
+		}
+	} else {
+		if err := cluster.ValidateClusterName(args[0]); err != nil {
+			return "", "", nil, err
+		}
+		name = args[0]
 	}
-	return args[0], args[1:], nil
+	return typeArg, name, args[1:], nil
 }
 
 func looksLikeTaintSpec(s string) bool {

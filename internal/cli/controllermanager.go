@@ -13,6 +13,8 @@ import (
 func newControllerManagerCommand() *cobra.Command {
 	opts := controllermanager.NewOptions()
 	zapOpts := zap.Options{}
+	// The other names of --kubeconfig and --context, as in every command.
+	var cpKubeconfig, cpContext string
 	cmd := &cobra.Command{
 		Use:   "controller-manager",
 		Short: "Run Lifeboat's controllers against a control plane",
@@ -33,14 +35,28 @@ reconciles. A replica that loses its leader lease (it could not renew it for 10 
 for example while the control plane's API server is down) exits with status 1,
 "leader election lost": another replica takes over, and whatever runs it (a
 kubelet, or the local environment's supervisor) starts it again. It never goes on
-reconciling without the lease.`,
+reconciling without the lease.
+
+The control plane is --kubeconfig/--context (default: $KUBECONFIG, else
+~/.kube/config, else, in a pod, its service account; the current context). Member
+clusters are reached with the credentials of their Cluster objects, never with a
+kubeconfig flag.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if opts.Kubeconfig, err = sameFlag(flagKubeconfig, opts.Kubeconfig, flagControlPlaneKubeconfig, cpKubeconfig); err != nil {
+				return err
+			}
+			if opts.Context, err = sameFlag(flagContext, opts.Context, flagControlPlaneContext, cpContext); err != nil {
+				return err
+			}
 			ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 			return controllermanager.Run(ctrl.SetupSignalHandler(), opts)
 		},
 	}
 	opts.AddFlags(cmd.Flags())
+	cmd.Flags().StringVar(&cpKubeconfig, flagControlPlaneKubeconfig, "", "Same as --kubeconfig: the Lifeboat control plane.")
+	cmd.Flags().StringVar(&cpContext, flagControlPlaneContext, "", "Same as --context: the Lifeboat control plane.")
 	gfs := goflag.NewFlagSet("zap", goflag.ContinueOnError)
 	zapOpts.BindFlags(gfs)
 	cmd.Flags().AddGoFlagSet(gfs)

@@ -2,9 +2,9 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"path"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -16,31 +16,26 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/detector"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
-	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
 
 // historyOptions are the flags of `lifeboat history`.
 type historyOptions struct {
-	namespace          string
-	kubeconfig         string
-	context            string
-	controlPlaneConfig string
-	controlPlaneCtx    string
+	namespace    string
+	controlPlane controlPlaneFlags
 }
 
-// newHistoryCommand returns `lifeboat history <kind>/<name>`: the failover
-// timeline of a resource template, read from its binding.
+// newHistoryCommand returns `lifeboat history (TYPE NAME | TYPE/NAME)`: the
+// failover timeline of a resource template, read from its binding.
 func newHistoryCommand() *cobra.Command {
 	o := &historyOptions{}
 	cmd := &cobra.Command{
-		Use:   "history <kind>/<name>",
+		Use:   "history (TYPE NAME | TYPE/NAME)",
 		Short: "Show the failover history of a resource template",
 		Long: `Show the failover timeline of a resource template: every eviction recorded in its
 binding's status.failoverHistory (when, why, from which cluster to which, the purge
@@ -48,76 +43,96 @@ mode, the state carried over, and how long the replacement took to be healthy),
 then the evictions still in progress and the clusters where the application is
 unhealthy right now.
 
-The binding is <name>-<kind>: a ResourceBinding in the namespace, or a
-ClusterResourceBinding for a cluster-scoped template.`,
-		Example: `  lifeboat history deployment/nginx -n default
-  lifeboat history flinkdeployment/foo --context lifeboat`,
-		Args: cobra.ExactArgs(1),
+The template is named as in kubectl: TYPE/NAME or TYPE NAME, where TYPE is any
+name the control plane's API serves for the kind: plural, singular or short name,
+Kind, optionally with its group (deployments.apps) or version and group
+(deployment.v1.apps); custom resources work as soon as their CRD is installed. A
+type served by several groups means the one the server lists first, with a warning.
+
+Its binding is the ResourceBinding <name>-<kind> in the namespace (-n, default: the
+context's namespace, or "default") for a namespaced kind, the ClusterResourceBinding
+<name>-<kind> for a cluster-scoped one, and must record this very template
+(group, kind, namespace and name) in spec.resource.
+
+The control plane is --kubeconfig/--context (default: $KUBECONFIG, else
+~/.kube/config, and its current context).`,
+		Example: `  lifeboat history deploy/nginx -n default
+  lifeboat history deployments.apps nginx
+  lifeboat history flinkdeployment/foo --context lifeboat
+  lifeboat history clusterrole/view`,
+		Args: func(_ *cobra.Command, args []string) error {
+			_, _, err := resourceArgs(args)
+			return err
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.run(cmd.Context(), cmd.OutOrStdout(), args[0])
+			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.namespace, "namespace", "n", "", "Namespace of the template (default: the context's namespace, or \"default\").")
-	f.StringVar(&o.kubeconfig, "kubeconfig", "", "Kubeconfig of the Lifeboat control plane (default: $KUBECONFIG, or ~/.kube/config).")
-	f.StringVar(&o.context, "context", "", "Context of the control plane in that kubeconfig (default: its current context).")
-	f.StringVar(&o.controlPlaneConfig, "control-plane-kubeconfig", "", "Same as --kubeconfig (the name the cluster commands use).")
-	f.StringVar(&o.controlPlaneCtx, "control-plane-context", "", "Same as --context (the name the cluster commands use).")
+	f.StringVarP(&o.namespace, "namespace", "n", "", "Namespace of the template (default: the context's namespace, or \"default\"); ignored for a cluster-scoped kind.")
+	o.controlPlane.add(f)
 	return cmd
 }
 
-func (o *historyOptions) run(ctx context.Context, out io.Writer, ref string) error {
-	kind, name, ok := strings.Cut(ref, "/")
-	if !ok || kind == "" || name == "" {
-		return fmt.Errorf("want <kind>/<name>, e.g. deployment/nginx; got %q", ref)
+func (o *historyOptions) run(ctx context.Context, out, errOut io.Writer, args []string) error {
+	typeArg, name, err := resourceArgs(args)
+	if err != nil {
+		return err
 	}
-	c, ns, err := o.client()
+	cp, err := o.controlPlane.connect()
 	if err != nil {
 		return err
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	b, err := findBinding(ctx, c, kind, name, ns)
+	b, err := o.find(ctx, cp, typeArg, name, warnTo(errOut))
 	if err != nil {
 		return err
 	}
 	return printHistory(out, b, time.Now())
 }
 
-// client builds the control-plane client and returns the namespace to use.
-func (o *historyOptions) client() (client.Client, string, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	kubeconfig, kctx := o.kubeconfig, o.context
-	if o.controlPlaneConfig != "" {
-		kubeconfig = o.controlPlaneConfig
-	}
-	if o.controlPlaneCtx != "" {
-		kctx = o.controlPlaneCtx
-	}
-	if kubeconfig != "" {
-		rules.ExplicitPath = kubeconfig
-	}
-	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kctx})
-	cfg, err := cc.ClientConfig()
-	if err != nil {
-		return nil, "", fmt.Errorf("loading the control-plane kubeconfig: %w", err)
-	}
+// find resolves the template typeArg/name against cp's API and reads its
+// binding; warn receives the resolver's warnings.
+func (o *historyOptions) find(ctx context.Context, cp *controlPlane, typeArg, name string, warn func(string)) (*boundTemplate, error) {
 	ns := o.namespace
 	if ns == "" {
-		if ns, _, err = cc.Namespace(); err != nil || ns == "" {
-			ns = metav1.NamespaceDefault
-		}
+		ns = cp.namespace
 	}
-	scheme, err := lbscheme.New()
+	tmpl, err := resolveTemplate(newResourceResolver(cp.discovery, warn), typeArg, name, ns)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	return findBinding(ctx, cp.client, tmpl)
+}
+
+// templateRef is a resource template resolved against the API: its group
+// and kind, its namespace ("" for a cluster-scoped kind) and its name.
+type templateRef struct {
+	groupKind       schema.GroupKind
+	namespace, name string
+}
+
+func (t templateRef) String() string {
+	if t.namespace == "" {
+		return fmt.Sprintf("%s %s", t.groupKind, t.name)
+	}
+	return fmt.Sprintf("%s %s/%s", t.groupKind, t.namespace, t.name)
+}
+
+// resolveTemplate resolves typeArg with r; ns is dropped for a
+// cluster-scoped kind.
+func resolveTemplate(r *resourceResolver, typeArg, name, ns string) (templateRef, error) {
+	m, err := r.mapping(typeArg)
 	if err != nil {
-		return nil, "", fmt.Errorf("building the control-plane client: %w", err)
+		return templateRef{}, err
 	}
-	return c, ns, nil
+	t := templateRef{groupKind: m.GroupVersionKind.GroupKind(), name: name}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		t.namespace = ns
+	}
+	return t, nil
 }
 
 // boundTemplate is what the history printout needs of a binding.
@@ -128,46 +143,44 @@ type boundTemplate struct {
 	status                *workv1alpha2.ResourceBindingStatus
 }
 
-// findBinding finds the binding of the template kind/name: kind may be a
-// Kind or a resource name ("deployment", "deployments", "Deployment"). A
-// namespaced kind is looked up as a ResourceBinding in ns, a cluster-scoped
-// one as a ClusterResourceBinding; when the API server does not know the
-// kind, both are tried.
-func findBinding(ctx context.Context, c client.Client, kind, name, ns string) (*boundTemplate, error) {
-	namespaced, clusterScoped := true, true
-	if gvk, err := c.RESTMapper().KindFor(schema.GroupVersionResource{Resource: strings.ToLower(kind)}); err == nil {
-		kind = gvk.Kind
-		if m, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
-			isNS := m.Scope.Name() == meta.RESTScopeNameNamespace
-			namespaced, clusterScoped = isNS, !isNS
-		}
-	}
-	bindingName := detector.BindingName(kind, name)
-	var tried []string
-	if namespaced {
+// findBinding returns the binding of t: the ResourceBinding (namespaced t)
+// or ClusterResourceBinding (cluster-scoped t) the detector names after it,
+// provided its spec.resource is t itself. Two templates whose kinds share a
+// name in different groups would share that binding name; the one that does
+// not own it has no binding, and the error says whose it is.
+func findBinding(ctx context.Context, c client.Reader, t templateRef) (*boundTemplate, error) {
+	key := types.NamespacedName{Namespace: t.namespace, Name: detector.BindingName(t.groupKind.Kind, t.name)}
+	var b *boundTemplate
+	if t.namespace != "" {
 		rb := &workv1alpha2.ResourceBinding{}
-		err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: bindingName}, rb)
-		switch {
-		case err == nil:
-			return &boundTemplate{kind: "ResourceBinding", namespace: ns, name: rb.Name, generation: rb.Generation, spec: &rb.Spec, status: &rb.Status}, nil
-		case !apierrors.IsNotFound(err):
-			return nil, fmt.Errorf("reading ResourceBinding %s/%s: %w", ns, bindingName, err)
+		if err := c.Get(ctx, key, rb); err != nil {
+			return nil, bindingGetError(err, t, fmt.Sprintf("ResourceBinding %q in namespace %q", key.Name, key.Namespace))
 		}
-		tried = append(tried, fmt.Sprintf("ResourceBinding %q in namespace %q", bindingName, ns))
-	}
-	if clusterScoped {
+		b = &boundTemplate{kind: "ResourceBinding", namespace: rb.Namespace, name: rb.Name, generation: rb.Generation, spec: &rb.Spec, status: &rb.Status}
+	} else {
 		crb := &workv1alpha2.ClusterResourceBinding{}
-		err := c.Get(ctx, types.NamespacedName{Name: bindingName}, crb)
-		switch {
-		case err == nil:
-			return &boundTemplate{kind: "ClusterResourceBinding", name: crb.Name, generation: crb.Generation, spec: &crb.Spec, status: &crb.Status}, nil
-		case !apierrors.IsNotFound(err) && !meta.IsNoMatchError(err):
-			return nil, fmt.Errorf("reading ClusterResourceBinding %s: %w", bindingName, err)
+		if err := c.Get(ctx, key, crb); err != nil {
+			return nil, bindingGetError(err, t, fmt.Sprintf("ClusterResourceBinding %q", key.Name))
 		}
-		tried = append(tried, fmt.Sprintf("ClusterResourceBinding %q", bindingName))
+		b = &boundTemplate{kind: "ClusterResourceBinding", name: crb.Name, generation: crb.Generation, spec: &crb.Spec, status: &crb.Status}
 	}
-	return nil, errors.New("no binding for " + kind + "/" + name + ": found no " + strings.Join(tried, " and no ") +
-		". Is the template propagated by a PropagationPolicy (or ClusterPropagationPolicy)?")
+	if ref := b.spec.Resource; !detector.BindsTemplate(ref, t.groupKind, t.namespace, t.name) {
+		return nil, fmt.Errorf("no binding for %s: %s %q is the binding of %s %s %s (bindings are named <name>-<kind>, so this template cannot have its own)",
+			t, b.kind, key.Name, ref.APIVersion, ref.Kind, path.Join(ref.Namespace, ref.Name))
+	}
+	return b, nil
+}
+
+// bindingGetError explains a failed read of the binding of t.
+func bindingGetError(err error, t templateRef, what string) error {
+	if apierrors.IsNotFound(err) {
+		policy := "PropagationPolicy (or ClusterPropagationPolicy)"
+		if t.namespace == "" {
+			policy = "ClusterPropagationPolicy"
+		}
+		return fmt.Errorf("no binding for %s: found no %s. Is the template propagated by a %s?", t, what, policy)
+	}
+	return fmt.Errorf("reading the %s of %s: %w", what, t, err)
 }
 
 // printHistory writes the failover timeline of b.

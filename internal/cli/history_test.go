@@ -3,12 +3,14 @@ package cli
 import (
 	"bytes"
 	"context"
+	"path"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
@@ -84,50 +86,97 @@ func TestPrintHistoryEmptyAndNoTarget(t *testing.T) {
 	}
 }
 
-func TestFindBinding(t *testing.T) {
+// historyBindings are the bindings of a control plane: a Deployment's, a
+// FlinkDeployment's (a CRD) and a ClusterRole's (cluster-scoped).
+func historyBindings() []client.Object {
+	flink := &workv1alpha2.ResourceBinding{}
+	flink.Name, flink.Namespace = "foo-flinkdeployment", "default"
+	flink.Spec.Resource = workv1alpha2.ObjectReference{APIVersion: "flink.apache.org/v1beta1", Kind: "FlinkDeployment", Namespace: "default", Name: "foo"}
+	view := &workv1alpha2.ClusterResourceBinding{}
+	view.Name = "view-clusterrole"
+	view.Spec.Resource = workv1alpha2.ObjectReference{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "view"}
+	return []client.Object{sampleBinding(), flink, view}
+}
+
+// TestHistoryFindsBinding names templates every way kubectl accepts and
+// checks that history reads the binding the detector made for each.
+func TestHistoryFindsBinding(t *testing.T) {
 	s, err := lbscheme.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	crb := &workv1alpha2.ClusterResourceBinding{}
-	crb.Name = "foo-flinkcluster"
-	c := fake.NewClientBuilder().WithScheme(s).WithObjects(sampleBinding(), crb).Build()
-	ctx := context.Background()
-	for name, tc := range map[string]struct {
-		kind, name, ns string
-		wantKind       string
-		wantErr        string
+	nginx, foo, view := "ResourceBinding default/nginx-deployment", "ResourceBinding default/foo-flinkdeployment", "ClusterResourceBinding view-clusterrole"
+	cases := map[string]struct {
+		args      []string
+		namespace string // -n; "" takes the context's, "default" here
+		resources []*metav1.APIResourceList
+		want      string
+		wantErr   string
 	}{
-		"deployment in its namespace":             {kind: "deployment", name: "nginx", ns: "default", wantKind: "ResourceBinding"},
-		"Kind spelling":                           {kind: "Deployment", name: "nginx", ns: "default", wantKind: "ResourceBinding"},
-		"unknown kind falls back to both":         {kind: "FlinkCluster", name: "foo", ns: "default", wantKind: "ClusterResourceBinding"},
-		"wrong namespace: clear error":            {kind: "deployment", name: "nginx", ns: "prod", wantErr: `found no ResourceBinding "nginx-deployment" in namespace "prod"`},
-		"nothing at all: says what it looked for": {kind: "widget", name: "x", ns: "default", wantErr: `ResourceBinding "x-widget" in namespace "default" and no ClusterResourceBinding "x-widget". Is the template propagated`},
-	} {
+		"short name":                   {args: []string{"deploy/nginx"}, want: nginx},
+		"singular":                     {args: []string{"deployment/nginx"}, want: nginx},
+		"plural":                       {args: []string{"deployments/nginx"}, want: nginx},
+		"plural with group":            {args: []string{"deployments.apps/nginx"}, want: nginx},
+		"Kind":                         {args: []string{"Deployment/nginx"}, want: nginx},
+		"version and group":            {args: []string{"deployment.v1.apps/nginx"}, want: nginx},
+		"TYPE NAME":                    {args: []string{"deployment", "nginx"}, want: nginx},
+		"TYPE NAME, short":             {args: []string{"deploy", "nginx"}, namespace: "default", want: nginx},
+		"CRD singular":                 {args: []string{"flinkdeployment/foo"}, want: foo},
+		"CRD Kind":                     {args: []string{"FlinkDeployment/foo"}, want: foo},
+		"CRD short name, TYPE NAME":    {args: []string{"flinkdep", "foo"}, want: foo},
+		"CRD plural with group":        {args: []string{"flinkdeployments.flink.apache.org/foo"}, want: foo},
+		"CRD other version":            {args: []string{"flinkdeployment.v1alpha1.flink.apache.org/foo"}, want: foo},
+		"cluster-scoped: -n ignored":   {args: []string{"clusterrole/view"}, namespace: "prod", want: view},
+		"cluster-scoped, TYPE NAME":    {args: []string{"clusterroles.rbac.authorization.k8s.io", "view"}, want: view},
+		"unknown type":                 {args: []string{"deplo/nginx"}, wantErr: `the server doesn't have a resource type "deplo"`},
+		"another namespace":            {args: []string{"deploy/nginx"}, namespace: "prod", wantErr: `no binding for Deployment.apps prod/nginx: found no ResourceBinding "nginx-deployment" in namespace "prod". Is the template propagated by a PropagationPolicy (or ClusterPropagationPolicy)?`},
+		"cluster-scoped, no binding":   {args: []string{"clusterrole/edit"}, wantErr: `no binding for ClusterRole.rbac.authorization.k8s.io edit: found no ClusterResourceBinding "edit-clusterrole". Is the template propagated by a ClusterPropagationPolicy?`},
+		"same kind name, other group":  {args: []string{"deployments.example.com/nginx"}, resources: clashingResources(), wantErr: `no binding for Deployment.example.com default/nginx: ResourceBinding "nginx-deployment" is the binding of apps/v1 Deployment default/nginx`},
+		"ambiguous: the first group's": {args: []string{"deployments/nginx"}, resources: clashingResources(), want: nginx},
+	}
+	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			b, err := findBinding(ctx, c, tc.kind, tc.name, tc.ns)
+			resources := tc.resources
+			if resources == nil {
+				resources = servedResources()
+			}
+			cp := &controlPlane{
+				client:    fake.NewClientBuilder().WithScheme(s).WithObjects(historyBindings()...).Build(),
+				discovery: testDiscovery(resources),
+				namespace: "default",
+			}
+			typeArg, objName, err := resourceArgs(tc.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := &historyOptions{namespace: tc.namespace}
+			b, err := o.find(context.Background(), cp, typeArg, objName, nil)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error = %v, want it to contain %q", err, tc.wantErr)
+					t.Fatalf("error = %v, want one containing %q", err, tc.wantErr)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if b.kind != tc.wantKind {
-				t.Errorf("kind = %s, want %s", b.kind, tc.wantKind)
+			if got := b.kind + " " + path.Join(b.namespace, b.name); got != tc.want {
+				t.Errorf("binding %s, want %s", got, tc.want)
 			}
 		})
 	}
 }
 
+// Arguments are checked before any cluster is contacted.
 func TestHistoryArgs(t *testing.T) {
-	cmd := newHistoryCommand()
-	cmd.SetArgs([]string{"nginx"})
-	cmd.SetOut(&bytes.Buffer{})
-	cmd.SetErr(&bytes.Buffer{})
-	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "want <kind>/<name>") {
-		t.Errorf("error = %v, want the usage explained", err)
+	t.Setenv("KUBECONFIG", "/absent/kubeconfig")
+	for _, args := range [][]string{{"nginx"}, {"deployment", "deployment/nginx"}, {"deployment", "a", "b"}} {
+		cmd := newHistoryCommand()
+		cmd.SetArgs(args)
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "want TYPE/NAME or TYPE NAME") {
+			t.Errorf("%q: error = %v, want the forms explained", args, err)
+		}
 	}
 }

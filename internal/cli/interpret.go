@@ -45,8 +45,10 @@ func newInterpretCommand() *cobra.Command {
 and print the result as YAML: the way to test a customization before applying it.
 
 The customization comes from a file (--customization), from the control plane
-(--customization-name), or, with neither, the built-in rules are used (Lifeboat's
-shipped third-party customizations, then the native rules).
+(--customization-name; the control plane is --kubeconfig/--context, default
+$KUBECONFIG, else ~/.kube/config, and its current context, and is contacted only
+then), or, with neither, the built-in rules are used (Lifeboat's shipped
+third-party customizations, then the native rules).
 
 Operations (Karmada's operation name or the Lua function name):
   InterpretHealth (InterpretHealth)      observed object      -> health

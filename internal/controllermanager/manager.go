@@ -109,8 +109,8 @@ func NewOptions() *Options {
 
 // AddFlags registers the options on fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the control plane (default: in-cluster config or $KUBECONFIG).")
-	fs.StringVar(&o.Context, "context", o.Context, "Kubeconfig context of the control plane (default: the current context).")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the Lifeboat control plane the controllers run against (default: $KUBECONFIG, else ~/.kube/config, else, in a pod, its service account).")
+	fs.StringVar(&o.Context, "context", o.Context, "Context of the Lifeboat control plane in that kubeconfig (default: its current context).")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address serving /healthz and /readyz, unauthenticated; loopback by default (in a Pod, :10357 lets the kubelet probe it).")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address serving Prometheus /metrics; loopback by default; \"0\" disables it. Without --metrics-secure anyone who reaches it can read it.")
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "Serve /metrics over HTTPS, only to bearer tokens the control plane's API server authenticates (TokenReview) for a user allowed to get the non-resource URL /metrics (SubjectAccessReview); others get 401 or 403. The controller manager then needs to create tokenreviews and subjectaccessreviews.")

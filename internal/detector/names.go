@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 )
 
 // ClaimedByLabel on a template (set by another owner, e.g. a
@@ -20,6 +22,14 @@ const ClaimedByLabel = "resourcetemplate.karmada.io/claimed-by"
 // by its own policy and needed by a workload therefore shares one binding.
 func BindingName(kind, name string) string {
 	return strings.ToLower(strings.ReplaceAll(name, ":", ".") + "-" + kind)
+}
+
+// BindsTemplate reports whether a binding whose spec.resource is ref is the
+// binding of the template of group and kind gk, namespace ns ("" when
+// cluster-scoped) and name: the version may differ, nothing else may.
+func BindsTemplate(ref workv1alpha2.ObjectReference, gk schema.GroupKind, ns, name string) bool {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return err == nil && gv.Group == gk.Group && ref.Kind == gk.Kind && ref.Namespace == ns && ref.Name == name
 }
 
 // skippedGroups are never propagated: Lifeboat's (Karmada's) own groups and

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -332,10 +331,7 @@ func (d *Detector) getBindingFrom(ctx context.Context, r client.Reader, key Temp
 // refersTo reports whether binding b is the binding of the template key
 // (same group, kind, namespace and name; the version may differ).
 func refersTo(b client.Object, key TemplateKey) bool {
-	ref := bindingSpec(b).Resource
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	return err == nil && gv.Group == key.GVK.Group && ref.Kind == key.GVK.Kind &&
-		ref.Namespace == key.Namespace && ref.Name == key.Name
+	return BindsTemplate(bindingSpec(b).Resource, key.GVK.GroupKind(), key.Namespace, key.Name)
 }
 
 // collectOrphanBinding deletes the binding of a template of a kind no policy

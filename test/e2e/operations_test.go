@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/rand"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv/components"
 )
@@ -165,4 +167,77 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// `lifeboat history` names a template as kubectl does: any spelling of its
+// type (short name, plural with group, Kind, version and group), TYPE/NAME
+// or TYPE NAME, cluster-scoped kinds included, with the control plane from
+// --kubeconfig, its other name --control-plane-kubeconfig, or $KUBECONFIG.
+func TestHistoryNamesTemplatesAsKubectlDoes(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t, "history-types")
+	cp := clientFor(t, controlPlaneConfig(t))
+	kubeconfig := suite.state.KubeconfigPath()
+	applyFile(t, ns, "seeds/000-nginx.yaml")
+	role := "lifeboat-e2e-history-" + rand.String(5)
+	t.Cleanup(func() {
+		_, _ = kubectlE(kubeconfig, "--context", localenv.ControlPlaneName, "delete", "clusterrole,clusterpropagationpolicy", role, "--ignore-not-found")
+	})
+	applyYAML(t, ns, fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: %[1]s
+rules: []
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterPropagationPolicy
+metadata:
+  name: %[1]s
+spec:
+  resourceSelectors:
+    - apiVersion: rbac.authorization.k8s.io/v1
+      kind: ClusterRole
+      name: %[1]s
+  placement:
+    clusterAffinity:
+      clusterNames: [member1]
+`, role))
+	eventually(t, propagationTimeout, "bindings nginx-deployment and "+role+"-clusterrole exist", func(ctx context.Context) (bool, string, error) {
+		var missing []string
+		if err := cp.Get(ctx, types.NamespacedName{Namespace: ns, Name: "nginx-deployment"}, &workv1alpha2.ResourceBinding{}); err != nil {
+			missing = append(missing, err.Error())
+		}
+		if err := cp.Get(ctx, types.NamespacedName{Name: role + "-clusterrole"}, &workv1alpha2.ClusterResourceBinding{}); err != nil {
+			missing = append(missing, err.Error())
+		}
+		return len(missing) == 0, strings.Join(missing, "; "), nil
+	})
+
+	nginx := fmt.Sprintf("Deployment %s/nginx (ResourceBinding %s/nginx-deployment)", ns, ns)
+	clusterRole := fmt.Sprintf("ClusterRole %s (ClusterResourceBinding %s-clusterrole)", role, role)
+	for _, tc := range []struct {
+		args []string
+		env  []string
+		want string
+	}{
+		{args: []string{"deploy/nginx", "-n", ns, "--kubeconfig", kubeconfig}, want: nginx},
+		{args: []string{"deployments.apps/nginx", "-n", ns, "--kubeconfig", kubeconfig}, want: nginx},
+		{args: []string{"deployment", "nginx", "-n", ns, "--kubeconfig", kubeconfig}, want: nginx},
+		{args: []string{"Deployment/nginx", "-n", ns, "--kubeconfig", kubeconfig, "--context", localenv.ControlPlaneName}, want: nginx},
+		{args: []string{"deployment.v1.apps/nginx", "-n", ns, "--control-plane-kubeconfig", kubeconfig}, want: nginx},
+		{args: []string{"clusterrole", role, "--kubeconfig", kubeconfig}, want: clusterRole},
+		{args: []string{"clusterroles.rbac.authorization.k8s.io/" + role, "-n", ns}, env: []string{"KUBECONFIG=" + kubeconfig}, want: clusterRole},
+	} {
+		cmd := exec.Command(suite.lifeboat, append([]string{"history"}, tc.args...)...)
+		cmd.Env = append(os.Environ(), tc.env...)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), tc.want) || strings.Contains(string(out), "Warning") {
+			t.Errorf("%s lifeboat history %s: err %v, want %q and no warning:\n%s", strings.Join(tc.env, " "), strings.Join(tc.args, " "), err, tc.want, out)
+		}
+	}
+
+	out, err := lifeboat(t, "history", "deplo/nginx", "-n", ns, "--kubeconfig", kubeconfig)
+	if want := `the server doesn't have a resource type "deplo"`; err == nil || !strings.Contains(out, want) {
+		t.Errorf("lifeboat history deplo/nginx: err %v, want %q:\n%s", err, want, out)
+	}
 }
