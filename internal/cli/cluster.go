@@ -9,10 +9,12 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
+	"github.com/lifeboat-dev/lifeboat/internal/orphans"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
 
@@ -206,14 +208,25 @@ func newUnjoinCommand() *cobra.Command {
 		Short: "Remove a member cluster from the control plane",
 		Long: `Delete the Cluster NAME from the control plane. Its credentials Secret goes with it.
 
-The member is never contacted (unjoin works when it is down): the controller
-manager deletes the execution namespace karmada-es-NAME and its Works, which
-remove what they created in the member while it is reachable, then releases the
-Cluster. By default unjoin waits (--timeout) for that to finish.
+The member is never contacted by this command (unjoin works when it is down): the
+controller manager deletes the execution namespace karmada-es-NAME and its Works.
+While the member is Ready, the Works delete what they created in it first (at most
+--cluster-deletion-grace-period, a controller manager flag, 1m by default); a member
+that is not Ready is left as it is, and what Lifeboat created there keeps running.
+By default unjoin waits (--timeout) until the Cluster is gone.
 
-With --cleanup-member, unjoin also deletes, in the member named by
---kubeconfig/--context, the ServiceAccount, token Secret and ClusterRoleBinding
-lifeboat-NAME that join created there.
+With --cleanup-member, unjoin then cleans the member named by --kubeconfig/--context
+(it must answer):
+  - the ServiceAccount, token Secret and ClusterRoleBinding lifeboat-NAME that join
+    created there;
+  - once the Cluster is gone, the objects Lifeboat left there for NAME whose Work no
+    longer exists, under the orphan rule of docs/member-cleanup.md (written by
+    Lifeboat, naming a binding that does not place them on NAME; never a Namespace
+    or CustomResourceDefinition, never an object of anyone else);
+  - the namespaces Lifeboat created there that are left with nothing in them.
+Run it again later for a member that was down: with --cleanup-member, a NAME no
+longer joined only cleans the member. A member joined again, under any name, is
+cleaned by the controller manager instead (the same rules, after a grace period).
 ` + controlPlaneFlagsHelp,
 		Example: `  lifeboat unjoin member4
   lifeboat unjoin member4 --cleanup-member --kubeconfig member4.kubeconfig`,
@@ -228,15 +241,11 @@ lifeboat-NAME that join created there.
 			if given && !cleanupMember {
 				return fmt.Errorf("--kubeconfig/--context name the member and are only used with --cleanup-member; the control plane is --control-plane-kubeconfig/--control-plane-context")
 			}
-			var memberClient kubernetes.Interface
+			var mc *memberClients
 			if cleanupMember {
 				// Load the member's kubeconfig first: fail before deleting anything.
-				mk, err := cluster.LoadKubeconfig(kubeconfig, kubeContext)
-				if err != nil {
-					return fmt.Errorf("member: %w", err)
-				}
-				if memberClient, err = kubernetes.NewForConfig(mk.Config); err != nil {
-					return fmt.Errorf("building a client for the member: %w", err)
+				if mc, err = newMemberClients(kubeconfig, kubeContext, name); err != nil {
+					return err
 				}
 			}
 			c, err := cp.client()
@@ -247,10 +256,12 @@ lifeboat-NAME that join created there.
 				timeout = 0
 			}
 			res, err := cluster.Unregister(cmd.Context(), c, name, timeout)
-			if err != nil {
-				return err
-			}
 			switch {
+			case errors.Is(err, cluster.ErrNotJoined) && cleanupMember:
+				fmt.Fprintf(out, "Cluster %s is not joined; cleaning the member only.\n", name)
+				res.Gone = true
+			case err != nil:
+				return err
 			case res.Gone:
 				fmt.Fprintf(out, "Cluster %s unjoined: it is gone from the control plane, with its Works (namespace %s) and its credentials.\n", name, cluster.ExecutionNamespace(name))
 			case wait:
@@ -258,27 +269,80 @@ lifeboat-NAME that join created there.
 			default:
 				fmt.Fprintf(out, "Cluster %s is deleting; the controller manager removes it once %s is cleaned up.\n", name, cluster.ExecutionNamespace(name))
 			}
-			if memberClient != nil {
-				deleted, err := cluster.CleanupMember(cmd.Context(), memberClient, name)
-				for _, d := range deleted {
-					fmt.Fprintf(out, "Deleted %s in the member.\n", d)
-				}
-				if err != nil {
-					return err
-				}
-				if len(deleted) == 0 {
-					fmt.Fprintln(out, "Nothing of lifeboat's was left in the member.")
-				}
+			if mc == nil {
+				return nil
 			}
-			return nil
+			deleted, err := cluster.CleanupMember(cmd.Context(), mc.kube, name)
+			for _, d := range deleted {
+				fmt.Fprintf(out, "Deleted %s in the member.\n", d)
+			}
+			if err != nil {
+				return err
+			}
+			if !res.Gone {
+				fmt.Fprintf(out, "What Lifeboat left in the member is cleaned only once Cluster %s is gone: run this command again then.\n", name)
+				return nil
+			}
+			swept, err := cluster.SweepUnjoinedMember(cmd.Context(), c, mc.kube, mc.member, name, timeout)
+			printSwept(out, swept, len(deleted))
+			return err
 		},
 	}
 	cp.add(cmd.Flags())
 	member.add(cmd.Flags(), " to clean up (with --cleanup-member)")
-	cmd.Flags().BoolVar(&wait, "wait", true, "Wait until the Cluster is gone from the control plane.")
+	cmd.Flags().BoolVar(&wait, "wait", true, "Wait until the Cluster is gone from the control plane (and, with --cleanup-member, for emptied namespaces to be removable).")
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "How long --wait waits.")
-	cmd.Flags().BoolVar(&cleanupMember, "cleanup-member", false, "Also delete the ServiceAccount, token Secret and ClusterRoleBinding join created in the member (needs --kubeconfig/--context).")
+	cmd.Flags().BoolVar(&cleanupMember, "cleanup-member", false, "Also clean the member (needs --kubeconfig/--context): what join created there and, once the Cluster is gone, what Lifeboat left there (see above).")
 	return cmd
+}
+
+// memberClients reach a member directly, for unjoin --cleanup-member.
+type memberClients struct {
+	kube   kubernetes.Interface
+	member orphans.Member
+}
+
+func newMemberClients(kubeconfig, kubeContext, name string) (*memberClients, error) {
+	mk, err := cluster.LoadKubeconfig(kubeconfig, kubeContext)
+	if err != nil {
+		return nil, fmt.Errorf("member: %w", err)
+	}
+	kube, err := kubernetes.NewForConfig(mk.Config)
+	if err != nil {
+		return nil, fmt.Errorf("building a client for the member: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(mk.Config)
+	if err != nil {
+		return nil, fmt.Errorf("building a client for the member: %w", err)
+	}
+	return &memberClients{kube: kube, member: orphans.ClientMember(dyn, kube.Discovery(), name)}, nil
+}
+
+// printSwept reports what a sweep of the member did; joinLeftovers is how
+// many of join's objects were deleted before it.
+func printSwept(out io.Writer, res cluster.SweepResult, joinLeftovers int) {
+	if res.Skipped != "" {
+		fmt.Fprintf(out, "Not sweeping the member: %s.\n", res.Skipped)
+		return
+	}
+	for _, r := range res.Removed {
+		fmt.Fprintf(out, "Removed %s from the member: its Work no longer exists.\n", r)
+	}
+	for _, k := range res.Kept {
+		fmt.Fprintf(out, "Kept %s: its Work no longer exists; delete it by hand if it is not wanted.\n", k)
+	}
+	for _, ns := range res.NamespacesRemoved {
+		fmt.Fprintf(out, "Removed namespace %s from the member: Lifeboat created it and nothing is left in it.\n", ns)
+	}
+	for _, ns := range res.NamespacesKept {
+		fmt.Fprintf(out, "Kept namespace %s, which Lifeboat created.\n", ns)
+	}
+	if res.Incomplete != nil {
+		fmt.Fprintf(out, "Some objects of the member could not be listed: %v\n", res.Incomplete)
+	}
+	if joinLeftovers == 0 && len(res.Removed)+len(res.Kept)+len(res.NamespacesRemoved)+len(res.NamespacesKept) == 0 {
+		fmt.Fprintln(out, "Nothing of lifeboat's was left in the member.")
+	}
 }
 
 func newCordonCommand() *cobra.Command {

@@ -30,6 +30,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/customization"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/lua"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
+	"github.com/lifeboat-dev/lifeboat/internal/orphans"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
@@ -55,6 +56,8 @@ type Options struct {
 	FeatureGates *features.Gates
 	// ClusterFailover configures the taint manager and the storm guard.
 	ClusterFailover *failover.ClusterFailoverOptions
+	// Orphans configures the clean-up of what Lifeboat left in members.
+	Orphans *orphans.Options
 	// PprofBindAddress serves net/http/pprof; empty disables it.
 	PprofBindAddress string
 	// MemoryLimit is the Go runtime's soft memory limit as a quantity
@@ -97,6 +100,7 @@ func NewOptions() *Options {
 		Cluster:                cluster.NewOptions(),
 		FeatureGates:           features.New(),
 		ClusterFailover:        failover.NewClusterFailoverOptions(),
+		Orphans:                orphans.NewOptions(),
 	}
 }
 
@@ -119,6 +123,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Cluster.AddFlags(fs)
 	o.FeatureGates.AddFlag(fs)
 	o.ClusterFailover.AddFlags(fs)
+	o.Orphans.AddFlags(fs)
 }
 
 // checkGCPercent accepts a --gc-percent of 0 (Go's default) or more. GOGC's
@@ -164,6 +169,9 @@ func (o *Options) restConfig() (*rest.Config, error) {
 // Run starts the manager and blocks until ctx is done.
 func Run(ctx context.Context, o *Options) error {
 	if err := o.ClusterFailover.Validate(); err != nil {
+		return err
+	}
+	if err := o.Orphans.Validate(); err != nil {
 		return err
 	}
 	limit, err := memoryLimit(o.MemoryLimit)
@@ -218,6 +226,10 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return fmt.Errorf("registering failover metrics: %w", err)
 	}
+	orphanMetrics, err := orphans.NewMetrics(ctrlmetrics.Registry)
+	if err != nil {
+		return err
+	}
 	// Resource semantics: users' ResourceInterpreterCustomizations (Lua)
 	// first, then the shipped third-party rules, then the built-in ones.
 	ricLayer := customization.NewLayer(lua.New(lua.DefaultOptions()),
@@ -238,6 +250,9 @@ func Run(ctx context.Context, o *Options) error {
 		hooks:       failover.NewHooks(o.FeatureGates),
 		metrics:     metrics,
 		members:     membercluster.New(mgr.GetClient(), membercluster.DefaultOptions()),
+
+		orphanMetrics: orphanMetrics,
+		namespaces:    &orphans.NamespaceReconciler{},
 
 		templateCache:    templateCache,
 		templateStatuses: &templates.Statuses{},
