@@ -340,9 +340,8 @@ func (c Content) String() string {
 //  4. owned (ownerReferences) by an object in the namespace: ignored, its
 //     owner decides; owned only by objects not there: going (the garbage
 //     collector removes it);
-//  5. Endpoints without owners: ignored while the Service of that name is
-//     there (it decides), going otherwise (the endpoints controller
-//     removes them);
+//  5. Endpoints without owners: going (the endpoints controller removes
+//     them with their Service, which is judged itself while it is there);
 //  6. anything else: someone else's.
 //
 // Someone else's object keeps the namespace for good; then Lifeboat's
@@ -351,12 +350,8 @@ func (c Content) String() string {
 // that decided, for messages.
 func JudgeContents(contents []Content, complete bool) (v NamespaceVerdict, first string) {
 	present := map[types.UID]bool{}
-	services := map[string]bool{}
 	for _, c := range contents {
 		present[c.Object.GetUID()] = true
-		if c.Resource == (schema.GroupResource{Resource: "services"}) {
-			services[c.Object.GetName()] = true
-		}
 	}
 	var lifeboats, going string
 	for _, c := range contents {
@@ -372,9 +367,7 @@ func JudgeContents(contents []Content, complete bool) (v NamespaceVerdict, first
 				going = firstOf(going, c.String())
 			}
 		case c.Resource == (schema.GroupResource{Resource: "endpoints"}):
-			if !services[o.GetName()] {
-				going = firstOf(going, c.String())
-			}
+			going = firstOf(going, c.String())
 		default:
 			return NamespaceHoldsOthersObjects, c.String()
 		}

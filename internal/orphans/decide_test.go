@@ -230,6 +230,10 @@ func TestJudgeContents(t *testing.T) {
 			content("", "pods", "job-1").Owner("uid-theirs-rs").Obj(),
 			content("apps", "replicasets", "theirs").UID("uid-theirs-rs").Obj(),
 		}},
+		"a dependent of the default ServiceAccount": {complete: true, want: NamespaceRemovable, contents: []Content{
+			content("", "serviceaccounts", "default").UID("uid-default-sa").Obj(),
+			content("", "secrets", "default-pull").Owner("uid-default-sa").Obj(),
+		}},
 		"endpoints of a deleted Service": {complete: true, want: NamespaceWait, contents: []Content{
 			content("", "endpoints", "web").Obj(),
 		}},

@@ -210,7 +210,11 @@ func TestScanLeavesAMemberThatIsNotReadyAlone(t *testing.T) {
 func TestScanHandsTheNamespacesLifeboatCreatedToTheNamespaceRule(t *testing.T) {
 	f := newFixture(t)
 	f.put(mct.Namespaces, namespace("team-a", true))
-	f.put(mct.Namespaces, namespace("theirs", false))
+	// Labelled managed (applied by a Namespace Work, say), not created
+	// by Lifeboat.
+	theirs := namespace("theirs", false)
+	theirs.SetLabels(map[string]string{"karmada.io/managed": "true"})
+	f.put(mct.Namespaces, theirs)
 
 	f.scan()
 
