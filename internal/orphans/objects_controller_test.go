@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	mct "github.com/lifeboat-dev/lifeboat/internal/membercluster/memberclustertest"
 )
 
@@ -140,26 +141,46 @@ func TestNamespaceIsNeverRemovedAsAnOrphanObject(t *testing.T) {
 }
 
 func TestRemovalReadsTheOwnersAgainFromTheAPIServer(t *testing.T) {
-	// The cache has not seen the Work yet; the API server has it.
-	f := newFixture(t)
-	f.objects.APIReader = interceptor.NewClient(f.cp.(client.WithWatch), interceptor.Funcs{
-		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			if key.Name == "web-5d8f" {
-				obj.SetName(key.Name)
-				obj.SetNamespace(key.Namespace)
-				return nil
+	// The cache has not seen the change yet; the API server has.
+	cases := map[string]func(key client.ObjectKey, obj client.Object) bool{
+		"the Work was made": func(key client.ObjectKey, obj client.Object) bool {
+			if key.Name != "web-5d8f" {
+				return false
 			}
-			return c.Get(ctx, key, obj, opts...)
+			obj.SetName(key.Name)
+			obj.SetNamespace(key.Namespace)
+			return true
 		},
-	})
-	f.put(mct.Deployments, member("web").Obj())
+		"the binding was scheduled here": func(key client.ObjectKey, obj client.Object) bool {
+			rb, ok := obj.(*workv1alpha2.ResourceBinding)
+			if !ok || key.Name != "web-deployment" {
+				return false
+			}
+			binding("web", "member1").DeepCopyInto(rb)
+			return true
+		},
+	}
+	for name, live := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			f.objects.APIReader = interceptor.NewClient(f.cp.(client.WithWatch), interceptor.Funcs{
+				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+					if live(key, obj) {
+						return nil
+					}
+					return c.Get(ctx, key, obj, opts...)
+				},
+			})
+			f.put(mct.Deployments, member("web").Obj())
 
-	f.scan()
-	f.clock.Step(grace)
-	f.scan()
+			f.scan()
+			f.clock.Step(grace)
+			f.scan()
 
-	if !f.exists(mct.Deployments, "team-a", "web") || f.deletes() != 0 {
-		t.Fatal("an object whose Work the API server holds was deleted")
+			if !f.exists(mct.Deployments, "team-a", "web") || f.deletes() != 0 {
+				t.Fatal("an object the API server says is owned, or about to be, was deleted")
+			}
+		})
 	}
 }
 
