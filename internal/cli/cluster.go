@@ -142,6 +142,11 @@ for it, and uses that token.
 In the control plane it creates the Secret karmada-cluster/NAME (keys token and
 caBundle) and the Cluster NAME (syncMode Push). A NAME already joined, or a member
 already joined under another name, is refused.
+
+A member joined again may still run copies from before (it was unjoined while
+down): once it is Ready, the controller manager adopts those that a binding places
+there again, and removes the others after --member-orphan-grace (a controller
+manager flag, 2m by default), under the rules of docs/member-cleanup.md.
 ` + controlPlaneFlagsHelp,
 		Example: `  # the control plane from $KUBECONFIG, the member from its own file
   lifeboat join member4 --kubeconfig member4.kubeconfig
@@ -225,8 +230,10 @@ With --cleanup-member, unjoin then cleans the member named by --kubeconfig/--con
     or CustomResourceDefinition, never an object of anyone else);
   - the namespaces Lifeboat created there that are left with nothing in them.
 Run it again later for a member that was down: with --cleanup-member, a NAME no
-longer joined only cleans the member. A member joined again, under any name, is
-cleaned by the controller manager instead (the same rules, after a grace period).
+longer joined only cleans the member. A member joined again is not cleaned here:
+under the same name the controller manager cleans it (the same rules, after a
+grace period); under another name the objects left for NAME are only reported (the
+Cluster's OrphansKept Event), for you to delete.
 ` + controlPlaneFlagsHelp,
 		Example: `  lifeboat unjoin member4
   lifeboat unjoin member4 --cleanup-member --kubeconfig member4.kubeconfig`,
