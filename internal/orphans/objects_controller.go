@@ -141,13 +141,13 @@ func (r *ObjectReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 	}
 
 	now := r.Clock.Now()
-	var orphans []types.UID
+	var orphanUIDs []types.UID
 	for _, f := range scan.Findings {
 		if f.Verdict == Orphan {
-			orphans = append(orphans, f.UID)
+			orphanUIDs = append(orphanUIDs, f.UID)
 		}
 	}
-	first := r.sightings.Observe(req.Name, orphans, now)
+	first := r.sightings.Observe(req.Name, orphanUIDs, now)
 	var pending, kept, removed []Finding
 	var next time.Duration
 	namespaces := map[string]bool{}
@@ -187,6 +187,9 @@ func (r *ObjectReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 		}
 	}
 	if len(errs) > 0 {
+		if wait, ok := membercluster.RetryAfter(errs[0]); ok {
+			return reconcile.Result{RequeueAfter: wait}, nil
+		}
 		return reconcile.Result{}, fmt.Errorf("removing orphans from member %s: %w", req.Name, errs[0])
 	}
 	return reconcile.Result{RequeueAfter: shortest(r.Options.ScanInterval, next)}, nil
