@@ -9,11 +9,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
+	"github.com/lifeboat-dev/lifeboat/internal/orphans"
 )
 
 // newClusterCommands returns join, unjoin, cordon, uncordon and taint.
@@ -84,6 +86,11 @@ a long-lived token Secret for it, and uses that token.
 In the control plane it creates the Secret karmada-cluster/NAME (keys token and
 caBundle) and the Cluster NAME (syncMode Push). A NAME already joined, or a member
 already joined under another name, is refused.
+
+A member joined again may still run copies from before (it was unjoined while
+down): once it is Ready, the controller manager adopts those that a binding places
+there again, and removes the others after --member-orphan-grace (a controller
+manager flag, 2m by default), under the rules of docs/member-cleanup.md.
 
 Older spelling, still accepted: without --cluster-kubeconfig and --cluster-context,
 join reads --kubeconfig/--context as the MEMBER's and takes the control plane from
@@ -159,14 +166,27 @@ func newUnjoinCommand() *cobra.Command {
 --kubeconfig/--context (default: $KUBECONFIG, else ~/.kube/config, and its current
 context). Its credentials Secret goes with it.
 
-The member is never contacted (unjoin works when it is down): the controller
-manager deletes the execution namespace karmada-es-NAME and its Works, which
-remove what they created in the member while it is reachable, then releases the
-Cluster. By default unjoin waits (--timeout) for that to finish.
+The member is never contacted by this command (unjoin works when it is down): the
+controller manager deletes the execution namespace karmada-es-NAME and its Works.
+While the member is Ready, the Works delete what they created in it first (at most
+--cluster-deletion-grace-period, a controller manager flag, 1m by default); a member
+that is not Ready is left as it is, and what Lifeboat created there keeps running.
+By default unjoin waits (--timeout) until the Cluster is gone.
 
-With --cleanup-member, unjoin also deletes, in the MEMBER named by
---cluster-kubeconfig/--cluster-context (required then), the ServiceAccount, token
-Secret and ClusterRoleBinding lifeboat-NAME that join created there.`,
+With --cleanup-member, unjoin then cleans the MEMBER named by
+--cluster-kubeconfig/--cluster-context (required then; it must answer):
+  - the ServiceAccount, token Secret and ClusterRoleBinding lifeboat-NAME that join
+    created there;
+  - once the Cluster is gone, the objects Lifeboat left there for NAME whose Work no
+    longer exists, under the orphan rule of docs/member-cleanup.md (written by
+    Lifeboat, naming a binding that does not place them on NAME; never a Namespace
+    or CustomResourceDefinition, never an object of anyone else);
+  - the namespaces Lifeboat created there that are left with nothing in them.
+Run it again later for a member that was down: with --cleanup-member, a NAME no
+longer joined only cleans the member. A member joined again is not cleaned here:
+under the same name the controller manager cleans it (the same rules, after a
+grace period); under another name the objects left for NAME are only reported (the
+Cluster's OrphansKept Event), for you to delete.`,
 		Example: `  lifeboat unjoin member4
   lifeboat unjoin member4 --cleanup-member --cluster-kubeconfig member4.kubeconfig`,
 		Args: cobra.ExactArgs(1),
@@ -183,15 +203,15 @@ Secret and ClusterRoleBinding lifeboat-NAME that join created there.`,
 			case cleanupMember && !memberRef.given():
 				return fmt.Errorf("--cleanup-member needs the member's kubeconfig: --cluster-kubeconfig FILE and/or --cluster-context CONTEXT (--kubeconfig/--context name the control plane)")
 			}
-			var memberClient kubernetes.Interface
+			var mc *memberClients
 			if cleanupMember {
 				// Load the member's kubeconfig first: fail before deleting anything.
 				mk, err := loadMember(memberRef)
 				if err != nil {
 					return err
 				}
-				if memberClient, err = kubernetes.NewForConfig(mk.Config); err != nil {
-					return fmt.Errorf("building a client for the member: %w", err)
+				if mc, err = newMemberClients(mk, name); err != nil {
+					return err
 				}
 			}
 			c, err := cp.connect()
@@ -205,10 +225,12 @@ Secret and ClusterRoleBinding lifeboat-NAME that join created there.`,
 				timeout = 0
 			}
 			res, err := cluster.Unregister(cmd.Context(), c.client, name, timeout)
-			if err != nil {
-				return err
-			}
 			switch {
+			case errors.Is(err, cluster.ErrNotJoined) && cleanupMember:
+				fmt.Fprintf(out, "Cluster %s is not joined; cleaning the member only.\n", name)
+				res.Gone = true
+			case err != nil:
+				return err
 			case res.Gone:
 				fmt.Fprintf(out, "Cluster %s unjoined: it is gone from the control plane, with its Works (namespace %s) and its credentials.\n", name, cluster.ExecutionNamespace(name))
 			case wait:
@@ -216,27 +238,76 @@ Secret and ClusterRoleBinding lifeboat-NAME that join created there.`,
 			default:
 				fmt.Fprintf(out, "Cluster %s is deleting; the controller manager removes it once %s is cleaned up.\n", name, cluster.ExecutionNamespace(name))
 			}
-			if memberClient != nil {
-				deleted, err := cluster.CleanupMember(cmd.Context(), memberClient, name)
-				for _, d := range deleted {
-					fmt.Fprintf(out, "Deleted %s in the member.\n", d)
-				}
-				if err != nil {
-					return err
-				}
-				if len(deleted) == 0 {
-					fmt.Fprintln(out, "Nothing of lifeboat's was left in the member.")
-				}
+			if mc == nil {
+				return nil
 			}
-			return nil
+			deleted, err := cluster.CleanupMember(cmd.Context(), mc.kube, name)
+			for _, d := range deleted {
+				fmt.Fprintf(out, "Deleted %s in the member.\n", d)
+			}
+			if err != nil {
+				return err
+			}
+			if !res.Gone {
+				fmt.Fprintf(out, "What Lifeboat left in the member is cleaned only once Cluster %s is gone: run this command again then.\n", name)
+				return nil
+			}
+			swept, err := cluster.SweepUnjoinedMember(cmd.Context(), c.client, mc.kube, mc.member, name, timeout)
+			printSwept(out, swept, len(deleted))
+			return err
 		},
 	}
 	cp.add(cmd.Flags())
 	member.add(cmd.Flags(), " to clean up (with --cleanup-member)")
-	cmd.Flags().BoolVar(&wait, "wait", true, "Wait until the Cluster is gone from the control plane.")
+	cmd.Flags().BoolVar(&wait, "wait", true, "Wait until the Cluster is gone from the control plane (and, with --cleanup-member, for emptied namespaces to be removable).")
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "How long --wait waits.")
-	cmd.Flags().BoolVar(&cleanupMember, "cleanup-member", false, "Also delete the ServiceAccount, token Secret and ClusterRoleBinding join created in the member (needs --cluster-kubeconfig/--cluster-context).")
+	cmd.Flags().BoolVar(&cleanupMember, "cleanup-member", false, "Also clean the member (needs --cluster-kubeconfig/--cluster-context): what join created there and, once the Cluster is gone, what Lifeboat left there (see above).")
 	return cmd
+}
+
+// memberClients reach a member directly, for unjoin --cleanup-member.
+type memberClients struct {
+	kube   kubernetes.Interface
+	member orphans.Member
+}
+
+func newMemberClients(mk cluster.MemberKubeconfig, name string) (*memberClients, error) {
+	kube, err := kubernetes.NewForConfig(mk.Config)
+	if err != nil {
+		return nil, fmt.Errorf("building a client for the member: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(mk.Config)
+	if err != nil {
+		return nil, fmt.Errorf("building a client for the member: %w", err)
+	}
+	return &memberClients{kube: kube, member: orphans.ClientMember(dyn, kube.Discovery(), name)}, nil
+}
+
+// printSwept reports what a sweep of the member did; joinLeftovers is how
+// many of join's objects were deleted before it.
+func printSwept(out io.Writer, res cluster.SweepResult, joinLeftovers int) {
+	if res.Skipped != "" {
+		fmt.Fprintf(out, "Not sweeping the member: %s.\n", res.Skipped)
+		return
+	}
+	for _, r := range res.Removed {
+		fmt.Fprintf(out, "Removed %s from the member: its Work no longer exists.\n", r)
+	}
+	for _, k := range res.Kept {
+		fmt.Fprintf(out, "Kept %s: its Work no longer exists; delete it by hand if it is not wanted.\n", k)
+	}
+	for _, ns := range res.NamespacesRemoved {
+		fmt.Fprintf(out, "Removed namespace %s from the member: Lifeboat created it and nothing is left in it.\n", ns)
+	}
+	for _, ns := range res.NamespacesKept {
+		fmt.Fprintf(out, "Kept namespace %s, which Lifeboat created.\n", ns)
+	}
+	if res.Incomplete != nil {
+		fmt.Fprintf(out, "Some objects of the member could not be listed: %v\n", res.Incomplete)
+	}
+	if joinLeftovers == 0 && len(res.Removed)+len(res.Kept)+len(res.NamespacesRemoved)+len(res.NamespacesKept) == 0 {
+		fmt.Fprintln(out, "Nothing of lifeboat's was left in the member.")
+	}
 }
 
 // controlPlaneHelp ends the help of the commands that only talk to the

@@ -43,5 +43,7 @@
 // time, so an unchanged member costs no write at all.
 //
 // Registration (register.go, join.go) is plain functions over a controller-
-// runtime client so that both the CLI and the local environment use it.
+// runtime client so that both the CLI and the local environment use it;
+// SweepUnjoinedMember (sweep.go) applies package orphans' rules to the
+// member of an unjoined cluster for `lifeboat unjoin --cleanup-member`.
 package cluster

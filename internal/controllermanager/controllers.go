@@ -25,6 +25,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/customization"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
+	"github.com/lifeboat-dev/lifeboat/internal/orphans"
 	"github.com/lifeboat-dev/lifeboat/internal/scheduler"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
 	"github.com/lifeboat-dev/lifeboat/internal/undecodable"
@@ -55,6 +56,12 @@ type deps struct {
 	// guard knows the stored objects the caches leave out because they
 	// cannot be decoded.
 	guard *undecodable.Guard
+	// orphanMetrics are the member clean-up's metrics.
+	orphanMetrics *orphans.Metrics
+	// namespaces is the member-namespaces controller, which the
+	// member-orphans controller hands namespaces to (a no-op when it is
+	// disabled).
+	namespaces *orphans.NamespaceReconciler
 }
 
 // controller is one named controller the manager can run.
@@ -207,6 +214,27 @@ func allControllers() []controller {
 			}
 			d.ricLayer.OnKindChanged(ws.RequeueKind)
 			return ws.SetupWithManager(mgr)
+		}},
+		{"member-orphans", func(mgr ctrl.Manager, d deps) error {
+			return (&orphans.ObjectReconciler{
+				Client:     mgr.GetClient(),
+				APIReader:  mgr.GetAPIReader(),
+				Members:    d.members,
+				Recorder:   mgr.GetEventRecorder("member-orphans-controller"),
+				Clock:      d.clock,
+				Metrics:    d.orphanMetrics,
+				Namespaces: d.namespaces,
+				Options:    *d.opts.Orphans,
+			}).SetupWithManager(mgr)
+		}},
+		{"member-namespaces", func(mgr ctrl.Manager, d deps) error {
+			n := d.namespaces
+			n.Client = mgr.GetClient()
+			n.Members = d.members
+			n.Recorder = mgr.GetEventRecorder("member-namespaces-controller")
+			n.Clock = d.clock
+			n.Metrics = d.orphanMetrics
+			return n.SetupWithManager(mgr)
 		}},
 		{"application-failover", func(mgr ctrl.Manager, d deps) error {
 			return (&failover.ApplicationFailoverReconciler{

@@ -30,6 +30,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/customization"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/lua"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
+	"github.com/lifeboat-dev/lifeboat/internal/orphans"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
 	"github.com/lifeboat-dev/lifeboat/internal/undecodable"
@@ -56,6 +57,8 @@ type Options struct {
 	FeatureGates *features.Gates
 	// ClusterFailover configures the taint manager and the storm guard.
 	ClusterFailover *failover.ClusterFailoverOptions
+	// Orphans configures the clean-up of what Lifeboat left in members.
+	Orphans *orphans.Options
 	// PprofBindAddress serves net/http/pprof; empty disables it.
 	PprofBindAddress string
 	// MemoryLimit is the Go runtime's soft memory limit as a quantity
@@ -104,6 +107,7 @@ func NewOptions() *Options {
 		Cluster:                cluster.NewOptions(),
 		FeatureGates:           features.New(),
 		ClusterFailover:        failover.NewClusterFailoverOptions(),
+		Orphans:                orphans.NewOptions(),
 	}
 }
 
@@ -128,6 +132,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.Cluster.AddFlags(fs)
 	o.FeatureGates.AddFlag(fs)
 	o.ClusterFailover.AddFlags(fs)
+	o.Orphans.AddFlags(fs)
 }
 
 // checkGCPercent accepts a --gc-percent of 0 (Go's default) or more. GOGC's
@@ -173,6 +178,9 @@ func (o *Options) restConfig() (*rest.Config, error) {
 // Run starts the manager and blocks until ctx is done.
 func Run(ctx context.Context, o *Options) error {
 	if err := o.ClusterFailover.Validate(); err != nil {
+		return err
+	}
+	if err := o.Orphans.Validate(); err != nil {
 		return err
 	}
 	limit, err := memoryLimit(o.MemoryLimit)
@@ -256,6 +264,10 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	orphanMetrics, err := orphans.NewMetrics(ctrlmetrics.Registry)
+	if err != nil {
+		return err
+	}
 	// Resource semantics: users' ResourceInterpreterCustomizations (Lua)
 	// first, then the shipped third-party rules, then the built-in ones.
 	ricLayer := customization.NewLayer(lua.New(lua.DefaultOptions()),
@@ -278,6 +290,8 @@ func Run(ctx context.Context, o *Options) error {
 		members:     membercluster.New(mgr.GetClient(), membercluster.DefaultOptions()),
 
 		clusterMetrics: clusterMetrics,
+		orphanMetrics:  orphanMetrics,
+		namespaces:     &orphans.NamespaceReconciler{},
 
 		templateCache:    templateCache,
 		templateStatuses: &templates.Statuses{},

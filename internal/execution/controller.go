@@ -316,8 +316,9 @@ func created(results []Result) bool {
 }
 
 // next turns the outcomes into a retry: errors back off per Work, an
-// unreachable member is tried when its back-off ends, a conflict is checked
-// again after ConflictRecheckInterval.
+// unreachable member is tried when its back-off ends, an object whose
+// namespace is terminating after NamespaceTerminatingRetry, a conflict is
+// checked again after ConflictRecheckInterval.
 func (r *Reconciler) next(ctx context.Context, results []Result) (reconcile.Result, error) {
 	var failures []error
 	var after time.Duration
@@ -325,6 +326,10 @@ func (r *Reconciler) next(ctx context.Context, results []Result) (reconcile.Resu
 	for _, res := range results {
 		switch res.Outcome {
 		case OutcomeFailed:
+			if IsNamespaceTerminating(res.Err) {
+				after = shortest(after, NamespaceTerminatingRetry)
+				continue
+			}
 			failures = append(failures, res.Err)
 		case OutcomeUnreachable:
 			wait, ok := membercluster.RetryAfter(res.Err)
@@ -332,9 +337,7 @@ func (r *Reconciler) next(ctx context.Context, results []Result) (reconcile.Resu
 				failures = append(failures, res.Err)
 				continue
 			}
-			if after == 0 || wait < after {
-				after = wait
-			}
+			after = shortest(after, wait)
 		case OutcomeConflict:
 			conflict = true
 		}
@@ -343,7 +346,7 @@ func (r *Reconciler) next(ctx context.Context, results []Result) (reconcile.Resu
 		return reconcile.Result{}, errors.Join(failures...)
 	}
 	if after > 0 {
-		ctrl.LoggerFrom(ctx).Info("member cluster unreachable; retrying later", "after", after.String())
+		ctrl.LoggerFrom(ctx).Info("member cluster unreachable or namespace terminating; retrying later", "after", after.String())
 		return reconcile.Result{RequeueAfter: after}, nil
 	}
 	if conflict {
@@ -354,6 +357,14 @@ func (r *Reconciler) next(ctx context.Context, results []Result) (reconcile.Resu
 		return reconcile.Result{RequeueAfter: interval}, nil
 	}
 	return reconcile.Result{}, nil
+}
+
+// shortest is the shorter of two waits, 0 meaning none yet.
+func shortest(current, wait time.Duration) time.Duration {
+	if current == 0 || wait < current {
+		return wait
+	}
+	return current
 }
 
 func (r *Reconciler) cluster(ctx context.Context, name string) (*clusterv1alpha1.Cluster, error) {
@@ -454,6 +465,12 @@ func (r *Reconciler) applyManifest(ctx context.Context, cluster string, work *wo
 		}
 		_, err = r.Members.Apply(ctx, cluster, t.gvr, desired, FieldManager)
 	}
+	if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+		// The namespace is being removed (an empty namespace Lifeboat
+		// created, or someone's): try again once it is gone, when the
+		// namespace is created afresh.
+		return failed(res, &NamespaceTerminatingError{Namespace: desired.GetNamespace(), Cluster: cluster})
+	}
 	if err != nil {
 		return failed(res, fmt.Errorf("applying %s %s: %w", desired.GetKind(), objectName(desired.GetNamespace(), desired.GetName()), err))
 	}
@@ -486,15 +503,16 @@ var namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespace
 
 // createNamespace creates a namespace the member lacks. It is labelled as
 // managed so that a Namespace Work (namespace propagation) adopts it
-// without a conflict; no Work owns it, so no Work deletion removes it.
+// without a conflict, and annotated CreatedNamespaceAnnotation: no Work owns
+// it, and the orphans controller removes it once nothing of Lifeboat's is
+// left in it (and nothing of anyone else's is in it). A namespace someone
+// else created first (AlreadyExists) gets no annotation.
 func (r *Reconciler) createNamespace(ctx context.Context, cluster, name string) error {
-	ns := &unstructured.Unstructured{}
-	ns.SetAPIVersion("v1")
-	ns.SetKind("Namespace")
-	ns.SetName(name)
-	ns.SetLabels(map[string]string{membercluster.ManagedLabel: membercluster.ManagedLabelValue})
-	_, err := r.Members.Create(ctx, cluster, namespaces, ns)
-	if err != nil && !apierrors.IsAlreadyExists(err) {
+	_, err := r.Members.Create(ctx, cluster, namespaces, NewCreatedNamespace(name))
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		return nil
+	case err != nil:
 		return fmt.Errorf("creating namespace %s: %w", name, err)
 	}
 	ctrl.LoggerFrom(ctx).Info("created namespace in member", "namespace", name)
@@ -504,14 +522,15 @@ func (r *Reconciler) createNamespace(ctx context.Context, cluster, name string) 
 // finalize deletes (or, with preserveResourcesOnDeletion, releases) the
 // member objects of a deleted Work, then removes the finalizer. An
 // unreachable member keeps the finalizer and is retried after its back-off;
-// other Works are not held up.
+// other Works are not held up. CleanupOnDelete says when the member is left
+// alone: its Cluster is gone, or is being deleted while not Ready.
 func (r *Reconciler) finalize(ctx context.Context, clusterName string, cluster *clusterv1alpha1.Cluster, work *workv1alpha1.Work) (reconcile.Result, error) {
 	if !controllerutil.ContainsFinalizer(work, workv1alpha1.ExecutionControllerFinalizer) {
 		return reconcile.Result{}, nil
 	}
 	log := ctrl.LoggerFrom(ctx)
-	if StateOf(cluster) == ClusterGone {
-		log.Info("cluster is gone; releasing Work without touching the member")
+	if !CleanupOnDelete(cluster) {
+		log.Info("cluster is gone or being deleted while not Ready; releasing Work without touching the member")
 	} else {
 		var errs []error
 		for i := range work.Spec.Workload.Manifests {

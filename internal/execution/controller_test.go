@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -170,11 +171,83 @@ func TestCreatesMissingNamespaceFirst(t *testing.T) {
 	f.mustReconcile(work)
 
 	ns := f.env.Lookup("member1", mct.Namespaces, "", "team-a")
-	if ns == nil || !IsManaged(ns) {
+	if ns == nil || !IsManaged(ns) || !CreatedByLifeboat(ns) {
 		t.Fatalf("namespace = %v", ns)
 	}
 	if f.env.Lookup("member1", mct.ConfigMaps, "team-a", "cm") == nil {
 		t.Fatal("ConfigMap not applied after creating its namespace")
+	}
+	if c := f.applied(work); c.Status != metav1.ConditionTrue {
+		t.Fatalf("Applied = %+v", c)
+	}
+}
+
+func TestNamespaceSomeoneElseCreatedMeanwhileIsNotMarked(t *testing.T) {
+	work := MakeWork("cm", "member1").Manifest(configMap("team-a", "cm", map[string]interface{}{"k": "v"})).Obj()
+	f := newFixture(t, work)
+	f.env.RequireNamespaces = true
+	// Between the apply that finds no namespace and Lifeboat's create,
+	// someone else creates it.
+	member := f.env.Member("member1")
+	member.PrependReactor("create", "namespaces", func(clienttesting.Action) (bool, runtime.Object, error) {
+		theirs := &unstructured.Unstructured{}
+		theirs.SetAPIVersion("v1")
+		theirs.SetKind("Namespace")
+		theirs.SetName("team-a")
+		if err := member.Tracker().Create(mct.Namespaces, theirs, ""); err != nil {
+			return true, nil, err
+		}
+		return true, nil, apierrors.NewAlreadyExists(schema.GroupResource{Resource: "namespaces"}, "team-a")
+	})
+
+	f.mustReconcile(work)
+
+	ns := f.env.Lookup("member1", mct.Namespaces, "", "team-a")
+	if ns == nil || CreatedByLifeboat(ns) {
+		t.Fatalf("a namespace someone else created is marked as Lifeboat's: %v", ns)
+	}
+	if f.env.Lookup("member1", mct.ConfigMaps, "team-a", "cm") == nil {
+		t.Fatal("ConfigMap not applied into the existing namespace")
+	}
+}
+
+func TestObjectOfATerminatingNamespaceIsAppliedOnceItIsGone(t *testing.T) {
+	work := MakeWork("cm", "member1").Manifest(configMap("team-a", "cm", map[string]interface{}{"k": "v"})).Obj()
+	f := newFixture(t, work)
+	f.env.RequireNamespaces = true
+	f.env.Put("member1", mct.Namespaces, NewCreatedNamespace("team-a"))
+	terminating := true
+	f.env.Member("member1").PrependReactor("patch", "configmaps", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if !terminating {
+			return false, nil, nil
+		}
+		err := apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "cm",
+			errors.New("unable to create new content in namespace team-a because it is being terminated"))
+		err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause, Field: "metadata.namespace"}}
+		return true, nil, err
+	})
+
+	res, err := f.reconcile(work)
+
+	if err != nil {
+		t.Fatalf("a terminating namespace is a wait, not an error: %v", err)
+	}
+	if res.RequeueAfter != NamespaceTerminatingRetry {
+		t.Fatalf("requeue = %+v, want after %s", res, NamespaceTerminatingRetry)
+	}
+	if c := f.applied(work); c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "being deleted") {
+		t.Fatalf("Applied = %+v", c)
+	}
+
+	// The namespace is gone now: the next pass creates it and applies.
+	terminating = false
+	if err := f.env.Member("member1").Tracker().Delete(mct.Namespaces, "", "team-a"); err != nil {
+		t.Fatal(err)
+	}
+	f.mustReconcile(work)
+
+	if f.env.Lookup("member1", mct.ConfigMaps, "team-a", "cm") == nil {
+		t.Fatal("the object was not applied once its namespace was gone")
 	}
 	if c := f.applied(work); c.Status != metav1.ConditionTrue {
 		t.Fatalf("Applied = %+v", c)
@@ -512,6 +585,59 @@ func TestDeletingWorkOfDeletedClusterReleasesIt(t *testing.T) {
 
 	if err := f.client.Get(f.ctx, client.ObjectKeyFromObject(work), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("Work of a deleted cluster must be released: %v", err)
+	}
+}
+
+// unjoin marks member1 as being deleted (the cluster controller's
+// finalizer holds it), with its Ready condition as given.
+func unjoin(t *testing.T, f *fixture, ready metav1.ConditionStatus) {
+	t.Helper()
+	var cluster clusterv1alpha1.Cluster
+	if err := f.client.Get(f.ctx, client.ObjectKey{Name: "member1"}, &cluster); err != nil {
+		t.Fatal(err)
+	}
+	cluster.Finalizers = []string{clusterv1alpha1.ClusterControllerFinalizer}
+	cluster.Status.Conditions = []metav1.Condition{{Type: clusterv1alpha1.ClusterConditionReady, Status: ready, Reason: "Test", LastTransitionTime: metav1.Now()}}
+	if err := f.client.Update(f.ctx, &cluster); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.client.Delete(f.ctx, &cluster); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUnjoiningAReadyMemberDeletesWhatItsWorksCreated(t *testing.T) {
+	work := MakeWork("nginx", "member1").Manifest(deployment("nginx", 1)).Obj()
+	f := newFixture(t, work)
+	f.mustReconcile(work)
+	unjoin(t, f, metav1.ConditionTrue)
+	deleteWork(t, f, work)
+
+	f.mustReconcile(work)
+
+	if f.env.Lookup("member1", mct.Deployments, "default", "nginx") != nil {
+		t.Error("the object of a Work of an unjoined, Ready member was left behind")
+	}
+	if err := f.client.Get(f.ctx, client.ObjectKeyFromObject(work), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the Work must be gone once its objects are: %v", err)
+	}
+}
+
+func TestUnjoiningAMemberThatIsNotReadyLeavesItAlone(t *testing.T) {
+	work := MakeWork("nginx", "member1").Manifest(deployment("nginx", 1)).Obj()
+	f := newFixture(t, work)
+	f.mustReconcile(work)
+	unjoin(t, f, metav1.ConditionFalse)
+	deleteWork(t, f, work)
+	calls := f.requests("member1")
+
+	f.mustReconcile(work)
+
+	if f.requests("member1") != calls || f.env.Lookup("member1", mct.Deployments, "default", "nginx") == nil {
+		t.Error("a member that is not Ready was touched while its Cluster is deleted")
+	}
+	if err := f.client.Get(f.ctx, client.ObjectKeyFromObject(work), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the Work must be released without waiting for the member: %v", err)
 	}
 }
 

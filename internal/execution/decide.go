@@ -8,7 +8,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,6 +49,53 @@ const ConditionCleanup = "Cleanup"
 const (
 	ReasonCleanupPending = "CleanupPending"
 )
+
+// CreatedNamespaceAnnotation marks a member namespace that Lifeboat created
+// because an object it applied needed it (value "true"). Only namespaces
+// carrying it are ever removed by Lifeboat for being empty (see package
+// orphans); a namespace that existed before, or that someone else created,
+// never carries it. Removing the annotation keeps the namespace.
+const CreatedNamespaceAnnotation = "lifeboat.dev/created-namespace"
+
+// NewCreatedNamespace is the namespace Lifeboat creates in a member: labelled
+// managed (a Namespace Work adopts it without a conflict) and marked as
+// created by Lifeboat.
+func NewCreatedNamespace(name string) *unstructured.Unstructured {
+	ns := &unstructured.Unstructured{}
+	ns.SetAPIVersion("v1")
+	ns.SetKind("Namespace")
+	ns.SetName(name)
+	ns.SetLabels(map[string]string{membercluster.ManagedLabel: membercluster.ManagedLabelValue})
+	ns.SetAnnotations(map[string]string{CreatedNamespaceAnnotation: "true"})
+	return ns
+}
+
+// CreatedByLifeboat says whether a member namespace carries
+// CreatedNamespaceAnnotation.
+func CreatedByLifeboat(ns metav1.Object) bool {
+	return ns.GetAnnotations()[CreatedNamespaceAnnotation] == "true"
+}
+
+// NamespaceTerminatingRetry is how soon an object refused because its
+// namespace is terminating in the member is applied again.
+const NamespaceTerminatingRetry = 2 * time.Second
+
+// NamespaceTerminatingError says the member refused an object because its
+// namespace is being deleted. It is retried after NamespaceTerminatingRetry:
+// once the namespace is gone, it is created afresh.
+type NamespaceTerminatingError struct {
+	Namespace, Cluster string
+}
+
+func (e *NamespaceTerminatingError) Error() string {
+	return fmt.Sprintf("namespace %s is being deleted in cluster %s; applying again once it is gone", e.Namespace, e.Cluster)
+}
+
+// IsNamespaceTerminating reports whether err is a NamespaceTerminatingError.
+func IsNamespaceTerminating(err error) bool {
+	var t *NamespaceTerminatingError
+	return errors.As(err, &t)
+}
 
 // ClusterOfNamespace returns the member cluster of an execution namespace
 // (karmada-es-<cluster>), and false for any other namespace.
@@ -348,6 +397,23 @@ func StateOf(cluster *clusterv1alpha1.Cluster) ClusterState {
 	return ClusterUsable
 }
 
+// CleanupOnDelete says whether a deleted Work's member objects are deleted
+// (or released) before its finalizer goes, from what the Cluster says:
+// not for a Cluster that no longer exists, nor for one being deleted whose
+// member is not Ready (unjoining a member that is down must not wait for
+// it); yes otherwise, also while a Cluster is being deleted with its member
+// Ready, so that unjoining a reachable member removes what Lifeboat put
+// there (the cluster controller bounds that wait).
+func CleanupOnDelete(cluster *clusterv1alpha1.Cluster) bool {
+	if cluster == nil {
+		return false
+	}
+	if cluster.DeletionTimestamp.IsZero() {
+		return true
+	}
+	return meta.IsStatusConditionTrue(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+}
+
 // NeedsResync decides whether a member event may mean drift of a managed
 // object: it was deleted, or something other than its status and
 // bookkeeping metadata changed. Additions are the result of applying (or the
@@ -377,7 +443,8 @@ func IsConflict(err error) bool {
 
 // releaseLabels and releaseAnnotations are the keys removed from a member
 // object when its Work is deleted with preserveResourcesOnDeletion: the
-// object stays, but nothing ties it to Lifeboat any more.
+// object stays, but nothing ties it to Lifeboat any more (a preserved
+// namespace loses the mark that would let Lifeboat remove it once empty).
 var (
 	releaseLabels = []string{
 		membercluster.ManagedLabel,
@@ -402,6 +469,7 @@ var (
 		policyv1alpha1.PropagationPolicyNamespaceAnnotation,
 		policyv1alpha1.PropagationPolicyNameAnnotation,
 		policyv1alpha1.ClusterPropagationPolicyAnnotation,
+		CreatedNamespaceAnnotation,
 	}
 )
 

@@ -302,6 +302,42 @@ func TestReleasePatch(t *testing.T) {
 	if _, ok := ReleasePatch(memberObj(map[string]string{"app": "x"}, nil)); ok {
 		t.Error("an object without Lifeboat keys needs no patch")
 	}
+	// A preserved namespace Lifeboat created is no longer Lifeboat's to
+	// remove once empty.
+	ns := NewCreatedNamespace("team-a")
+	patch, ok = ReleasePatch(ns)
+	want = `{"metadata":{"annotations":{"lifeboat.dev/created-namespace":null},"labels":{"karmada.io/managed":null}}}`
+	if !ok || string(patch) != want {
+		t.Errorf("namespace patch = %s\nwant            %s", patch, want)
+	}
+}
+
+func TestCleanupOnDelete(t *testing.T) {
+	now := metav1.Now()
+	deleting := func(c *clusterv1alpha1.Cluster) *clusterv1alpha1.Cluster {
+		c.DeletionTimestamp = &now
+		return c
+	}
+	cases := map[string]struct {
+		cluster *clusterv1alpha1.Cluster
+		want    bool
+	}{
+		"cluster gone":                     {nil, false},
+		"cluster Ready":                    {MakeCluster("m").Ready(metav1.ConditionTrue).Obj(), true},
+		"cluster not Ready (waits for it)": {MakeCluster("m").Ready(metav1.ConditionFalse).Obj(), true},
+		"cluster without Ready yet":        {MakeCluster("m").Obj(), true},
+		"unjoined while Ready":             {deleting(MakeCluster("m").Ready(metav1.ConditionTrue).Obj()), true},
+		"unjoined while not Ready":         {deleting(MakeCluster("m").Ready(metav1.ConditionFalse).Obj()), false},
+		"unjoined while Unknown":           {deleting(MakeCluster("m").Ready(metav1.ConditionUnknown).Obj()), false},
+		"unjoined before any probe":        {deleting(MakeCluster("m").Obj()), false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := CleanupOnDelete(tc.cluster); got != tc.want {
+				t.Fatalf("CleanupOnDelete = %t, want %t", got, tc.want)
+			}
+		})
+	}
 }
 
 // packed is the member object as the member cache holds it.

@@ -2,7 +2,10 @@
 // karmada-es-<cluster> namespace it server-side applies every manifest to the
 // member (field manager "lifeboat", forced), creating a missing namespace
 // first, corrects drift when a managed member object changes or disappears,
-// and deletes (or releases) the member objects when the Work is deleted.
+// and deletes (or releases) the member objects when the Work is deleted,
+// also while its Cluster is being deleted (unjoined) with its member Ready;
+// the objects of an unjoined member that is not Ready are left there (see
+// package orphans for what removes them later).
 //
 // Member objects are marked karmada.io/managed=true and point back to their
 // Work (annotations work.karmada.io/namespace and work.karmada.io/name, label
@@ -31,7 +34,11 @@
 //     write of the Work instead of two; see Reconciler.Handoff), and written
 //     here if that report does not come within the wait;
 //   - member objects: the manifests, plus the labels and annotations above;
-//     namespaces created in members (labelled karmada.io/managed=true).
+//     namespaces created in members (labelled karmada.io/managed=true and
+//     annotated lifeboat.dev/created-namespace=true, the mark that lets
+//     package orphans remove them once nothing is left in them). An object
+//     whose namespace is terminating is applied again after
+//     NamespaceTerminatingRetry, once the namespace is gone.
 //
 // Events on Works: SyncWorkloadSucceed, SyncWorkloadFailed (on transitions of
 // Applied) and CleanupFailed.

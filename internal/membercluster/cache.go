@@ -79,6 +79,9 @@ type ResettableRESTMapper interface {
 type Clients struct {
 	Dynamic dynamic.Interface
 	Mapper  ResettableRESTMapper
+	// Discovery answers afresh on every call (no cache): Resources uses it
+	// where a kind missed would be an object missed.
+	Discovery discovery.DiscoveryInterface
 }
 
 // Options tune the cache. Zero values take the defaults of DefaultOptions.
@@ -168,8 +171,9 @@ func NewClients(cfg *rest.Config, requestTimeout time.Duration) (*Clients, error
 		return nil, fmt.Errorf("building discovery client: %w", err)
 	}
 	return &Clients{
-		Dynamic: dyn,
-		Mapper:  restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
+		Dynamic:   dyn,
+		Mapper:    restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
+		Discovery: disco,
 	}, nil
 }
 
@@ -298,14 +302,13 @@ func (c *Cache) fingerprint(ctx context.Context, cluster *clusterv1alpha1.Cluste
 }
 
 // connect builds the clients of a member. It reads the control plane only
-// (no member I/O): discovery and informers are lazy.
+// (no member I/O): discovery and informers are lazy. A Cluster being deleted
+// is still connected: the Works of an unjoined, reachable member delete what
+// they created there before the Cluster goes.
 func (c *Cache) connect(ctx context.Context, name string) (*member, error) {
 	var cluster clusterv1alpha1.Cluster
 	if err := c.reader.Get(ctx, types.NamespacedName{Name: name}, &cluster); err != nil {
 		return nil, fmt.Errorf("reading Cluster %s: %w", name, err)
-	}
-	if !cluster.DeletionTimestamp.IsZero() {
-		return nil, fmt.Errorf("cluster %s is being deleted", name)
 	}
 	fp, err := c.fingerprint(ctx, &cluster)
 	if err != nil {
@@ -376,12 +379,12 @@ func (c *Cache) watchesOfLocked(name string) map[schema.GroupVersionResource][]H
 // Reconnect rebuilds a member's clients and informers when the connection
 // settings of its Cluster changed, or when the Cluster became Ready again
 // after the member was connected (see readyAgainSince), and forgets the
-// member when the Cluster is gone or being deleted. Registered watches are
-// carried over. A member never used is left unconnected.
+// member when the Cluster is gone. Registered watches are carried over. A
+// member never used is left unconnected.
 func (c *Cache) Reconnect(ctx context.Context, name string) error {
 	var cluster clusterv1alpha1.Cluster
 	err := c.reader.Get(ctx, types.NamespacedName{Name: name}, &cluster)
-	if apierrors.IsNotFound(err) || (err == nil && !cluster.DeletionTimestamp.IsZero()) {
+	if apierrors.IsNotFound(err) {
 		c.Forget(name)
 		return nil
 	}

@@ -10,7 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -363,5 +365,125 @@ func TestUnknownKindRefreshesDiscoveryAtMostOncePerInterval(t *testing.T) {
 	m, err := env.Cache.RESTMapping(ctx, "member1", schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"})
 	if err != nil || m.Resource != mct.Deployments {
 		t.Fatalf("Deployment mapping = %v, %v", m, err)
+	}
+}
+
+func TestClusterBeingDeletedStaysConnectedUntilItIsGone(t *testing.T) {
+	ctx := context.Background()
+	cp := controlPlane(t, "member1")
+	env := mct.New(cp)
+	defer env.Cache.Stop()
+	var cluster clusterv1alpha1.Cluster
+	if err := cp.Get(ctx, client.ObjectKey{Name: "member1"}, &cluster); err != nil {
+		t.Fatal(err)
+	}
+	cluster.Finalizers = []string{clusterv1alpha1.ClusterControllerFinalizer}
+	if err := cp.Update(ctx, &cluster); err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.Delete(ctx, &cluster); err != nil {
+		t.Fatal(err)
+	}
+
+	// The Works of an unjoined member delete what they created there.
+	env.Put("member1", mct.ConfigMaps, configMap("ns", "cm", true))
+	if _, err := env.Cache.Get(ctx, "member1", mct.ConfigMaps, "ns", "cm"); err != nil {
+		t.Fatalf("a Cluster being deleted must stay reachable: %v", err)
+	}
+	if err := env.Cache.Reconnect(ctx, "member1"); err != nil || !env.Cache.Connected("member1") {
+		t.Fatalf("a Cluster being deleted was torn down (err %v)", err)
+	}
+
+	if err := cp.Get(ctx, client.ObjectKey{Name: "member1"}, &cluster); err != nil {
+		t.Fatal(err)
+	}
+	cluster.Finalizers = nil
+	if err := cp.Update(ctx, &cluster); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Cache.Reconnect(ctx, "member1"); err != nil || env.Cache.Connected("member1") {
+		t.Fatalf("a Cluster that is gone must be torn down (err %v)", err)
+	}
+}
+
+func TestResourcesAreTheListableAndDeletableKinds(t *testing.T) {
+	ctx := context.Background()
+	env := mct.New(controlPlane(t, "member1"))
+	defer env.Cache.Stop()
+	d := env.Discovery("member1")
+	d.Resources = append(d.Resources, &metav1.APIResourceList{GroupVersion: "v1", APIResources: []metav1.APIResource{
+		{Name: "bindings", Kind: "Binding", Namespaced: true, Verbs: metav1.Verbs{"create"}},
+		{Name: "pods/log", Kind: "Pod", Namespaced: true, Verbs: metav1.Verbs{"get"}},
+	}}, &metav1.APIResourceList{GroupVersion: "metrics.k8s.io/v1beta1", APIResources: []metav1.APIResource{
+		{Name: "pods", Kind: "PodMetrics", Namespaced: true, Verbs: metav1.Verbs{"get", "list"}},
+	}})
+
+	got, err := env.Cache.Resources(ctx, "member1")
+
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]membercluster.Resource{}
+	for _, r := range got {
+		byName[r.GVR.String()] = r
+	}
+	if r, ok := byName[mct.Deployments.String()]; !ok || r.Kind != "Deployment" || !r.Namespaced {
+		t.Errorf("Deployments = %+v, %t", r, ok)
+	}
+	if r, ok := byName[mct.Namespaces.String()]; !ok || r.Namespaced {
+		t.Errorf("Namespaces = %+v, %t", r, ok)
+	}
+	for _, skipped := range []string{"/v1, Resource=bindings", "/v1, Resource=pods/log", "metrics.k8s.io/v1beta1, Resource=pods"} {
+		if _, ok := byName[skipped]; ok {
+			t.Errorf("%s cannot be listed and deleted, yet is listed", skipped)
+		}
+	}
+}
+
+func TestResourcesSayWhenSomeGroupsWereNotDiscovered(t *testing.T) {
+	ctx := context.Background()
+	env := mct.New(controlPlane(t, "member1"))
+	defer env.Cache.Stop()
+	env.Discovery("member1").PrependReactor("get", "resource", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewServiceUnavailable("aggregated API down")
+	})
+
+	_, err := env.Cache.Resources(ctx, "member1")
+
+	if !membercluster.IsIncompleteDiscovery(err) {
+		t.Fatalf("err = %v, want an incomplete discovery", err)
+	}
+	if membercluster.IsUnreachable(err) {
+		t.Fatal("a member that answered discovery is not unreachable")
+	}
+}
+
+func TestResourcesOfAnUnreachableMember(t *testing.T) {
+	ctx := context.Background()
+	env := mct.New(controlPlane(t, "member1"))
+	defer env.Cache.Stop()
+	env.SetReachable("member1", false)
+
+	_, err := env.Cache.Resources(ctx, "member1")
+
+	if !membercluster.IsUnreachable(err) {
+		t.Fatalf("err = %v, want unreachable", err)
+	}
+}
+
+func TestListReadsTheAPIServerManagedOrNot(t *testing.T) {
+	ctx := context.Background()
+	env := mct.New(controlPlane(t, "member1"))
+	defer env.Cache.Stop()
+	env.Put("member1", mct.ConfigMaps, configMap("ns", "managed", true))
+	env.Put("member1", mct.ConfigMaps, configMap("ns", "theirs", false))
+
+	all, err := env.Cache.List(ctx, "member1", mct.ConfigMaps, "ns", metav1.ListOptions{})
+	if err != nil || len(all.Items) != 2 {
+		t.Fatalf("list = %v, %v", all, err)
+	}
+	managed, err := env.Cache.List(ctx, "member1", mct.ConfigMaps, "ns", metav1.ListOptions{LabelSelector: membercluster.ManagedLabel + "=true"})
+	if err != nil || len(managed.Items) != 1 || managed.Items[0].GetName() != "managed" {
+		t.Fatalf("managed list = %v, %v", managed, err)
 	}
 }

@@ -6,6 +6,7 @@ package memberclustertest
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	fakediscovery "k8s.io/client-go/discovery/fake"
 	fakedynamic "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
@@ -30,17 +32,65 @@ import (
 
 // Well-known resources of the fake members.
 var (
-	Deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
-	ConfigMaps  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	Namespaces  = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-	Services    = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	Deployments     = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	ReplicaSets     = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}
+	ConfigMaps      = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	Namespaces      = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	Services        = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	Endpoints       = schema.GroupVersionResource{Version: "v1", Resource: "endpoints"}
+	Secrets         = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+	ServiceAccounts = schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}
+	Pods            = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	Events          = schema.GroupVersionResource{Version: "v1", Resource: "events"}
+	ClusterRoles    = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
 )
 
-var listKinds = map[schema.GroupVersionResource]string{
-	Deployments: "DeploymentList",
-	ConfigMaps:  "ConfigMapList",
-	Namespaces:  "NamespaceList",
-	Services:    "ServiceList",
+// resources are the fake members' kinds: discovery serves them, the mapper
+// maps them and the dynamic client lists them.
+var resources = []struct {
+	gvr        schema.GroupVersionResource
+	kind       string
+	namespaced bool
+}{
+	{Deployments, "Deployment", true},
+	{ReplicaSets, "ReplicaSet", true},
+	{ConfigMaps, "ConfigMap", true},
+	{Namespaces, "Namespace", false},
+	{Services, "Service", true},
+	{Endpoints, "Endpoints", true},
+	{Secrets, "Secret", true},
+	{ServiceAccounts, "ServiceAccount", true},
+	{Pods, "Pod", true},
+	{Events, "Event", true},
+	{ClusterRoles, "ClusterRole", false},
+}
+
+var listKinds = func() map[schema.GroupVersionResource]string {
+	out := map[schema.GroupVersionResource]string{}
+	for _, r := range resources {
+		out[r.gvr] = r.kind + "List"
+	}
+	return out
+}()
+
+// apiResourceLists is what the fake members' discovery serves.
+func apiResourceLists() []*metav1.APIResourceList {
+	byGV := map[schema.GroupVersion]*metav1.APIResourceList{}
+	var out []*metav1.APIResourceList
+	for _, r := range resources {
+		gv := r.gvr.GroupVersion()
+		l := byGV[gv]
+		if l == nil {
+			l = &metav1.APIResourceList{GroupVersion: gv.String()}
+			byGV[gv] = l
+			out = append(out, l)
+		}
+		l.APIResources = append(l.APIResources, metav1.APIResource{
+			Name: r.gvr.Resource, Kind: r.kind, Namespaced: r.namespaced,
+			Verbs: metav1.Verbs{"create", "delete", "get", "list", "patch", "update", "watch"},
+		})
+	}
+	return out
 }
 
 // Mapper is a static RESTMapper that counts resets.
@@ -67,10 +117,14 @@ func (m *Mapper) Resets() int {
 // NewMapper maps the well-known resources.
 func NewMapper() *Mapper {
 	rm := meta.NewDefaultRESTMapper(nil)
-	rm.Add(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, meta.RESTScopeNamespace)
-	rm.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
-	rm.Add(schema.GroupVersionKind{Version: "v1", Kind: "Service"}, meta.RESTScopeNamespace)
-	rm.Add(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, meta.RESTScopeRoot)
+	for _, r := range resources {
+		scope := meta.RESTScopeRoot
+		if r.namespaced {
+			scope = meta.RESTScopeNamespace
+		}
+		gvk := r.gvr.GroupVersion().WithKind(r.kind)
+		rm.AddSpecific(gvk, r.gvr, r.gvr.GroupVersion().WithResource(strings.ToLower(r.kind)), scope)
+	}
 	return &Mapper{RESTMapper: rm}
 }
 
@@ -79,12 +133,13 @@ type Env struct {
 	Cache *membercluster.Cache
 	Clock *clocktesting.FakeClock
 
-	mu       sync.Mutex
-	members  map[string]*fakedynamic.FakeDynamicClient
-	mappers  map[string]*Mapper
-	connects map[string]int
-	watching map[string]chan struct{}
-	down     map[string]bool
+	mu        sync.Mutex
+	members   map[string]*fakedynamic.FakeDynamicClient
+	discovery map[string]*fakediscovery.FakeDiscovery
+	mappers   map[string]*Mapper
+	connects  map[string]int
+	watching  map[string]chan struct{}
+	down      map[string]bool
 	// RequireNamespaces makes apply and create of namespaced objects fail
 	// with NotFound (namespaces) until the namespace exists, as a real API
 	// server does.
@@ -115,12 +170,13 @@ func ClusterObjects(name string) []client.Object {
 // name, kept across reconnects so their objects survive).
 func New(reader client.Reader) *Env {
 	e := &Env{
-		Clock:    clocktesting.NewFakeClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)),
-		members:  map[string]*fakedynamic.FakeDynamicClient{},
-		mappers:  map[string]*Mapper{},
-		connects: map[string]int{},
-		watching: map[string]chan struct{}{},
-		down:     map[string]bool{},
+		Clock:     clocktesting.NewFakeClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)),
+		members:   map[string]*fakedynamic.FakeDynamicClient{},
+		discovery: map[string]*fakediscovery.FakeDiscovery{},
+		mappers:   map[string]*Mapper{},
+		connects:  map[string]int{},
+		watching:  map[string]chan struct{}{},
+		down:      map[string]bool{},
 	}
 	opts := membercluster.DefaultOptions()
 	opts.Clock = e.Clock
@@ -131,7 +187,7 @@ func New(reader client.Reader) *Env {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.connects[name]++
-		return &membercluster.Clients{Dynamic: e.memberLocked(name), Mapper: e.mapperLocked(name)}, nil
+		return &membercluster.Clients{Dynamic: e.memberLocked(name), Mapper: e.mapperLocked(name), Discovery: e.discoveryLocked(name)}, nil
 	}
 	e.Cache = membercluster.New(reader, opts)
 	return e
@@ -156,6 +212,32 @@ func (e *Env) Mapper(cluster string) *Mapper {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.mapperLocked(cluster)
+}
+
+// Discovery returns the fake discovery client of cluster; tests may edit
+// its Resources or prepend reactors.
+func (e *Env) Discovery(cluster string) *fakediscovery.FakeDiscovery {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.discoveryLocked(cluster)
+}
+
+func (e *Env) discoveryLocked(cluster string) *fakediscovery.FakeDiscovery {
+	if d := e.discovery[cluster]; d != nil {
+		return d
+	}
+	d := &fakediscovery.FakeDiscovery{Fake: &k8stesting.Fake{Resources: apiResourceLists()}}
+	d.AddReactor("*", "*", func(k8stesting.Action) (bool, runtime.Object, error) {
+		e.mu.Lock()
+		down := e.down[cluster]
+		e.mu.Unlock()
+		if down {
+			return true, nil, fmt.Errorf("dial tcp 10.0.0.1:6443: connect: connection refused")
+		}
+		return false, nil, nil
+	})
+	e.discovery[cluster] = d
+	return d
 }
 
 func (e *Env) mapperLocked(cluster string) *Mapper {
@@ -224,6 +306,23 @@ func (e *Env) memberLocked(cluster string) *fakedynamic.FakeDynamicClient {
 		ca := action.(k8stesting.CreateAction)
 		if err := e.checkNamespace(tracker, ca.GetNamespace()); err != nil {
 			return true, nil, err
+		}
+		return false, nil, nil
+	})
+	// A delete honours its preconditions, as an API server does.
+	f.PrependReactor("delete", "*", func(action k8stesting.Action) (bool, runtime.Object, error) {
+		da, ok := action.(k8stesting.DeleteActionImpl)
+		if !ok || da.DeleteOptions.Preconditions == nil {
+			return false, nil, nil
+		}
+		existing, err := tracker.Get(da.GetResource(), da.GetNamespace(), da.GetName())
+		if err != nil {
+			return false, nil, nil
+		}
+		obj := existing.(metav1.Object)
+		p := da.DeleteOptions.Preconditions
+		if (p.UID != nil && *p.UID != obj.GetUID()) || (p.ResourceVersion != nil && *p.ResourceVersion != obj.GetResourceVersion()) {
+			return true, nil, apierrors.NewConflict(da.GetResource().GroupResource(), da.GetName(), fmt.Errorf("the precondition of the delete does not hold"))
 		}
 		return false, nil, nil
 	})

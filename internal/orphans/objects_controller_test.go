@@ -1,0 +1,277 @@
+package orphans
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	mct "github.com/lifeboat-dev/lifeboat/internal/membercluster/memberclustertest"
+)
+
+func TestOrphanIsRemovedOnceTheGracePeriodHasPassed(t *testing.T) {
+	f := newFixture(t)
+	f.put(mct.Deployments, member("web").Obj())
+
+	res := f.scan()
+
+	if !f.exists(mct.Deployments, "team-a", "web") || f.deletes() != 0 {
+		t.Fatal("an orphan was removed at its first sighting")
+	}
+	if res.RequeueAfter != grace {
+		t.Errorf("next scan after %s, want the end of the grace period %s", res.RequeueAfter, grace)
+	}
+	evs := f.events()
+	if len(evs) != 1 || !strings.Contains(evs[0], EventOrphansFound) || !strings.Contains(evs[0], "Deployment team-a/web") {
+		t.Fatalf("events after the first scan = %q", evs)
+	}
+
+	f.clock.Step(grace)
+	f.scan()
+
+	if f.exists(mct.Deployments, "team-a", "web") {
+		t.Fatal("the orphan is still there after the grace period")
+	}
+	evs = f.events()
+	if len(evs) != 1 || !strings.Contains(evs[0], EventOrphansRemoved) || !strings.Contains(evs[0], "Deployment team-a/web") {
+		t.Fatalf("events after the removal = %q", evs)
+	}
+	if !f.queue.has("member1", "team-a") {
+		t.Error("the namespace the orphan was removed from must be checked")
+	}
+}
+
+func TestScanMustNotRemove(t *testing.T) {
+	cases := map[string]struct {
+		obj *MemberObject
+		// cp are control-plane objects present from the start.
+		cp []client.Object
+		// between runs after the first scan (the Work is made, the
+		// binding is scheduled here...).
+		between func(t *testing.T, f *fixture)
+	}{
+		"an object a Work owns": {
+			obj: member("web"), cp: []client.Object{work("web-5d8f", "team-a")},
+		},
+		"an object without Lifeboat's labels": {
+			obj: member("web").Unmanaged(),
+		},
+		"an object whose binding places it here (its Work is about to be made)": {
+			obj: member("web"), cp: []client.Object{binding("web", "member1")},
+		},
+		"an object whose binding is scheduled here after the first scan": {
+			obj: member("web"), cp: []client.Object{binding("web", "member2")},
+			between: func(t *testing.T, f *fixture) {
+				rb := binding("web")
+				if err := f.cp.Get(f.ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
+					t.Fatal(err)
+				}
+				rb.Spec.Clusters = binding("web", "member2", "member1").Spec.Clusters
+				if err := f.cp.Update(f.ctx, rb); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		"an object whose Work is made after the first scan": {
+			obj: member("web"),
+			between: func(t *testing.T, f *fixture) {
+				if err := f.cp.Create(f.ctx, work("web-5d8f", "team-a")); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+		"an object written by Karmada, not Lifeboat": {
+			obj: member("web").Manager("karmada-controller-manager"),
+		},
+		"an object naming another cluster's Work": {
+			obj: member("web").WorkIn("karmada-es-member9"),
+		},
+		"an object naming no binding": {
+			obj: member("web").NoBinding(),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, tc.cp...)
+			f.put(mct.Deployments, tc.obj.Obj())
+
+			f.scan()
+			if tc.between != nil {
+				tc.between(t, f)
+			}
+			f.clock.Step(grace)
+			f.scan()
+			f.clock.Step(grace)
+			f.scan()
+
+			if !f.exists(mct.Deployments, "team-a", "web") || f.deletes() != 0 {
+				t.Fatalf("the object was deleted (%d delete requests)", f.deletes())
+			}
+			for _, ev := range f.events() {
+				if strings.Contains(ev, EventOrphansRemoved) {
+					t.Errorf("reported a removal: %s", ev)
+				}
+			}
+		})
+	}
+}
+
+func TestNamespaceIsNeverRemovedAsAnOrphanObject(t *testing.T) {
+	// A Namespace applied by a Namespace Work that is gone: deleting it
+	// would delete what others keep in it.
+	f := newFixture(t)
+	f.put(mct.Namespaces, member("team-a").Kind("v1", "Namespace").Namespace("").Obj())
+
+	f.scan()
+	f.clock.Step(grace)
+	f.scan()
+
+	if !f.exists(mct.Namespaces, "", "team-a") || f.deletes() != 0 {
+		t.Fatal("a Namespace was deleted as an orphan")
+	}
+	evs := strings.Join(f.events(), "\n")
+	if !strings.Contains(evs, EventOrphansKept) || !strings.Contains(evs, "Namespace team-a") {
+		t.Fatalf("the kept Namespace must be reported: %q", evs)
+	}
+}
+
+func TestRemovalReadsTheOwnersAgainFromTheAPIServer(t *testing.T) {
+	// The cache has not seen the change yet; the API server has.
+	cases := map[string]func(key client.ObjectKey, obj client.Object) bool{
+		"the Work was made": func(key client.ObjectKey, obj client.Object) bool {
+			if key.Name != "web-5d8f" {
+				return false
+			}
+			obj.SetName(key.Name)
+			obj.SetNamespace(key.Namespace)
+			return true
+		},
+		"the binding was scheduled here": func(key client.ObjectKey, obj client.Object) bool {
+			rb, ok := obj.(*workv1alpha2.ResourceBinding)
+			if !ok || key.Name != "web-deployment" {
+				return false
+			}
+			binding("web", "member1").DeepCopyInto(rb)
+			return true
+		},
+	}
+	for name, live := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			f.objects.APIReader = interceptor.NewClient(f.cp.(client.WithWatch), interceptor.Funcs{
+				Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+					if live(key, obj) {
+						return nil
+					}
+					return c.Get(ctx, key, obj, opts...)
+				},
+			})
+			f.put(mct.Deployments, member("web").Obj())
+
+			f.scan()
+			f.clock.Step(grace)
+			f.scan()
+
+			if !f.exists(mct.Deployments, "team-a", "web") || f.deletes() != 0 {
+				t.Fatal("an object the API server says is owned, or about to be, was deleted")
+			}
+		})
+	}
+}
+
+func TestRemovalIsConditionalOnTheObjectAsJudged(t *testing.T) {
+	f := newFixture(t)
+	obj := member("web").Obj()
+	f.put(mct.Deployments, obj)
+	s := f.objects.sweeper("member1")
+	scan, err := s.Scan(f.ctx)
+	if err != nil || len(scan.Findings) != 1 || scan.Findings[0].Verdict != Orphan {
+		t.Fatalf("scan = %+v, %v", scan, err)
+	}
+	// Changed in the member after the scan (re-applied, relabelled...).
+	obj.SetResourceVersion("2")
+	if err := f.env.Member("member1").Tracker().Update(mct.Deployments, obj, "team-a"); err != nil {
+		t.Fatal(err)
+	}
+
+	removed, err := s.Remove(f.ctx, scan.Findings[0])
+
+	if err != nil || removed {
+		t.Fatalf("Remove = %t, %v; want false, nil", removed, err)
+	}
+	if !f.exists(mct.Deployments, "team-a", "web") {
+		t.Fatal("an object changed since it was judged was deleted")
+	}
+}
+
+func TestScanLeavesAMemberThatIsNotReadyAlone(t *testing.T) {
+	f := newFixture(t)
+	f.put(mct.Deployments, member("web").Obj())
+	var c clusterv1alpha1.Cluster
+	if err := f.cp.Get(f.ctx, client.ObjectKey{Name: "member1"}, &c); err != nil {
+		t.Fatal(err)
+	}
+	c.Status.Conditions[0].Status = metav1.ConditionFalse
+	if err := f.cp.Update(f.ctx, &c); err != nil {
+		t.Fatal(err)
+	}
+
+	res := f.scan()
+
+	if n := len(f.env.Member("member1").Actions()); n != 0 || res.RequeueAfter != 0 {
+		t.Fatalf("a member that is not Ready was scanned: %d requests, requeue %s", n, res.RequeueAfter)
+	}
+}
+
+func TestScanHandsTheNamespacesLifeboatCreatedToTheNamespaceRule(t *testing.T) {
+	f := newFixture(t)
+	f.put(mct.Namespaces, namespace("team-a", true))
+	// Labelled managed (applied by a Namespace Work, say), not created
+	// by Lifeboat.
+	theirs := namespace("theirs", false)
+	theirs.SetLabels(map[string]string{"karmada.io/managed": "true"})
+	f.put(mct.Namespaces, theirs)
+
+	f.scan()
+
+	if !f.queue.has("member1", "team-a") {
+		t.Error("a namespace Lifeboat created was not handed over")
+	}
+	if f.queue.has("member1", "theirs") {
+		t.Error("a namespace Lifeboat did not create was handed over")
+	}
+}
+
+func TestUnchangedScanRecordsNoEvent(t *testing.T) {
+	f := newFixture(t)
+	f.put(mct.Deployments, member("web").Manager("karmada-controller-manager").Obj())
+	f.scan()
+	if evs := f.events(); len(evs) != 1 || !strings.Contains(evs[0], EventOrphansKept) {
+		t.Fatalf("first scan events = %q", evs)
+	}
+	f.scan()
+	if evs := f.events(); len(evs) != 0 {
+		t.Fatalf("an unchanged scan recorded %q", evs)
+	}
+}
+
+func TestDeletedClusterIsForgotten(t *testing.T) {
+	f := newFixture(t)
+	f.put(mct.Deployments, member("web").Obj())
+	f.scan()
+	if err := f.cp.Delete(f.ctx, &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.objects.sightings.first["member1"]) != 1 {
+		t.Fatal("the orphan was not sighted")
+	}
+	f.scan()
+	if got := f.objects.sightings.first["member1"]; len(got) != 0 {
+		t.Fatalf("sightings of a deleted cluster survived: %v", got)
+	}
+}
