@@ -25,6 +25,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 	"github.com/lifeboat-dev/lifeboat/internal/packed"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
+	"github.com/lifeboat-dev/lifeboat/internal/served"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
 
@@ -82,12 +83,12 @@ func newTestEnv(t *testing.T, objs ...client.Object) *testEnv {
 			},
 		}).Build()
 	e.d = &Detector{
-		Client:          e.c,
-		Reader:          e.c,
-		Recorder:        e.rec,
-		Interpreter:     fakeInterpreter{},
-		ServerResources: fakeServerResources,
-		NewID:           sequentialIDs(),
+		Client:      e.c,
+		Reader:      e.c,
+		Recorder:    e.rec,
+		Interpreter: fakeInterpreter{},
+		Served:      served.New(fakeServerResources, nil, 0),
+		NewID:       sequentialIDs(),
 	}
 	e.d.setDefaults()
 	return e
@@ -564,23 +565,6 @@ func pack(t *testing.T, u *unstructured.Unstructured) *packed.Object {
 		t.Fatal(err)
 	}
 	return p
-}
-
-func TestParseServedKinds(t *testing.T) {
-	kinds, err := parseServedKinds(fakeServerResources())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info, ok := kinds[deploymentGVK]; !ok || info.Resource.Resource != "deployments" || !info.Namespaced {
-		t.Errorf("Deployment = %+v, %v", info, ok)
-	}
-	if len(kinds) != 3 {
-		t.Errorf("kinds = %v (subresources must be skipped)", kinds)
-	}
-	var s servedKinds
-	if !s.replace(kinds) || s.replace(kinds) {
-		t.Errorf("replace: first call must report a change, the second none")
-	}
 }
 
 // lagging is a cache that does not hold bindings yet.
