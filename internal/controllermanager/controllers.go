@@ -24,7 +24,9 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/customization"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
+	"github.com/lifeboat-dev/lifeboat/internal/policycheck"
 	"github.com/lifeboat-dev/lifeboat/internal/scheduler"
+	"github.com/lifeboat-dev/lifeboat/internal/served"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
 	"github.com/lifeboat-dev/lifeboat/internal/workstatus"
 )
@@ -47,6 +49,9 @@ type deps struct {
 	templateStatuses *templates.Statuses
 	// workIndex is the Works' index the binding controllers share.
 	workIndex *binding.WorkIndex
+	// served is the view of the control plane's kinds the detector and
+	// the policy checker share (one discovery loop per process).
+	served *served.Kinds
 }
 
 // controller is one named controller the manager can run.
@@ -116,7 +121,18 @@ func allControllers() []controller {
 				Interpreter:     d.interpreter,
 				Templates:       d.templateCache,
 				Statuses:        d.templateStatuses,
+				Served:          d.served,
 				TemplateWorkers: d.opts.Concurrency,
+			}).SetupWithManager(mgr)
+		}},
+		{"policy-check", func(mgr ctrl.Manager, d deps) error {
+			return (&policycheck.Reconciler{
+				Client:                  watched(mgr),
+				Recorder:                mgr.GetEventRecorderFor("policy-check-controller"),
+				Kinds:                   d.served,
+				Types:                   mgr.GetScheme(),
+				Clock:                   d.clock,
+				MaxConcurrentReconciles: d.opts.Concurrency,
 			}).SetupWithManager(mgr)
 		}},
 		{"dependencies-distributor", func(mgr ctrl.Manager, d deps) error {
