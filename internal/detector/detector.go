@@ -3,6 +3,8 @@ package detector
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,11 +16,13 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -231,7 +235,7 @@ func (d *Detector) SetupWithManager(mgr ctrl.Manager) error {
 
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("detector-propagationpolicy").
-		For(&policyv1alpha1.PropagationPolicy{}).
+		For(&policyv1alpha1.PropagationPolicy{}, builder.WithPredicates(notStatusOnly())).
 		WatchesRawSource(source.Channel(d.ppEvents, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: d.PolicyWorkers}).
 		Complete(reconcile.Func(d.reconcilePropagationPolicy)); err != nil {
@@ -239,13 +243,31 @@ func (d *Detector) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("detector-clusterpropagationpolicy").
-		For(&policyv1alpha1.ClusterPropagationPolicy{}).
+		For(&policyv1alpha1.ClusterPropagationPolicy{}, builder.WithPredicates(notStatusOnly())).
 		WatchesRawSource(source.Channel(d.cppEvents, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: d.PolicyWorkers}).
 		Complete(reconcile.Func(d.reconcileClusterPropagationPolicy)); err != nil {
 		return fmt.Errorf("creating ClusterPropagationPolicy controller: %w", err)
 	}
 	return nil
+}
+
+// notStatusOnly drops the updates of a policy that wrote only its status
+// (the policy checker's Accepted condition): nothing the detector reads
+// (spec, labels, annotations, finalizers, deletion) changed. Informer
+// resyncs, which repeat an unchanged object, still pass.
+func notStatusOnly() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld, e.ObjectNew
+		if o == nil || n == nil || o.GetResourceVersion() == n.GetResourceVersion() {
+			return true
+		}
+		return o.GetGeneration() != n.GetGeneration() ||
+			!maps.Equal(o.GetLabels(), n.GetLabels()) ||
+			!maps.Equal(o.GetAnnotations(), n.GetAnnotations()) ||
+			!slices.Equal(o.GetFinalizers(), n.GetFinalizers()) ||
+			!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
+	}}
 }
 
 func claimedByIndex(obj client.Object) []string {

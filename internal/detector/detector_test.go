@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
@@ -613,5 +614,43 @@ func TestCreatedBindingNotCachedYet(t *testing.T) {
 	e.reconcile(t, nginxKey)
 	if live.n.Load() == 0 {
 		t.Error("no read from the API server even without Echoes")
+	}
+}
+
+// TestPolicyStatusWritesDoNotWakeTheDetector: the policy checker's status
+// writes are not policy changes for the detector; every change of what it
+// reads is, and so is an informer resync.
+func TestPolicyStatusWritesDoNotWakeTheDetector(t *testing.T) {
+	base := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{
+		Name: "pol", Namespace: "default", ResourceVersion: "1", Generation: 1,
+		Labels:     map[string]string{policyv1alpha1.PropagationPolicyPermanentIDLabel: "pp-1"},
+		Finalizers: []string{policyv1alpha1.PropagationPolicyControllerFinalizer},
+	}}
+	cases := map[string]struct {
+		mutate func(*policyv1alpha1.PropagationPolicy)
+		want   bool
+	}{
+		"status only": {func(p *policyv1alpha1.PropagationPolicy) {
+			p.Status.Conditions = []metav1.Condition{{Type: policyv1alpha1.PolicyConditionAccepted, Status: metav1.ConditionFalse}}
+		}, false},
+		"resync of the same object": {func(p *policyv1alpha1.PropagationPolicy) { p.ResourceVersion = "1" }, true},
+		"spec":                      {func(p *policyv1alpha1.PropagationPolicy) { p.Generation = 2 }, true},
+		"labels":                    {func(p *policyv1alpha1.PropagationPolicy) { p.Labels = nil }, true},
+		"annotations":               {func(p *policyv1alpha1.PropagationPolicy) { p.Annotations = map[string]string{"a": "b"} }, true},
+		"finalizers":                {func(p *policyv1alpha1.PropagationPolicy) { p.Finalizers = nil }, true},
+		"deletion": {func(p *policyv1alpha1.PropagationPolicy) {
+			now := metav1.Now()
+			p.DeletionTimestamp = &now
+		}, true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cur := base.DeepCopy()
+			cur.ResourceVersion = "2"
+			tc.mutate(cur)
+			if got := notStatusOnly().Update(event.UpdateEvent{ObjectOld: base, ObjectNew: cur}); got != tc.want {
+				t.Errorf("passes = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
