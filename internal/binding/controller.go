@@ -382,13 +382,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	bindingChanged := builder.WithPredicates(predicate.Or[client.Object](
 		predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, deletionStarted()))
+	// Only an override policy's spec (its generation) changes what is
+	// rendered: the policy checker's status writes re-render nothing.
+	overrideChanged := builder.WithPredicates(predicate.GenerationChangedPredicate{})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("binding").
 		For(&workv1alpha2.ResourceBinding{}, bindingChanged).
 		Watches(&workv1alpha2.ClusterResourceBinding{}, &handler.EnqueueRequestForObject{}, bindingChanged).
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(workToBinding), builder.WithPredicates(workSpecChangedOrDeleted())).
-		Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.overridePolicyToBindings)).
-		Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.clusterOverridePolicyToBindings)).
+		Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.overridePolicyToBindings), overrideChanged).
+		Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.clusterOverridePolicyToBindings), overrideChanged).
 		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
 		Complete(conflict.Retrying(r))
 }

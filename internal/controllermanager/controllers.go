@@ -26,7 +26,9 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/customization"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 	"github.com/lifeboat-dev/lifeboat/internal/orphans"
+	"github.com/lifeboat-dev/lifeboat/internal/policycheck"
 	"github.com/lifeboat-dev/lifeboat/internal/scheduler"
+	"github.com/lifeboat-dev/lifeboat/internal/served"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
 	"github.com/lifeboat-dev/lifeboat/internal/undecodable"
 	"github.com/lifeboat-dev/lifeboat/internal/workstatus"
@@ -62,6 +64,9 @@ type deps struct {
 	// member-orphans controller hands namespaces to (a no-op when it is
 	// disabled).
 	namespaces *orphans.NamespaceReconciler
+	// served is the view of the control plane's kinds the detector and
+	// the policy checker share (one discovery loop per process).
+	served *served.Kinds
 }
 
 // controller is one named controller the manager can run.
@@ -134,7 +139,18 @@ func allControllers() []controller {
 				Interpreter:     d.interpreter,
 				Templates:       d.templateCache,
 				Statuses:        d.templateStatuses,
+				Served:          d.served,
 				TemplateWorkers: d.opts.Concurrency,
+			}).SetupWithManager(mgr)
+		}},
+		{"policy-check", func(mgr ctrl.Manager, d deps) error {
+			return (&policycheck.Reconciler{
+				Client:                  watched(mgr),
+				Recorder:                mgr.GetEventRecorderFor("policy-check-controller"),
+				Kinds:                   d.served,
+				Types:                   mgr.GetScheme(),
+				Clock:                   d.clock,
+				MaxConcurrentReconciles: d.opts.Concurrency,
 			}).SetupWithManager(mgr)
 		}},
 		{"dependencies-distributor", func(mgr ctrl.Manager, d deps) error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
@@ -32,6 +33,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 	"github.com/lifeboat-dev/lifeboat/internal/orphans"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
+	"github.com/lifeboat-dev/lifeboat/internal/served"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
 	"github.com/lifeboat-dev/lifeboat/internal/undecodable"
 )
@@ -280,6 +282,14 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
+	dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return fmt.Errorf("creating discovery client: %w", err)
+	}
+	servedKinds := served.New(served.FromDiscovery(dc), nil, 0)
+	if err := servedKinds.SetupWithManager(mgr); err != nil {
+		return err
+	}
 	d := deps{
 		interpreter: interp,
 		ricLayer:    ricLayer,
@@ -297,6 +307,7 @@ func Run(ctx context.Context, o *Options) error {
 		templateStatuses: &templates.Statuses{},
 		workIndex:        &binding.WorkIndex{},
 		guard:            guard,
+		served:           servedKinds,
 	}
 	log := ctrl.LoggerFrom(ctx)
 	for _, c := range allControllers() {

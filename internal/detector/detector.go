@@ -3,27 +3,26 @@ package detector
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/discovery"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -32,6 +31,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	"github.com/lifeboat-dev/lifeboat/internal/packed"
+	"github.com/lifeboat-dev/lifeboat/internal/served"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
 
@@ -50,7 +50,6 @@ const (
 )
 
 const (
-	defaultDiscoveryInterval = 30 * time.Second
 	// overridesRetry is how long a template waits for a policy's
 	// dependentOverrides to appear before it is looked at again.
 	overridesRetry = 10 * time.Second
@@ -105,17 +104,14 @@ type Detector struct {
 	// claim's own update brings the template back before the cache holds
 	// the binding created right after it (default: one per process).
 	Echoes *coalesce.Recent
-	// ServerResources lists the served resources; discovery on the
-	// manager's config by default.
-	ServerResources ServerResourcesFunc
+	// Served is the view of the kinds the control plane serves. When nil,
+	// SetupWithManager makes one over the manager's discovery and runs its
+	// refresh loop; a shared view is run by whoever made it.
+	Served *served.Kinds
 	// Recorder records ApplyPolicySucceed/ApplyPolicyFailed. Required.
 	Recorder record.EventRecorder
 	// Interpreter answers GetReplicas. Required.
 	Interpreter interpreter.Interpreter
-	// Clock drives periodic discovery; the real clock by default.
-	Clock clock.WithTicker
-	// DiscoveryInterval is how often discovery runs; 30s by default.
-	DiscoveryInterval time.Duration
 	// TemplateWorkers is the template controller's concurrency; 5 by default.
 	TemplateWorkers int
 	// PolicyWorkers is the concurrency of each policy controller; 1 by
@@ -124,8 +120,6 @@ type Detector struct {
 
 	// NewID returns a new permanent ID (UUID by default). Tests set it.
 	NewID func() string
-
-	served servedKinds
 
 	mu sync.Mutex
 	// watching holds the template kinds with an event source installed.
@@ -136,8 +130,6 @@ type Detector struct {
 	wantedCount map[schema.GroupVersionKind]int
 	primed      bool
 
-	discoveryMu sync.Mutex
-
 	templateCtrl   controller.TypedController[TemplateKey]
 	templateEvents chan event.TypedGenericEvent[TemplateKey]
 	ppEvents       chan event.GenericEvent
@@ -145,12 +137,6 @@ type Detector struct {
 }
 
 func (d *Detector) setDefaults() {
-	if d.Clock == nil {
-		d.Clock = clock.RealClock{}
-	}
-	if d.DiscoveryInterval <= 0 {
-		d.DiscoveryInterval = defaultDiscoveryInterval
-	}
 	if d.TemplateWorkers <= 0 {
 		d.TemplateWorkers = 5
 	}
@@ -178,9 +164,10 @@ func (d *Detector) setDefaults() {
 }
 
 // SetupWithManager registers the detector's field indexes, its template
-// controller ("detector-template"), its policy controllers
-// ("detector-propagationpolicy", "detector-clusterpropagationpolicy") and
-// the discovery loop with mgr. All run only on the elected leader.
+// controller ("detector-template") and its policy controllers
+// ("detector-propagationpolicy", "detector-clusterpropagationpolicy") with
+// mgr, and looks at every policy again when the served kinds change. All
+// run only on the elected leader.
 func (d *Detector) SetupWithManager(mgr ctrl.Manager) error {
 	if d.Cache == nil {
 		d.Cache = mgr.GetCache()
@@ -195,17 +182,21 @@ func (d *Detector) SetupWithManager(mgr ctrl.Manager) error {
 	if d.APIReader == nil {
 		d.APIReader = mgr.GetAPIReader()
 	}
-	if d.ServerResources == nil {
+	if d.Served == nil {
 		dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
 		if err != nil {
 			return fmt.Errorf("creating discovery client: %w", err)
 		}
-		d.ServerResources = DiscoveryServerResources(dc)
+		d.Served = served.New(served.FromDiscovery(dc), nil, 0)
+		if err := d.Served.SetupWithManager(mgr); err != nil {
+			return err
+		}
 	}
 	d.setDefaults()
 	if d.Client == nil || d.Recorder == nil || d.Interpreter == nil {
 		return fmt.Errorf("detector: Client, Recorder and Interpreter are required")
 	}
+	d.Served.OnChange(d.requeuePolicies)
 	ctx := context.Background()
 	for _, obj := range []client.Object{&workv1alpha2.ResourceBinding{}, &workv1alpha2.ClusterResourceBinding{}} {
 		if err := mgr.GetFieldIndexer().IndexField(ctx, obj, IndexClaimedBy, claimedByIndex); err != nil {
@@ -244,7 +235,7 @@ func (d *Detector) SetupWithManager(mgr ctrl.Manager) error {
 
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("detector-propagationpolicy").
-		For(&policyv1alpha1.PropagationPolicy{}).
+		For(&policyv1alpha1.PropagationPolicy{}, builder.WithPredicates(notStatusOnly())).
 		WatchesRawSource(source.Channel(d.ppEvents, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: d.PolicyWorkers}).
 		Complete(reconcile.Func(d.reconcilePropagationPolicy)); err != nil {
@@ -252,16 +243,31 @@ func (d *Detector) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("detector-clusterpropagationpolicy").
-		For(&policyv1alpha1.ClusterPropagationPolicy{}).
+		For(&policyv1alpha1.ClusterPropagationPolicy{}, builder.WithPredicates(notStatusOnly())).
 		WatchesRawSource(source.Channel(d.cppEvents, &handler.EnqueueRequestForObject{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: d.PolicyWorkers}).
 		Complete(reconcile.Func(d.reconcileClusterPropagationPolicy)); err != nil {
 		return fmt.Errorf("creating ClusterPropagationPolicy controller: %w", err)
 	}
-	if err := mgr.Add(manager.RunnableFunc(d.runDiscovery)); err != nil {
-		return fmt.Errorf("adding discovery loop: %w", err)
-	}
 	return nil
+}
+
+// notStatusOnly drops the updates of a policy that wrote only its status
+// (the policy checker's Accepted condition): nothing the detector reads
+// (spec, labels, annotations, finalizers, deletion) changed. Informer
+// resyncs, which repeat an unchanged object, still pass.
+func notStatusOnly() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld, e.ObjectNew
+		if o == nil || n == nil || o.GetResourceVersion() == n.GetResourceVersion() {
+			return true
+		}
+		return o.GetGeneration() != n.GetGeneration() ||
+			!maps.Equal(o.GetLabels(), n.GetLabels()) ||
+			!maps.Equal(o.GetAnnotations(), n.GetAnnotations()) ||
+			!slices.Equal(o.GetFinalizers(), n.GetFinalizers()) ||
+			!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp())
+	}}
 }
 
 func claimedByIndex(obj client.Object) []string {
@@ -430,59 +436,10 @@ func (d *Detector) isWanted(ctx context.Context, gvk schema.GroupVersionKind) (b
 	return d.wantedCount[gvk] > 0, nil
 }
 
-// runDiscovery refreshes the served kinds every DiscoveryInterval and when
-// a CustomResourceDefinition changes; when the set changes every policy is
-// looked at again (a kind that was not served may be now).
-func (d *Detector) runDiscovery(ctx context.Context) error {
-	log := ctrl.LoggerFrom(ctx).WithName("detector-discovery")
-	ctx = ctrl.LoggerInto(ctx, log)
-	poke := make(chan struct{}, 1)
-	notify := func() {
-		select {
-		case poke <- struct{}{}:
-		default:
-		}
-	}
-	crd := &metav1.PartialObjectMetadata{}
-	crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-	if inf, err := d.Cache.GetInformer(ctx, crd); err != nil {
-		log.Error(err, "watching CustomResourceDefinitions; new kinds are found by periodic discovery only")
-	} else if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(interface{}) { notify() },
-		UpdateFunc: func(interface{}, interface{}) { notify() },
-		DeleteFunc: func(interface{}) { notify() },
-	}); err != nil {
-		log.Error(err, "watching CustomResourceDefinitions; new kinds are found by periodic discovery only")
-	}
-	ticker := d.Clock.NewTicker(d.DiscoveryInterval)
-	defer ticker.Stop()
-	d.refreshDiscovery(ctx)
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ticker.C():
-		case <-poke:
-		}
-		d.refreshDiscovery(ctx)
-	}
-}
-
-// refreshDiscovery runs discovery once; on a change it re-enqueues every
-// policy. Errors are logged: the next round retries.
-func (d *Detector) refreshDiscovery(ctx context.Context) {
-	d.discoveryMu.Lock()
-	defer d.discoveryMu.Unlock()
+// requeuePolicies looks at every policy again: a kind that was not served
+// may be now. It runs after discovery found a change in the served kinds.
+func (d *Detector) requeuePolicies(ctx context.Context) {
 	log := ctrl.LoggerFrom(ctx)
-	kinds, err := parseServedKinds(d.ServerResources())
-	if err != nil {
-		log.Error(err, "discovery failed; keeping the previous view")
-		return
-	}
-	if !d.served.replace(kinds) {
-		return
-	}
-	log.V(1).Info("served kinds changed", "kinds", len(kinds))
 	var pps policyv1alpha1.PropagationPolicyList
 	if err := d.Reader.List(ctx, &pps); err != nil {
 		log.Error(err, "listing PropagationPolicies after discovery")
@@ -504,23 +461,5 @@ func (d *Detector) refreshDiscovery(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-	}
-}
-
-// ensureDiscovered runs discovery once if it never ran (a policy reconciled
-// before the discovery loop's first round).
-func (d *Detector) ensureDiscovered(ctx context.Context) {
-	if _, _, ready := d.served.lookup(schema.GroupVersionKind{}); ready {
-		return
-	}
-	kinds, err := parseServedKinds(d.ServerResources())
-	if err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "discovery failed")
-		return
-	}
-	d.discoveryMu.Lock()
-	defer d.discoveryMu.Unlock()
-	if _, _, ready := d.served.lookup(schema.GroupVersionKind{}); !ready {
-		d.served.replace(kinds)
 	}
 }

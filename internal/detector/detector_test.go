@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
@@ -25,6 +26,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 	"github.com/lifeboat-dev/lifeboat/internal/packed"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
+	"github.com/lifeboat-dev/lifeboat/internal/served"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
 
@@ -82,12 +84,12 @@ func newTestEnv(t *testing.T, objs ...client.Object) *testEnv {
 			},
 		}).Build()
 	e.d = &Detector{
-		Client:          e.c,
-		Reader:          e.c,
-		Recorder:        e.rec,
-		Interpreter:     fakeInterpreter{},
-		ServerResources: fakeServerResources,
-		NewID:           sequentialIDs(),
+		Client:      e.c,
+		Reader:      e.c,
+		Recorder:    e.rec,
+		Interpreter: fakeInterpreter{},
+		Served:      served.New(fakeServerResources, nil, 0),
+		NewID:       sequentialIDs(),
 	}
 	e.d.setDefaults()
 	return e
@@ -566,23 +568,6 @@ func pack(t *testing.T, u *unstructured.Unstructured) *packed.Object {
 	return p
 }
 
-func TestParseServedKinds(t *testing.T) {
-	kinds, err := parseServedKinds(fakeServerResources())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info, ok := kinds[deploymentGVK]; !ok || info.Resource.Resource != "deployments" || !info.Namespaced {
-		t.Errorf("Deployment = %+v, %v", info, ok)
-	}
-	if len(kinds) != 3 {
-		t.Errorf("kinds = %v (subresources must be skipped)", kinds)
-	}
-	var s servedKinds
-	if !s.replace(kinds) || s.replace(kinds) {
-		t.Errorf("replace: first call must report a change, the second none")
-	}
-}
-
 // lagging is a cache that does not hold bindings yet.
 type lagging struct{ client.Reader }
 
@@ -629,5 +614,43 @@ func TestCreatedBindingNotCachedYet(t *testing.T) {
 	e.reconcile(t, nginxKey)
 	if live.n.Load() == 0 {
 		t.Error("no read from the API server even without Echoes")
+	}
+}
+
+// TestPolicyStatusWritesDoNotWakeTheDetector: the policy checker's status
+// writes are not policy changes for the detector; every change of what it
+// reads is, and so is an informer resync.
+func TestPolicyStatusWritesDoNotWakeTheDetector(t *testing.T) {
+	base := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{
+		Name: "pol", Namespace: "default", ResourceVersion: "1", Generation: 1,
+		Labels:     map[string]string{policyv1alpha1.PropagationPolicyPermanentIDLabel: "pp-1"},
+		Finalizers: []string{policyv1alpha1.PropagationPolicyControllerFinalizer},
+	}}
+	cases := map[string]struct {
+		mutate func(*policyv1alpha1.PropagationPolicy)
+		want   bool
+	}{
+		"status only": {func(p *policyv1alpha1.PropagationPolicy) {
+			p.Status.Conditions = []metav1.Condition{{Type: policyv1alpha1.PolicyConditionAccepted, Status: metav1.ConditionFalse}}
+		}, false},
+		"resync of the same object": {func(p *policyv1alpha1.PropagationPolicy) { p.ResourceVersion = "1" }, true},
+		"spec":                      {func(p *policyv1alpha1.PropagationPolicy) { p.Generation = 2 }, true},
+		"labels":                    {func(p *policyv1alpha1.PropagationPolicy) { p.Labels = nil }, true},
+		"annotations":               {func(p *policyv1alpha1.PropagationPolicy) { p.Annotations = map[string]string{"a": "b"} }, true},
+		"finalizers":                {func(p *policyv1alpha1.PropagationPolicy) { p.Finalizers = nil }, true},
+		"deletion": {func(p *policyv1alpha1.PropagationPolicy) {
+			now := metav1.Now()
+			p.DeletionTimestamp = &now
+		}, true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cur := base.DeepCopy()
+			cur.ResourceVersion = "2"
+			tc.mutate(cur)
+			if got := notStatusOnly().Update(event.UpdateEvent{ObjectOld: base, ObjectNew: cur}); got != tc.want {
+				t.Errorf("passes = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -3,11 +3,13 @@
 // ClusterResourceBindings (Karmada's resource detector, pipeline reference
 // §1).
 //
-// What is watched. Discovery runs every 30 seconds and whenever a
-// CustomResourceDefinition changes. A template kind is watched (one dynamic
-// informer per kind and version, from the manager's cache) only once a
-// policy selects it, so memory grows with the kinds in use, not with every
-// kind the API server serves. Never propagated: Lifeboat's own groups
+// What is watched. The served kinds come from the shared discovery view
+// (internal/served: every 30 seconds and whenever a
+// CustomResourceDefinition changes); when they change every policy is
+// looked at again. A template kind is watched (one dynamic informer per
+// kind and version, from the manager's cache) only once a policy selects
+// it, so memory grows with the kinds in use, not with every kind the API
+// server serves. Never propagated: Lifeboat's own groups
 // (cluster/policy/work/config.karmada.io and Karmada's other groups), events,
 // leases (coordination.k8s.io), Endpoints and EndpointSlices, objects in
 // kube-*, karmada-system, karmada-cluster and karmada-es-* namespaces, the
@@ -35,7 +37,10 @@
 //     it;
 //   - PropagationPolicy / ClusterPropagationPolicy: the permanent-id label
 //     and the karmada.io/(cluster-)propagation-policy-controller finalizer
-//     when missing (Karmada's webhook adds them; Lifeboat has no webhook);
+//     when missing (Karmada's webhook adds them; Lifeboat has no webhook),
+//     with a full update that leaves the status (the policy checker's
+//     Accepted condition, a subresource) untouched; a write of the status
+//     alone does not make the detector look at the policy again;
 //     Warning Events ApplyPolicyFailed for selected kinds that are not
 //     served ("no kind Foo is served for apiVersion example.io/v1"), retried
 //     when discovery changes;

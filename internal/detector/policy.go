@@ -89,7 +89,9 @@ func (d *Detector) syncPolicy(ctx context.Context, obj client.Object, key, idLab
 	p := ref()
 	kinds := selectedKinds(p.Spec)
 	d.setWanted(key, kinds)
-	d.ensureDiscovered(ctx)
+	if err := d.Served.EnsureReady(); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "discovery failed")
+	}
 	var problems []string
 	for _, gvk := range kinds {
 		if msg := d.kindProblem(p, gvk); msg != "" {
@@ -120,9 +122,9 @@ func (d *Detector) kindProblem(p policyRef, gvk schema.GroupVersionKind) string 
 	if IsSkippedKind(gvk) {
 		return fmt.Sprintf("kind %s of apiVersion %s is never propagated", gvk.Kind, gvk.GroupVersion().String())
 	}
-	info, served, _ := d.served.lookup(gvk)
-	if !served {
-		return unservedMessage(gvk, d.served.servedVersionsOf(gvk.GroupKind()))
+	info, ok := d.Served.Lookup(gvk)
+	if !ok {
+		return unservedMessage(gvk, d.Served.VersionsOf(gvk.GroupKind()))
 	}
 	if !p.Cluster && !info.Namespaced {
 		return fmt.Sprintf("kind %s of apiVersion %s is cluster-scoped; select it with a ClusterPropagationPolicy", gvk.Kind, gvk.GroupVersion().String())

@@ -68,12 +68,25 @@ func CaptureState(rules []policyv1alpha1.StatePreservationRule, raw *runtime.Raw
 	return state, problems
 }
 
+// ParseStatePath parses a statePreservation rule's jsonPath the way a
+// failover evaluates it: a bare path (".a.b", "a.b") is read as the
+// template "{.a.b}", and a missing key is an error, not an empty value. The
+// policy checker calls it when a policy is applied, so that a path that
+// cannot parse is reported then rather than at the first failover.
+func ParseStatePath(path string) (*jsonpath.JSONPath, error) {
+	jp := jsonpath.New("statePreservation").AllowMissingKeys(false)
+	if err := jp.Parse(normaliseJSONPath(path)); err != nil {
+		return nil, fmt.Errorf("invalid JSONPath %q: %w", path, err)
+	}
+	return jp, nil
+}
+
 // evalRule returns the value of path in data, or why there is none.
 func evalRule(path string, data interface{}) (string, string) {
 	template := normaliseJSONPath(path)
-	jp := jsonpath.New("statePreservation").AllowMissingKeys(false)
-	if err := jp.Parse(template); err != nil {
-		return "", fmt.Sprintf("invalid JSONPath %q: %v", path, err)
+	jp, err := ParseStatePath(path)
+	if err != nil {
+		return "", err.Error()
 	}
 	results, err := jp.FindResults(data)
 	if err != nil {

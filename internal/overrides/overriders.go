@@ -100,6 +100,9 @@ func patchJSON(doc []byte, ops []patchOp) ([]byte, error) {
 // rawOp turns an operator, a path and a raw JSON value into a patch
 // operation: add and replace need a value, remove takes none.
 func rawOp(operator policyv1alpha1.OverriderOperator, path string, value []byte) (patchOp, error) {
+	if err := CheckPointer(path); err != nil {
+		return patchOp{}, err
+	}
 	switch operator {
 	case policyv1alpha1.OverriderOpAdd, policyv1alpha1.OverriderOpReplace:
 		if len(value) == 0 {
@@ -154,8 +157,8 @@ func containers(obj *unstructured.Unstructured) ([]any, string, error) {
 }
 
 func imageOps(obj *unstructured.Unstructured, o *policyv1alpha1.ImageOverrider) ([]patchOp, error) {
-	if o.Operator != policyv1alpha1.OverriderOpRemove && o.Value == "" {
-		return nil, fmt.Errorf("imageOverrider %s %s: value is required", o.Component, o.Operator)
+	if err := CheckImage(o); err != nil {
+		return nil, err
 	}
 	rewrite := func(ptr string, image string) (patchOp, error) {
 		next, err := overrideImage(image, o)
@@ -284,8 +287,9 @@ func mapOps(obj *unstructured.Unstructured, field string, o *policyv1alpha1.Labe
 // fieldOps patches the JSON or YAML document held in the string at
 // o.FieldPath and writes it back in the same format.
 func fieldOps(obj *unstructured.Unstructured, o *policyv1alpha1.FieldOverrider) ([]patchOp, error) {
-	if (len(o.JSON) == 0) == (len(o.YAML) == 0) {
-		return nil, fmt.Errorf("fieldOverrider %q: exactly one of json and yaml is required", o.FieldPath)
+	sub, err := fieldSubOps(o)
+	if err != nil {
+		return nil, err
 	}
 	v, found, err := getPointer(obj.Object, o.FieldPath)
 	if err != nil {
@@ -294,21 +298,6 @@ func fieldOps(obj *unstructured.Unstructured, o *policyv1alpha1.FieldOverrider) 
 	text, ok := v.(string)
 	if !found || !ok {
 		return nil, fmt.Errorf("fieldOverrider: no string at %q", o.FieldPath)
-	}
-	var sub []patchOp
-	for _, op := range o.JSON {
-		p, err := rawOp(op.Operator, op.SubPath, op.Value.Raw)
-		if err != nil {
-			return nil, fmt.Errorf("fieldOverrider %q: %w", o.FieldPath, err)
-		}
-		sub = append(sub, p)
-	}
-	for _, op := range o.YAML {
-		p, err := rawOp(op.Operator, op.SubPath, op.Value.Raw)
-		if err != nil {
-			return nil, fmt.Errorf("fieldOverrider %q: %w", o.FieldPath, err)
-		}
-		sub = append(sub, p)
 	}
 
 	doc := []byte(text)
@@ -331,14 +320,41 @@ func fieldOps(obj *unstructured.Unstructured, o *policyv1alpha1.FieldOverrider) 
 	return []patchOp{{Op: "replace", Path: o.FieldPath, Value: string(out)}}, nil
 }
 
+// fieldSubOps checks a fieldOverrider and builds the patch operations it
+// applies inside the document held at its fieldPath.
+func fieldSubOps(o *policyv1alpha1.FieldOverrider) ([]patchOp, error) {
+	if (len(o.JSON) == 0) == (len(o.YAML) == 0) {
+		return nil, fmt.Errorf("fieldOverrider %q: exactly one of json and yaml is required", o.FieldPath)
+	}
+	if err := checkFieldPointer(o.FieldPath); err != nil {
+		return nil, fmt.Errorf("fieldOverrider: %w", err)
+	}
+	var sub []patchOp
+	for _, op := range o.JSON {
+		p, err := rawOp(op.Operator, op.SubPath, op.Value.Raw)
+		if err != nil {
+			return nil, fmt.Errorf("fieldOverrider %q: %w", o.FieldPath, err)
+		}
+		sub = append(sub, p)
+	}
+	for _, op := range o.YAML {
+		p, err := rawOp(op.Operator, op.SubPath, op.Value.Raw)
+		if err != nil {
+			return nil, fmt.Errorf("fieldOverrider %q: %w", o.FieldPath, err)
+		}
+		sub = append(sub, p)
+	}
+	return sub, nil
+}
+
 // getPointer resolves a JSON pointer (RFC 6901) in obj. Numeric segments
 // index lists.
 func getPointer(obj map[string]any, pointer string) (any, bool, error) {
+	if err := CheckPointer(pointer); err != nil {
+		return nil, false, err
+	}
 	if pointer == "" {
 		return obj, true, nil
-	}
-	if !strings.HasPrefix(pointer, "/") {
-		return nil, false, fmt.Errorf("path %q does not start with /", pointer)
 	}
 	var cur any = obj
 	for _, seg := range strings.Split(pointer[1:], "/") {

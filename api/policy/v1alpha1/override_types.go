@@ -8,6 +8,9 @@ import (
 // +genclient
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Namespaced,shortName=op,categories={karmada-io,lifeboat}
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Accepted",type=string,JSONPath=`.status.conditions[?(@.type=="Accepted")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Accepted")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // OverridePolicy changes resources of its own namespace per target cluster
@@ -19,12 +22,19 @@ type OverridePolicy struct {
 	// Spec is the override policy.
 	// +required
 	Spec OverrideSpec `json:"spec"`
+
+	// Status is a Lifeboat extension: the Accepted condition.
+	// +optional
+	Status PolicyStatus `json:"status,omitempty"`
 }
 
 // +genclient
 // +genclient:nonNamespaced
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Cluster,shortName=cop,categories={karmada-io,lifeboat}
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Accepted",type=string,JSONPath=`.status.conditions[?(@.type=="Accepted")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Accepted")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // ClusterOverridePolicy is an OverridePolicy for cluster-scoped resources
@@ -36,6 +46,10 @@ type ClusterOverridePolicy struct {
 	// Spec is the override policy.
 	// +required
 	Spec OverrideSpec `json:"spec"`
+
+	// Status is a Lifeboat extension: the Accepted condition.
+	// +optional
+	Status PolicyStatus `json:"status,omitempty"`
 }
 
 // OverrideSpec is shared by OverridePolicy and ClusterOverridePolicy.

@@ -10,6 +10,9 @@ import (
 // +kubebuilder:resource:scope=Namespaced,shortName=pp,categories={karmada-io,lifeboat}
 // +kubebuilder:printcolumn:name="Conflict-Resolution",type=string,JSONPath=`.spec.conflictResolution`
 // +kubebuilder:printcolumn:name="Priority",type=integer,JSONPath=`.spec.priority`
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Accepted",type=string,JSONPath=`.status.conditions[?(@.type=="Accepted")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Accepted")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // PropagationPolicy selects namespaced resources in its own namespace and
@@ -21,6 +24,10 @@ type PropagationPolicy struct {
 	// Spec is the propagation policy.
 	// +required
 	Spec PropagationSpec `json:"spec"`
+
+	// Status is a Lifeboat extension: the Accepted condition.
+	// +optional
+	Status PolicyStatus `json:"status,omitempty"`
 }
 
 // +genclient
@@ -29,6 +36,9 @@ type PropagationPolicy struct {
 // +kubebuilder:resource:scope=Cluster,shortName=cpp,categories={karmada-io,lifeboat}
 // +kubebuilder:printcolumn:name="Conflict-Resolution",type=string,JSONPath=`.spec.conflictResolution`
 // +kubebuilder:printcolumn:name="Priority",type=integer,JSONPath=`.spec.priority`
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Accepted",type=string,JSONPath=`.status.conditions[?(@.type=="Accepted")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Accepted")].reason`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 
 // ClusterPropagationPolicy is a PropagationPolicy that may select
@@ -41,6 +51,10 @@ type ClusterPropagationPolicy struct {
 	// Spec is the propagation policy.
 	// +required
 	Spec PropagationSpec `json:"spec"`
+
+	// Status is a Lifeboat extension: the Accepted condition.
+	// +optional
+	Status PolicyStatus `json:"status,omitempty"`
 }
 
 // PropagationSpec is shared by PropagationPolicy and
