@@ -94,6 +94,8 @@ type ManifestStatus struct {
 type ResourceIdentifier struct {
 	// Ordinal is the index of the manifest in spec.workload.manifests.
 	// +required
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	Ordinal int `json:"ordinal"`
 
 	// Group of the object.
