@@ -17,9 +17,9 @@ import (
 //     is a label value. The numbers of labels and expressions are bounded
 //     (selectorMax*) so that the key rules fit the API server's CEL cost
 //     budget.
-//  2. metav1.Condition: observedGeneration at most MaxGeneration.
+//  2. metav1.Condition: observedGeneration at most maxGeneration.
 //  3. corev1.Toleration under a clusterTolerations field: tolerationSeconds
-//     from 0 to MaxSeconds, a key no longer than a label key (which bounds
+//     from 0 to maxSeconds, a key no longer than a label key (which bounds
 //     the cost of the rules on the field: markers on
 //     Placement.ClusterTolerations), a value that is a label value.
 //  4. corev1.Taint under a taints field: the same for key and value
@@ -34,15 +34,15 @@ import (
 // Integer fields of Lifeboat's own types are bounded by markers next to the
 // fields; config/crd's tests fail on any integer field left unbounded.
 
-// Bounds shared with the documentation (docs/failover.md,
-// docs/cluster-failover.md) and the markers of Lifeboat's own types.
+// The numbers also appear in the markers of Lifeboat's own types and in
+// README.md, docs/failover.md and docs/cluster-failover.md.
 const (
-	// MaxSeconds bounds every duration in seconds: the int32 range, about 68
+	// maxSeconds bounds every duration in seconds: the int32 range, about 68
 	// years.
-	MaxSeconds = 2147483647
-	// MaxGeneration bounds observed generations: the largest integer every
+	maxSeconds = 2147483647
+	// maxGeneration bounds observed generations: the largest integer every
 	// JSON client represents exactly (2^53-1).
-	MaxGeneration = 9007199254740991
+	maxGeneration = 9007199254740991
 
 	// labelKeyMaxLength is the longest label key: a 253-character DNS
 	// subdomain prefix, '/', and a 63-character name.
@@ -78,7 +78,7 @@ func patchSchema(s *apiextensionsv1.JSONSchemaProps) {
 		case isLabelSelector(s):
 			patchLabelSelector(s)
 		case isCondition(s):
-			s.Properties["observedGeneration"] = withMaximum(s.Properties["observedGeneration"], MaxGeneration)
+			s.Properties["observedGeneration"] = withMaximum(s.Properties["observedGeneration"], maxGeneration)
 		case name == "clusterTolerations" && s.Items != nil && isToleration(s.Items.Schema):
 			patchToleration(s.Items.Schema)
 		case name == "labelsOverrider" && s.Items != nil && isLabelsOverrider(s.Items.Schema):
@@ -220,7 +220,7 @@ func patchToleration(t *apiextensionsv1.JSONSchemaProps) {
 	t.Properties["value"] = labelValue(t.Properties["value"])
 	secs := t.Properties["tolerationSeconds"]
 	secs.Minimum = ptr(0.0)
-	t.Properties["tolerationSeconds"] = withMaximum(secs, MaxSeconds)
+	t.Properties["tolerationSeconds"] = withMaximum(secs, maxSeconds)
 }
 
 // labelValue bounds a string schema to label values.

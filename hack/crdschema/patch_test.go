@@ -83,13 +83,13 @@ func TestPatchSchema(t *testing.T) {
 		t.Errorf("requirement has %d rules, want 2 (values required, values forbidden)", got)
 	}
 
-	if m := s.Properties["conditions"].Items.Schema.Properties["observedGeneration"].Maximum; m == nil || *m != MaxGeneration {
-		t.Errorf("observedGeneration maximum = %v, want %d", m, int64(MaxGeneration))
+	if m := s.Properties["conditions"].Items.Schema.Properties["observedGeneration"].Maximum; m == nil || *m != maxGeneration {
+		t.Errorf("observedGeneration maximum = %v, want %d", m, int64(maxGeneration))
 	}
 
 	secs := s.Properties["clusterTolerations"].Items.Schema.Properties["tolerationSeconds"]
-	if secs.Minimum == nil || *secs.Minimum != 0 || secs.Maximum == nil || *secs.Maximum != MaxSeconds {
-		t.Errorf("clusterTolerations tolerationSeconds bounds = [%v, %v], want [0, %d]", secs.Minimum, secs.Maximum, MaxSeconds)
+	if secs.Minimum == nil || *secs.Minimum != 0 || secs.Maximum == nil || *secs.Maximum != maxSeconds {
+		t.Errorf("clusterTolerations tolerationSeconds bounds = [%v, %v], want [0, %d]", secs.Minimum, secs.Maximum, maxSeconds)
 	}
 	// Pod tolerations keep Kubernetes' own range and rules.
 	if pod := s.Properties["tolerations"].Items.Schema; pod.Properties["tolerationSeconds"].Maximum != nil || pod.Properties["value"].Pattern != "" {
