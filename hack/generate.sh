@@ -2,7 +2,11 @@
 # Regenerates the API's deepcopy functions and CRD manifests.
 #
 #   api/**/zz_generated.deepcopy.go   deepcopy for every API package
-#   config/crd/bases/*.yaml           one CRD per kind
+#   config/crd/bases/*.yaml           one CRD per kind, completed by
+#                                     hack/crdschema with the validation of
+#                                     embedded Kubernetes types (label
+#                                     selectors, conditions, tolerations,
+#                                     taints) that markers cannot express
 #
 # controller-gen comes from the separate tools module hack/tools (pinned in
 # hack/tools/go.mod) and is built into bin/. Running the script twice gives
@@ -25,6 +29,7 @@ CRD_DIR=config/crd/bases
 TMP_DIR="$(mktemp -d)"
 trap 'rm -rf "${TMP_DIR}"' EXIT
 "${CONTROLLER_GEN}" crd:crdVersions=v1 paths=./api/... output:crd:dir="${TMP_DIR}"
+go run ./hack/crdschema "${TMP_DIR}"
 rm -f "${CRD_DIR}"/*.yaml
 mkdir -p "${CRD_DIR}"
 cp "${TMP_DIR}"/*.yaml "${CRD_DIR}/"

@@ -7,6 +7,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/rand"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -43,7 +47,9 @@ type fieldAssert struct {
 // TestAPIValidation applies every fixture in testdata/api to the control
 // plane: valid ones must be accepted with the schema defaults applied and
 // the as-written values kept, invalid ones must be rejected with an error
-// naming the field. This proves the defaults and validation live in the CRD
+// naming the field. Every object of a Lifeboat kind that is shipped to be
+// applied as written (the other test data, examples/, config/samples/) must
+// be accepted too. This proves the defaults and validation live in the CRD
 // schemas, with no webhook.
 func TestAPIValidation(t *testing.T) {
 	cfg := controlPlaneConfig(t)
@@ -100,6 +106,35 @@ func TestAPIValidation(t *testing.T) {
 		}
 	})
 
+	t.Run("shipped", func(t *testing.T) {
+		// A dry run: the objects are validated and not stored, so the seeds'
+		// policies do not act on the shared environment. Cluster-scoped
+		// names get a suffix so that objects the environment already has
+		// (the default ClusterTaintPolicy) are created anew.
+		ns := newNamespace(t, "api-shipped")
+		for name, obj := range loadShippedObjects(t, "testdata", "../../examples", "../../config/samples") {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				gvk := obj.GroupVersionKind()
+				mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+				if err != nil {
+					t.Fatalf("no resource for %s: %v", gvk, err)
+				}
+				ri := dynamic.ResourceInterface(dyn.Resource(mapping.Resource))
+				if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+					obj.SetNamespace(ns)
+					ri = dyn.Resource(mapping.Resource).Namespace(ns)
+				} else {
+					obj.SetName(obj.GetName() + "-" + rand.String(5))
+				}
+				_, err = ri.Create(context.Background(), obj, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldManager: "lifeboat-e2e-api"})
+				if err != nil {
+					t.Errorf("the API server refuses a shipped object: %v", err)
+				}
+			})
+		}
+	})
+
 	t.Run("invalid", func(t *testing.T) {
 		fixtures := loadAPIFixtures(t, "testdata/api/invalid")
 		if len(fixtures) < 12 {
@@ -133,6 +168,58 @@ func TestAPIValidation(t *testing.T) {
 			})
 		}
 	})
+}
+
+// loadShippedObjects returns every object of a Lifeboat API group in the
+// YAML files under roots (skipping testdata/api, which the other subtests
+// apply), keyed by file and position.
+func loadShippedObjects(t *testing.T, roots ...string) map[string]*unstructured.Unstructured {
+	t.Helper()
+	out := map[string]*unstructured.Unstructured{}
+	for _, root := range roots {
+		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && path == filepath.Join("testdata", "api") {
+				return filepath.SkipDir
+			}
+			if d.IsDir() || filepath.Ext(path) != ".yaml" {
+				return nil
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+			for i := 0; ; i++ {
+				doc, err := r.Read()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					return fmt.Errorf("%s: %w", path, err)
+				}
+				obj := map[string]any{}
+				if err := yaml.Unmarshal(doc, &obj); err != nil {
+					return fmt.Errorf("%s: %w", path, err)
+				}
+				u := &unstructured.Unstructured{Object: obj}
+				switch u.GroupVersionKind().Group {
+				case "policy.karmada.io", "work.karmada.io", "cluster.karmada.io", "config.karmada.io":
+					out[fmt.Sprintf("%s#%d", strings.TrimPrefix(path, "../../"), i)] = u
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(out) < 10 {
+		t.Fatalf("only %d shipped objects found under %v", len(out), roots)
+	}
+	return out
 }
 
 // loadAPIFixtures reads every *.yaml in dir, keyed by file name.

@@ -102,13 +102,17 @@ type ClusterSpec struct {
 
 	// Taints keep workloads away from the cluster (NoSchedule) or evict them
 	// (NoExecute) unless a policy tolerates them. Only NoSchedule and
-	// NoExecute are valid effects, and a (key, effect) pair may appear once.
+	// NoExecute are valid effects, a (key, effect) pair may appear once, keys
+	// are label keys and values label values (hack/crdschema adds the key
+	// length and the value format, which corev1.Taint cannot carry as
+	// markers).
 	// +optional
 	// +listType=map
 	// +listMapKey=key
 	// +listMapKey=effect
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:XValidation:rule="self.all(t, t.effect == 'NoSchedule' || t.effect == 'NoExecute')",message="spec.taints[].effect must be NoSchedule or NoExecute"
+	// +kubebuilder:validation:items:XValidation:rule="!format.qualifiedName().validate(self.key).hasValue()",message="taints[].key must be a valid label key: an optional DNS subdomain prefix of at most 253 characters and '/', then a name of at most 63 characters (alphanumerics, '-', '_' or '.') that starts and ends with an alphanumeric",fieldPath=".key"
 	Taints []corev1.Taint `json:"taints,omitempty"`
 
 	// ResourceModels describe the grades of node sizes in the cluster, used
@@ -132,6 +136,7 @@ type ResourceModel struct {
 	// Grade is the index of this model; higher grades are bigger nodes.
 	// +required
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	Grade int32 `json:"grade"`
 
 	// Ranges bound each resource for nodes of this grade.
@@ -206,9 +211,13 @@ type APIResource struct {
 type NodeSummary struct {
 	// TotalNum is the number of nodes.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	TotalNum int32 `json:"totalNum,omitempty"`
 	// ReadyNum is the number of Ready nodes.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	ReadyNum int32 `json:"readyNum,omitempty"`
 }
 
@@ -234,9 +243,12 @@ type AllocatableModeling struct {
 	// Grade is the ResourceModel grade.
 	// +required
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	Grade int32 `json:"grade"`
 	// Count is the number of nodes of that grade.
 	// +required
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	Count int32 `json:"count"`
 }
 

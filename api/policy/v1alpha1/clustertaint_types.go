@@ -89,7 +89,7 @@ type Taint struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=317
-	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && size(self.split('/')[0]) <= 253",message="taints[].key must be a valid label key"
+	// +kubebuilder:validation:XValidation:rule="!format.qualifiedName().validate(self).hasValue()",message="taints[].key must be a valid label key: an optional DNS subdomain prefix of at most 253 characters and '/', then a name of at most 63 characters (alphanumerics, '-', '_' or '.') that starts and ends with an alphanumeric"
 	Key string `json:"key"`
 
 	// Effect of the taint: NoSchedule or NoExecute.
@@ -97,9 +97,10 @@ type Taint struct {
 	// +kubebuilder:validation:Enum=NoSchedule;NoExecute
 	Effect corev1.TaintEffect `json:"effect"`
 
-	// Value of the taint.
+	// Value of the taint; a valid label value.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
 	Value string `json:"value,omitempty"`
 }
 

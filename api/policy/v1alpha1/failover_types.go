@@ -39,6 +39,7 @@ type ApplicationFailoverBehavior struct {
 	// with Gracefully; 600 when unset (see EffectiveGracePeriodSeconds).
 	// +optional
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
 	GracePeriodSeconds *int32 `json:"gracePeriodSeconds,omitempty"`
 
 	// StatePreservation carries values from the failed copy's status to the
@@ -54,6 +55,7 @@ type DecisionConditions struct {
 	// +optional
 	// +kubebuilder:default=300
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	TolerationSeconds *int32 `json:"tolerationSeconds,omitempty"`
 }
 
@@ -90,7 +92,7 @@ type StatePreservationRule struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=317
-	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && size(self.split('/')[0]) <= 253",message="aliasLabelName must be a valid label key: an optional DNS subdomain prefix of at most 253 characters and '/', then a name of at most 63 alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric"
+	// +kubebuilder:validation:XValidation:rule="!format.qualifiedName().validate(self).hasValue()",message="aliasLabelName must be a valid label key: an optional DNS subdomain prefix of at most 253 characters and '/', then a name of at most 63 characters (alphanumerics, '-', '_' or '.') that starts and ends with an alphanumeric"
 	AliasLabelName string `json:"aliasLabelName"`
 
 	// JSONPath is a JSONPath template evaluated against the reflected

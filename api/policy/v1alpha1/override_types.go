@@ -58,11 +58,13 @@ type OverrideSpec struct {
 	// ResourceSelectors select the resources to change. Empty selects
 	// every resource.
 	// +optional
+	// +kubebuilder:validation:MaxItems=256
 	ResourceSelectors []ResourceSelector `json:"resourceSelectors,omitempty"`
 
 	// OverrideRules are applied in order; each to the clusters its
 	// TargetCluster selects.
 	// +optional
+	// +kubebuilder:validation:MaxItems=128
 	OverrideRules []RuleWithCluster `json:"overrideRules,omitempty"`
 
 	// TargetCluster selects the clusters Overriders apply to.
@@ -108,12 +110,19 @@ type Overriders struct {
 	// +optional
 	ArgsOverrider []CommandArgsOverrider `json:"argsOverrider,omitempty"`
 
-	// LabelsOverrider changes labels.
+	// LabelsOverrider changes labels: keys are label keys, values label
+	// values (checked by hack/crdschema: controller-gen has no marker for
+	// the values of a map).
 	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.value) || self.value.all(k, !format.qualifiedName().validate(k).hasValue())",message="labelsOverrider[].value keys must be valid label keys: an optional DNS subdomain prefix of at most 253 characters and '/', then a name of at most 63 characters (alphanumerics, '-', '_' or '.') that starts and ends with an alphanumeric",fieldPath=".value"
 	LabelsOverrider []LabelAnnotationOverrider `json:"labelsOverrider,omitempty"`
 
-	// AnnotationsOverrider changes annotations.
+	// AnnotationsOverrider changes annotations: keys are annotation keys
+	// (label keys, with upper case allowed in the prefix).
 	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.value) || self.value.all(k, !format.qualifiedName().validate(k.lowerAscii()).hasValue())",message="annotationsOverrider[].value keys must be valid annotation keys: an optional DNS subdomain prefix of at most 253 characters and '/', then a name of at most 63 characters (alphanumerics, '-', '_' or '.') that starts and ends with an alphanumeric",fieldPath=".value"
 	AnnotationsOverrider []LabelAnnotationOverrider `json:"annotationsOverrider,omitempty"`
 
 	// FieldOverrider patches JSON or YAML documents held in string fields,
@@ -213,6 +222,7 @@ type LabelAnnotationOverrider struct {
 
 	// Value maps keys to values.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=64
 	Value map[string]string `json:"value,omitempty"`
 }
 

@@ -64,6 +64,7 @@ type PropagationSpec struct {
 	// to. A template matches when any selector matches.
 	// +required
 	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=256
 	ResourceSelectors []ResourceSelector `json:"resourceSelectors"`
 
 	// Association is the old name of PropagateDeps.
@@ -87,6 +88,8 @@ type PropagationSpec struct {
 	// the same kind.
 	// +optional
 	// +kubebuilder:default=0
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	Priority *int32 `json:"priority,omitempty"`
 
 	// Preemption says whether this policy may take over templates already
@@ -186,10 +189,19 @@ type Placement struct {
 	ClusterAffinities []ClusterAffinityTerm `json:"clusterAffinities,omitempty"`
 
 	// ClusterTolerations let the resources go to, or stay on, clusters with
-	// matching taints. Operators Exists and Equal only.
+	// matching taints. They are validated as Kubernetes validates pod
+	// tolerations, except that the operator is Exists or Equal and the
+	// effect NoSchedule, NoExecute or empty (both). hack/crdschema adds
+	// what corev1.Toleration cannot carry as markers: tolerationSeconds
+	// from 0 to 2147483647, the key length, and the value's label value
+	// format.
 	// +optional
 	// +kubebuilder:validation:MaxItems=64
-	// +kubebuilder:validation:XValidation:rule="self.all(t, !has(t.operator) || size(t.operator) == 0 || t.operator == 'Exists' || t.operator == 'Equal')",message="spec.placement.clusterTolerations[].operator must be Exists or Equal (Lt and Gt are not supported)"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.operator) || self.operator in ['', 'Exists', 'Equal']",message="clusterTolerations[].operator must be Exists or Equal (Lt and Gt are not supported)",fieldPath=".operator"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.effect) || self.effect in ['', 'NoSchedule', 'NoExecute']",message="clusterTolerations[].effect must be NoSchedule, NoExecute, or empty to match both",fieldPath=".effect"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.key) || size(self.key) == 0 || !format.qualifiedName().validate(self.key).hasValue()",message="clusterTolerations[].key must be empty or a valid label key: an optional DNS subdomain prefix of at most 253 characters and '/', then a name of at most 63 characters (alphanumerics, '-', '_' or '.') that starts and ends with an alphanumeric",fieldPath=".key"
+	// +kubebuilder:validation:items:XValidation:rule="(has(self.key) && size(self.key) > 0) || (has(self.operator) && self.operator == 'Exists')",message="clusterTolerations[].operator must be Exists when the key is empty (an empty key with Exists tolerates every taint)",fieldPath=".operator"
+	// +kubebuilder:validation:items:XValidation:rule="!has(self.operator) || self.operator != 'Exists' || !has(self.value) || size(self.value) == 0",message="clusterTolerations[].value must be empty when the operator is Exists",fieldPath=".value"
 	ClusterTolerations []corev1.Toleration `json:"clusterTolerations,omitempty"`
 
 	// SpreadConstraints say how the selected clusters are spread over
@@ -238,8 +250,14 @@ type ClusterAffinityTerm struct {
 
 // FieldSelector matches fields of Cluster objects.
 type FieldSelector struct {
-	// MatchExpressions are ANDed. Keys: provider, region, zone.
+	// MatchExpressions are ANDed. Keys: provider, region, zone. Operators:
+	// In and NotIn (with values), Exists and DoesNotExist (without).
 	// +optional
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:XValidation:rule="self.key in ['provider', 'region', 'zone']",message="fieldSelector.matchExpressions[].key must be provider, region or zone",fieldPath=".key"
+	// +kubebuilder:validation:items:XValidation:rule="self.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist']",message="fieldSelector.matchExpressions[].operator must be In, NotIn, Exists or DoesNotExist",fieldPath=".operator"
+	// +kubebuilder:validation:items:XValidation:rule="!(self.operator in ['In', 'NotIn']) || (has(self.values) && size(self.values) > 0)",message="fieldSelector.matchExpressions[].values must not be empty when the operator is In or NotIn",fieldPath=".values",reason="FieldValueRequired"
+	// +kubebuilder:validation:items:XValidation:rule="!(self.operator in ['Exists', 'DoesNotExist']) || !has(self.values) || size(self.values) == 0",message="fieldSelector.matchExpressions[].values must be empty when the operator is Exists or DoesNotExist",fieldPath=".values",reason="FieldValueForbidden"
 	MatchExpressions []corev1.NodeSelectorRequirement `json:"matchExpressions,omitempty"`
 }
 
@@ -264,19 +282,23 @@ type SpreadConstraint struct {
 	// +kubebuilder:validation:Enum=cluster;region;zone;provider
 	SpreadByField SpreadFieldValue `json:"spreadByField,omitempty"`
 
-	// SpreadByLabel groups clusters by the value of a Cluster label.
-	// Mutually exclusive with SpreadByField.
+	// SpreadByLabel groups clusters by the value of a Cluster label; a
+	// label key. Mutually exclusive with SpreadByField.
 	// +optional
+	// +kubebuilder:validation:MaxLength=317
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || !format.qualifiedName().validate(self).hasValue()",message="spreadByLabel must be a valid label key: an optional DNS subdomain prefix of at most 253 characters and '/', then a name of at most 63 characters (alphanumerics, '-', '_' or '.') that starts and ends with an alphanumeric"
 	SpreadByLabel string `json:"spreadByLabel,omitempty"`
 
-	// MaxGroups is the most groups to select.
+	// MaxGroups is the most groups to select; 0 means no limit.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	MaxGroups int `json:"maxGroups,omitempty"`
 
 	// MinGroups is the fewest groups to select.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	MinGroups int `json:"minGroups,omitempty"`
 }
 
@@ -334,6 +356,7 @@ type ReplicaSchedulingStrategy struct {
 type ClusterPreferences struct {
 	// StaticWeightList gives fixed weights to clusters.
 	// +optional
+	// +kubebuilder:validation:MaxItems=128
 	StaticWeightList []StaticClusterWeight `json:"staticWeightList,omitempty"`
 
 	// DynamicWeight derives weights from the clusters' state. Takes
@@ -349,9 +372,10 @@ type StaticClusterWeight struct {
 	// +required
 	TargetCluster ClusterAffinity `json:"targetCluster"`
 
-	// Weight of the selected clusters.
+	// Weight of the selected clusters, from 1 to 2147483647.
 	// +required
 	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=2147483647
 	Weight int64 `json:"weight"`
 }
 

@@ -96,6 +96,7 @@ type ManifestStatus struct {
 	// current manifest yet.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=9007199254740991
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
 
@@ -103,6 +104,8 @@ type ManifestStatus struct {
 type ResourceIdentifier struct {
 	// Ordinal is the index of the manifest in spec.workload.manifests.
 	// +required
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	Ordinal int `json:"ordinal"`
 
 	// Group of the object.

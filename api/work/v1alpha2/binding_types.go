@@ -74,6 +74,8 @@ type ResourceBindingSpec struct {
 
 	// Replicas is the desired replica count of the workload.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	Replicas int32 `json:"replicas,omitempty"`
 
 	// Clusters is the scheduling result: the clusters that get the resource
@@ -198,6 +200,8 @@ type TargetCluster struct {
 
 	// Replicas assigned to the cluster.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	Replicas int32 `json:"replicas,omitempty"`
 }
 
@@ -215,6 +219,8 @@ type GracefulEvictionTask struct {
 
 	// Replicas the cluster had when it was evicted. Informational.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	Replicas *int32 `json:"replicas,omitempty"`
 
 	// Reason is a CamelCase reason: TaintUntolerated or ApplicationFailure.
@@ -234,8 +240,10 @@ type GracefulEvictionTask struct {
 	Producer string `json:"producer"`
 
 	// GracePeriodSeconds is how long the old copy may be kept waiting for
-	// the replacement; nil uses the controller's default.
+	// the replacement; nil (or 0) uses the controller's default.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
 	GracePeriodSeconds *int32 `json:"gracePeriodSeconds,omitempty"`
 
 	// SuppressDeletion true keeps the old copy until a user sets it to
@@ -288,14 +296,19 @@ type SchedulePriority struct {
 	// Priority is the value of the priority class; higher is scheduled
 	// first.
 	// +optional
+	// +kubebuilder:validation:Minimum=-2147483648
+	// +kubebuilder:validation:Maximum=2147483647
 	Priority int32 `json:"priority,omitempty"`
 }
 
 // ResourceBindingStatus is the observed state of a binding.
 type ResourceBindingStatus struct {
 	// SchedulerObservedGeneration is the generation the scheduler last
-	// handled.
+	// handled; at most 2^53-1, the largest integer every JSON client
+	// represents exactly.
 	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=9007199254740991
 	SchedulerObservedGeneration int64 `json:"schedulerObservedGeneration,omitempty"`
 
 	// SchedulerObservedAffinityName is the clusterAffinities term in use.
