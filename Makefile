@@ -28,7 +28,7 @@ fmt: ## Format the Go code.
 	gofmt -w $$(git ls-files '*.go')
 
 .PHONY: verify
-verify: ## Fail when generated files are stale, code is unformatted or go vet complains.
+verify: ## Fail when generated files are stale, code is unformatted, or go vet or staticcheck complains.
 	hack/verify.sh
 
 UP_ARGS    ?=
@@ -57,8 +57,8 @@ bench: build ## Benchmarks on a fresh local environment; report in bin/bench/rep
 	  $(LIFEBOAT) down --state-dir $(BENCH_STATE_DIR); exit $$rc
 
 .PHONY: test-unit
-test-unit: ## Unit tests (seconds; no processes started).
-	$(GO) test ./...
+test-unit: ## Unit tests with the race detector (no processes started; `go test ./...` alone takes seconds).
+	$(GO) test -race ./...
 
 .PHONY: test-e2e
 test-e2e: build ## End-to-end tests on their own local environment (LIFEBOAT_E2E_STATE_DIR=dir reuses a running one).

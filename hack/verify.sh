@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fails when generated code is stale, Go code is unformatted, or go vet complains.
+# Fails when generated code is stale, Go code is unformatted, or go vet or
+# staticcheck (pinned in hack/tools) complains.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,4 +26,10 @@ fi
 echo "== go vet"
 go vet ./...
 go vet -tags e2e ./test/...
+
+echo "== staticcheck"
+mkdir -p bin
+(cd hack/tools && go build -o ../../bin/staticcheck honnef.co/go/tools/cmd/staticcheck)
+bin/staticcheck ./...
+bin/staticcheck -tags e2e ./test/...
 echo "verify: OK"

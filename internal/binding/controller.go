@@ -371,7 +371,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.Templates = &templates.Reader{Live: mgr.GetAPIReader()}
 	}
 	if r.Recorder == nil {
-		r.Recorder = mgr.GetEventRecorderFor("binding-controller") //nolint:staticcheck // the brief's recorder API
+		//lint:ignore SA1019 the binding and template Events use the core/v1 recorder
+		r.Recorder = mgr.GetEventRecorderFor("binding-controller")
 	}
 	if r.Interpreter == nil {
 		return errors.New("binding controller: Interpreter is required")

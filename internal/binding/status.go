@@ -501,7 +501,8 @@ func (r *StatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.Templates = &templates.Reader{Live: mgr.GetAPIReader()}
 	}
 	if r.Recorder == nil {
-		r.Recorder = mgr.GetEventRecorderFor("binding-status-controller") //nolint:staticcheck // the brief's recorder API
+		//lint:ignore SA1019 the binding and template Events use the core/v1 recorder
+		r.Recorder = mgr.GetEventRecorderFor("binding-status-controller")
 	}
 	if r.Interpreter == nil {
 		return fmt.Errorf("binding status controller: Interpreter is required")

@@ -2,6 +2,7 @@ package controllermanager
 
 import (
 	"fmt"
+	"k8s.io/client-go/tools/record"
 	"slices"
 	"sort"
 	"strings"
@@ -81,7 +82,7 @@ func allControllers() []controller {
 		{"resource-interpreter-customization", func(mgr ctrl.Manager, d deps) error {
 			return (&customization.Reconciler{
 				Client:   mgr.GetClient(),
-				Recorder: mgr.GetEventRecorderFor("resource-interpreter-customization"),
+				Recorder: recorder(mgr, "resource-interpreter-customization"),
 				Layer:    d.ricLayer,
 			}).SetupWithManager(mgr)
 		}},
@@ -135,7 +136,7 @@ func allControllers() []controller {
 		{"detector", func(mgr ctrl.Manager, d deps) error {
 			return (&detector.Detector{
 				Client:          mgr.GetClient(),
-				Recorder:        mgr.GetEventRecorderFor("lifeboat-detector"),
+				Recorder:        recorder(mgr, "lifeboat-detector"),
 				Interpreter:     d.interpreter,
 				Templates:       d.templateCache,
 				Statuses:        d.templateStatuses,
@@ -146,7 +147,7 @@ func allControllers() []controller {
 		{"policy-check", func(mgr ctrl.Manager, d deps) error {
 			return (&policycheck.Reconciler{
 				Client:                  watched(mgr),
-				Recorder:                mgr.GetEventRecorderFor("policy-check-controller"),
+				Recorder:                recorder(mgr, "policy-check-controller"),
 				Kinds:                   d.served,
 				Types:                   mgr.GetScheme(),
 				Clock:                   d.clock,
@@ -157,7 +158,7 @@ func allControllers() []controller {
 			return (&dependencies.Distributor{
 				Client:                  mgr.GetClient(),
 				Reader:                  d.templateCache,
-				Recorder:                mgr.GetEventRecorderFor("lifeboat-dependencies-distributor"),
+				Recorder:                recorder(mgr, "lifeboat-dependencies-distributor"),
 				Interpreter:             d.interpreter,
 				MaxConcurrentReconciles: d.opts.Concurrency,
 			}).SetupWithManager(mgr)
@@ -165,7 +166,7 @@ func allControllers() []controller {
 		{"scheduler", func(mgr ctrl.Manager, d deps) error {
 			return (&scheduler.Reconciler{
 				Client:                  watched(mgr),
-				Recorder:                mgr.GetEventRecorderFor("lifeboat-scheduler"),
+				Recorder:                recorder(mgr, "lifeboat-scheduler"),
 				Clock:                   d.clock,
 				MaxConcurrentReconciles: d.opts.Concurrency,
 				Unreadable: func(name string) bool {
@@ -176,7 +177,7 @@ func allControllers() []controller {
 		{"binding", func(mgr ctrl.Manager, d deps) error {
 			return (&binding.Reconciler{
 				Client:                  watched(mgr),
-				Recorder:                mgr.GetEventRecorderFor("binding-controller"),
+				Recorder:                recorder(mgr, "binding-controller"),
 				Interpreter:             d.interpreter,
 				Templates:               templateReader(mgr, d),
 				InjectState:             d.hooks.InjectLabels,
@@ -189,7 +190,7 @@ func allControllers() []controller {
 			return (&binding.StatusReconciler{
 				Client:                  watched(mgr),
 				Templates:               templateReader(mgr, d),
-				Recorder:                mgr.GetEventRecorderFor("binding-status-controller"),
+				Recorder:                recorder(mgr, "binding-status-controller"),
 				Interpreter:             d.interpreter,
 				Eviction:                d.hooks,
 				Clock:                   d.clock,
@@ -208,7 +209,7 @@ func allControllers() []controller {
 			handoff := coalesce.NewHandoff[[]metav1.Condition](workstatus.HandoffWait, echoes, d.clock)
 			exec := &execution.Reconciler{
 				Client:                  watched(mgr),
-				Recorder:                mgr.GetEventRecorderFor("execution-controller"),
+				Recorder:                recorder(mgr, "execution-controller"),
 				Clock:                   d.clock,
 				Interpreter:             d.interpreter,
 				Members:                 d.members,
@@ -221,7 +222,7 @@ func allControllers() []controller {
 			}
 			ws := &workstatus.Reconciler{
 				Client:                  watched(mgr),
-				Recorder:                mgr.GetEventRecorderFor("work-status-controller"),
+				Recorder:                recorder(mgr, "work-status-controller"),
 				Interpreter:             d.interpreter,
 				Members:                 d.members,
 				Drift:                   exec,
@@ -255,7 +256,7 @@ func allControllers() []controller {
 		{"application-failover", func(mgr ctrl.Manager, d deps) error {
 			return (&failover.ApplicationFailoverReconciler{
 				Client:                  watched(mgr),
-				Recorder:                mgr.GetEventRecorderFor("application-failover-controller"),
+				Recorder:                recorder(mgr, "application-failover-controller"),
 				Clock:                   d.clock,
 				Gates:                   d.opts.FeatureGates,
 				MaxConcurrentReconciles: d.opts.Concurrency,
@@ -266,7 +267,7 @@ func allControllers() []controller {
 			if !d.opts.FeatureGates.Enabled(features.Failover) || !o.EnableNoExecuteTaintEviction {
 				return nil
 			}
-			rec := mgr.GetEventRecorderFor("taint-manager")
+			rec := recorder(mgr, "taint-manager")
 			cfg := o.StormGuardConfig()
 			health := d.opts.Cluster
 			cfg.SettlingWindow = failover.SettlingWindow(health.StatusUpdateFrequency, health.FailureThreshold, health.ProbeTimeout)
@@ -291,7 +292,7 @@ func allControllers() []controller {
 		{"graceful-eviction", func(mgr ctrl.Manager, d deps) error {
 			return (&failover.GracefulEvictionReconciler{
 				Client:                  watched(mgr),
-				Recorder:                mgr.GetEventRecorderFor("graceful-eviction-controller"),
+				Recorder:                recorder(mgr, "graceful-eviction-controller"),
 				Clock:                   d.clock,
 				Metrics:                 d.metrics,
 				DefaultGracePeriod:      d.opts.ClusterFailover.GracefulEvictionTimeout,
@@ -357,4 +358,13 @@ func enabledControllers(spec []string, known []string) (map[string]bool, error) 
 		}
 	}
 	return enabled, nil
+}
+
+// recorder returns the manager's core/v1 Event recorder for a controller.
+// Every controller records with client-go's record.EventRecorder (Events on
+// bindings, templates, Works and Clusters that kubectl describe shows);
+// moving them to the events.k8s.io recorder is a change of its own.
+func recorder(mgr ctrl.Manager, name string) record.EventRecorder {
+	//lint:ignore SA1019 see above: the core/v1 recorder on purpose
+	return mgr.GetEventRecorderFor(name)
 }

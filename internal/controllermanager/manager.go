@@ -273,7 +273,7 @@ func Run(ctx context.Context, o *Options) error {
 	// Resource semantics: users' ResourceInterpreterCustomizations (Lua)
 	// first, then the shipped third-party rules, then the built-in ones.
 	ricLayer := customization.NewLayer(lua.New(lua.DefaultOptions()),
-		mgr.GetEventRecorderFor("resource-interpreter-customization"), clock.RealClock{})
+		recorder(mgr, "resource-interpreter-customization"), clock.RealClock{})
 	interp, err := customization.NewInterpreter(ricLayer)
 	if err != nil {
 		return fmt.Errorf("building the interpreter: %w", err)

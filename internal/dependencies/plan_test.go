@@ -55,11 +55,6 @@ func (b *bindingBuilder) placement() *bindingBuilder {
 	return b
 }
 
-func (b *bindingBuilder) overwrite() *bindingBuilder {
-	b.rb.Spec.ConflictResolution = policyv1alpha1.ConflictOverwrite
-	return b
-}
-
 func (b *bindingBuilder) obj() *workv1alpha2.ResourceBinding { return b.rb.DeepCopy() }
 
 func configMapDep(name, uid string) presentDependency {

@@ -166,11 +166,3 @@ func withControllerRef(refs []metav1.OwnerReference, ref metav1.OwnerReference) 
 	}
 	return out
 }
-
-// controllerUID returns the UID of obj's controller owner, or "".
-func controllerUID(obj metav1.Object) string {
-	if ref := metav1.GetControllerOfNoCopy(obj); ref != nil {
-		return string(ref.UID)
-	}
-	return ""
-}

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -41,13 +42,13 @@ func TestSetupWithManager(t *testing.T) {
 	}
 	gates := features.New()
 	if err := (&ApplicationFailoverReconciler{
-		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("application-failover"), //nolint:staticcheck // the brief's recorder API
+		Client: mgr.GetClient(), Recorder: record.NewFakeRecorder(10),
 		Clock: clock.RealClock{}, Gates: gates, MaxConcurrentReconciles: 4,
 	}).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
 	if err := (&GracefulEvictionReconciler{
-		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("graceful-eviction"), //nolint:staticcheck // the brief's recorder API
+		Client: mgr.GetClient(), Recorder: record.NewFakeRecorder(10),
 		Clock: clock.RealClock{}, Metrics: m, OldCopyExists: WorkExists(mgr.GetClient()), MaxConcurrentReconciles: 4,
 	}).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -686,7 +687,7 @@ func TestTaintManagerSetupWithManager(t *testing.T) {
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	rec := mgr.GetEventRecorderFor("taint-manager") //nolint:staticcheck // the failover package's recorder API
+	rec := record.NewFakeRecorder(10)
 	guard, err := NewStormGuard(mgr.GetClient(), rec, clocktesting.NewFakeClock(t0), o.StormGuardConfig(), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -49,7 +49,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.Client = mgr.GetClient()
 	}
 	if r.Recorder == nil {
-		r.Recorder = mgr.GetEventRecorderFor("lifeboat-scheduler") //nolint:staticcheck // the binding and template events use the core/v1 API.
+		//lint:ignore SA1019 the binding and template Events use the core/v1 recorder
+		r.Recorder = mgr.GetEventRecorderFor("lifeboat-scheduler")
 	}
 	if r.MaxConcurrentReconciles <= 0 {
 		r.MaxConcurrentReconciles = 1

@@ -31,16 +31,16 @@ func newBounded(opts Options) *bounded {
 
 // run calls the script and waits, up to runEndDeadline, for its run's
 // goroutine to end. It returns the call's error and what the run used.
-func (b *bounded) run(t *testing.T, body string) (workv1alpha1.ResourceHealth, error, usage) {
+func (b *bounded) run(t *testing.T, body string) (workv1alpha1.ResourceHealth, usage, error) {
 	t.Helper()
 	s := compile(t, b.rt, "function InterpretHealth(obj)\n"+body+"\nreturn true\nend")
 	h, err := s.InterpretHealth(obj(t, "{apiVersion: v1, kind: X}"))
 	select {
 	case u := <-b.ended:
-		return h, err, u
+		return h, u, err
 	case <-time.After(runEndDeadline):
 		t.Fatalf("the run was still going %s after the call returned %v", runEndDeadline, err)
-		return h, err, usage{}
+		return h, usage{}, err
 	}
 }
 
@@ -177,7 +177,7 @@ for i = 1, 1e6 do pcall(kube.accuratePodRequirements, {spec = t}) end`, want: Er
 				opts = base
 			}
 			before := totalAlloc()
-			h, err, u := newBounded(opts).run(t, tc.body)
+			h, u, err := newBounded(opts).run(t, tc.body)
 			allocated := totalAlloc() - before
 			switch {
 			case err == nil:
@@ -221,7 +221,7 @@ func TestLegitScriptsWithinBudgets(t *testing.T) {
 	}
 	for name, body := range cases {
 		t.Run(name, func(t *testing.T) {
-			h, err, u := newBounded(Options{Timeout: time.Minute}).run(t, body)
+			h, u, err := newBounded(Options{Timeout: time.Minute}).run(t, body)
 			if err != nil || h != workv1alpha1.ResourceHealthy {
 				t.Fatalf("got %v, %v; want Healthy (the run accounted %d bytes, %d steps)", h, err, u.Bytes, u.Steps)
 			}
@@ -283,7 +283,7 @@ end`)
 		if time.Now().After(deadline) {
 			t.Fatalf("only %d heavy runs ended during a minute of light runs", heavyRuns.Load()-from)
 		}
-		h, err, u := light.run(t, `local x = 0 for i = 1, 5000 do x = x + i end assert(x == 12502500)`)
+		h, u, err := light.run(t, `local x = 0 for i = 1, 5000 do x = x + i end assert(x == 12502500)`)
 		if err != nil || h != workv1alpha1.ResourceHealthy {
 			t.Fatalf("light run %d: %v, %v (it accounted %d bytes); want Healthy", runs, h, err, u.Bytes)
 		}
@@ -335,7 +335,7 @@ for i = 1, 20 do kube.accuratePodRequirements({spec = {containers = c}}) kube.ge
 			b.run(t, body) // the state's own growth is not the script's
 			runtime.GC()
 			before := totalAlloc()
-			_, err, u := b.run(t, body)
+			_, u, err := b.run(t, body)
 			allocated := int64(totalAlloc() - before)
 			if err != nil {
 				t.Fatal(err)
@@ -356,7 +356,7 @@ for i = 1, 20 do kube.accuratePodRequirements({spec = {containers = c}}) kube.ge
 // TestBudgetErrorNamesTheLine: the error of a bound says where the script
 // was when it hit it.
 func TestBudgetErrorNamesTheLine(t *testing.T) {
-	_, err, _ := newBounded(Options{}).run(t, "local x = 1\nlocal s = string.rep('x', 1e10)")
+	_, _, err := newBounded(Options{}).run(t, "local x = 1\nlocal s = string.rep('x', 1e10)")
 	if !errors.Is(err, ErrMemoryBudget) || !strings.Contains(err.Error(), "script:3: lua script exceeded its memory budget") {
 		t.Errorf("error %v, want the memory budget at script:3", err)
 	}
