@@ -59,7 +59,8 @@ type Options struct {
 	Flags map[string]string
 }
 
-// DefaultOptions are the settings.
+// DefaultOptions are the benchmark's standard settings, those the
+// targets in docs/performance.md are measured with.
 func DefaultOptions() Options {
 	return Options{
 		Scenarios:        slices.Clone(AllScenarios),

@@ -87,10 +87,11 @@ func TestClusterFailoverDefaultPeriods(t *testing.T) {
 		})
 	}
 	run("all members killed at once: nothing is evicted while they are down or after they return", func(t *testing.T) { allMembersDown(t, e) })
+	run("members killed a few seconds apart: nothing is evicted", func(t *testing.T) { staggeredMembersDown(t, e) })
 	run("a single killed member fails over within the documented bound", func(t *testing.T) { singleFailureBound(t, e) })
 }
 
-// Issue items 1 and 3: the seeds' nginx policy (one member, no
+// The seeds' nginx policy (one member, no
 // tolerations) leaves a stopped member and does not come back; the stale
 // copy is deleted when the member returns.
 func untoleratedAndRecovery(t *testing.T, e *cfEnv) {
@@ -125,9 +126,9 @@ func untoleratedAndRecovery(t *testing.T, e *cfEnv) {
 	}
 }
 
-// Issue item 2: clusterTolerations with tolerationSeconds (10 s here; the
-// issue's example says 30) delay the eviction to timeAdded + 10 s; without
-// tolerationSeconds the workload stays.
+// clusterTolerations with tolerationSeconds (10 s here; the guides' example
+// says 30) delay the eviction to timeAdded + 10 s; without tolerationSeconds
+// the workload stays.
 func tolerations(t *testing.T, e *cfEnv) {
 	const member, seconds = "member2", 10
 	ns := e.namespace(t, "cf-tol")
@@ -160,7 +161,7 @@ func tolerations(t *testing.T, e *cfEnv) {
 	e.waitPlaced(t, ns, "timed", 1, member)
 }
 
-// Issue item 5: with purgeMode Directly the new copy waits for the old one
+// With purgeMode Directly the new copy waits for the old one
 // to be deleted, but not forever when the old cluster is unreachable: the
 // graceful-eviction controller closes the task at creationTimestamp + the
 // grace period (the task's gracePeriodSeconds, 10 minutes by default). The
@@ -231,7 +232,7 @@ func directly(t *testing.T, e *cfEnv) {
 	e.waitGoneFrom(t, ns, "directly", member)
 }
 
-// Issue item 4, second half: a Divided workload over two members loses
+// A Divided workload over two members loses
 // one; the replicas of the failed member move, the survivor keeps its own.
 func divided(t *testing.T, e *cfEnv) {
 	const failed, survivor, replicas = "member1", "member2", 4
@@ -620,7 +621,7 @@ spec:
 	e.waitTaint(t, member, "lifeboat.test/broken", corev1.TaintEffectNoExecute, false)
 }
 
-// Issue item 7: 200 single-replica Deployments on one member that stops all
+// 200 single-replica Deployments on one member that stops all
 // run healthy elsewhere. The time from the taint to the last healthy
 // replacement is logged, not asserted.
 func massFailover(t *testing.T, e *cfEnv) {
