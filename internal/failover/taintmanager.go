@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -290,26 +289,7 @@ func noExecuteTaintsChanged() predicate.Predicate {
 
 // bindingsOnCluster returns the bindings of kind k scheduled to cluster.
 func (r *TaintManager) bindingsOnCluster(ctx context.Context, k bindingKind, cluster string) []reconcile.Request {
-	var list client.ObjectList = &workv1alpha2.ResourceBindingList{}
-	if k.short == clusterResourceBindingKind.short {
-		list = &workv1alpha2.ClusterResourceBindingList{}
-	}
-	if err := r.Client.List(ctx, list, client.MatchingFields{IndexBindingsByScheduledCluster: cluster}, client.UnsafeDisableDeepCopy); err != nil {
-		ctrl.LoggerFrom(ctx).Error(err, "listing bindings on a tainted cluster", "cluster", cluster, "kind", k.name)
-		return nil
-	}
-	var out []reconcile.Request
-	switch l := list.(type) {
-	case *workv1alpha2.ResourceBindingList:
-		for i := range l.Items {
-			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: l.Items[i].Namespace, Name: l.Items[i].Name}})
-		}
-	case *workv1alpha2.ClusterResourceBindingList:
-		for i := range l.Items {
-			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: l.Items[i].Name}})
-		}
-	}
-	return out
+	return bindingsIndexed(ctx, r.Client, k, IndexBindingsByScheduledCluster, cluster)
 }
 
 // clusterTaints returns the taints of the named clusters that exist.
