@@ -134,10 +134,10 @@ func TestLocalEnvironmentLifecycle(t *testing.T) {
 	if err := cp.Get(ctx, types.NamespacedName{Name: "member2"}, &gone); !apierrors.IsNotFound(err) {
 		t.Fatalf("Cluster member2 after unjoin: %v", err)
 	}
-	if out, err := lifeboat(t, append([]string{"join", "member2", "--kubeconfig", kubeconfig, "--context", "member2"}, cpFlags...)...); err != nil {
+	if out, err := lifeboat(t, append([]string{"join", "member2", "--cluster-kubeconfig", kubeconfig, "--cluster-context", "member2"}, cpFlags...)...); err != nil {
 		t.Fatalf("lifeboat join: %v\n%s", err, out)
 	}
-	if out, err := lifeboat(t, append([]string{"join", "member2", "--kubeconfig", kubeconfig, "--context", "member2"}, cpFlags...)...); err == nil {
+	if out, err := lifeboat(t, append([]string{"join", "member2", "--cluster-kubeconfig", kubeconfig, "--cluster-context", "member2"}, cpFlags...)...); err == nil {
 		t.Fatalf("joining member2 twice succeeded:\n%s", out)
 	}
 	eventually(t, 60*time.Second, "re-joined member2 Ready", func(ctx context.Context) (bool, string, error) {

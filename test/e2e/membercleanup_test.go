@@ -348,7 +348,7 @@ func TestMembersUnjoined(t *testing.T) {
 		e.apply(t, ns, pinnedTo("web", "member3")+"---"+nginxDeployment("web", ""))
 		eventually(t, propagationTimeout, "web in member3", deploymentIn(m, ns, "web"))
 
-		out := e.unjoin(t, "member3", "--cleanup-member", "--kubeconfig", e.kubeconfig, "--context", "member3")
+		out := e.unjoin(t, "member3", "--cleanup-member", "--cluster-kubeconfig", e.kubeconfig, "--cluster-context", "member3")
 
 		if ok, seen, err := deploymentIn(m, ns, "web")(ctx); ok || err != nil {
 			t.Fatalf("web is still in member3 after unjoin: %s (err %v)\n%s", seen, err, out)
@@ -372,7 +372,7 @@ func TestMembersUnjoined(t *testing.T) {
 			t.Fatalf("the copy Lifeboat could not delete while member1 was down: %s (err %v)", seen, err)
 		}
 
-		out := e.run(t, append([]string{"unjoin", "member1", "--cleanup-member", "--kubeconfig", e.kubeconfig, "--context", "member1"}, e.cpFlags()...)...)
+		out := e.run(t, append([]string{"unjoin", "member1", "--cleanup-member", "--cluster-kubeconfig", e.kubeconfig, "--cluster-context", "member1"}, e.cpFlags()...)...)
 
 		if !strings.Contains(out, "not joined; cleaning the member only") || !strings.Contains(out, "Removed Deployment "+ns+"/web") {
 			t.Errorf("unjoin --cleanup-member output:\n%s", out)
@@ -405,7 +405,7 @@ func TestMembersUnjoined(t *testing.T) {
 		// keeps waiting for member2.
 		e.deleteTemplate(t, left, "orphan")
 		e.start(t, "member2")
-		e.run(t, append([]string{"join", "member2", "--kubeconfig", e.kubeconfig, "--context", "member2"}, e.cpFlags()...)...)
+		e.run(t, append([]string{"join", "member2", "--cluster-kubeconfig", e.kubeconfig, "--cluster-context", "member2"}, e.cpFlags()...)...)
 		e.waitReady(t, "member2", metav1.ConditionTrue)
 
 		// stay's binding places it on member2 again: its new Work adopts
