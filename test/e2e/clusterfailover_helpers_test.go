@@ -22,7 +22,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -53,8 +52,9 @@ type cfPeriods struct {
 	P, F, S, T time.Duration
 }
 
-// shortPeriods are TestClusterFailover's: probes every second, 3 s to
-// Ready=False, 2 s back to Ready=True, the default probe timeout.
+// shortPeriods are TestClusterFailover's and TestMembersUnjoined's:
+// probes every second, 3 s to Ready=False, 2 s back to Ready=True, the
+// default probe timeout.
 var shortPeriods = cfPeriods{
 	args: []string{"--cluster-status-update-frequency=1s", "--cluster-failure-threshold=3s", "--cluster-success-threshold=2s"},
 	P:    time.Second, F: 3 * time.Second, S: 2 * time.Second, T: cluster.NewOptions().ProbeTimeout,
@@ -78,15 +78,8 @@ func (p cfPeriods) evictionBound() time.Duration { return p.P + p.F + p.T + p.P 
 // cfEnv is TestClusterFailover's own environment: it stops members, so it
 // must not be the suite's shared one.
 type cfEnv struct {
-	periods    cfPeriods
-	dir        string
-	kubeconfig string
-	state      *localenv.State
-	// cp reads and writes the control plane; cs lists its Events.
-	cp client.Client
-	cs kubernetes.Interface
-	// members are the member clusters' clientsets, by name.
-	members map[string]kubernetes.Interface
+	*privateEnv
+	periods cfPeriods
 
 	mu sync.Mutex
 	// stopping holds the result of each `lifeboat env stop` still running
@@ -102,38 +95,10 @@ var cfMembers = []string{"member1", "member2", "member3"}
 // health periods, torn down when the test ends.
 func startCFEnv(t *testing.T, periods cfPeriods) *cfEnv {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "env")
-	args := []string{"up", "--members", "3", "--state-dir", dir, "--cache-dir", suite.cacheDir}
-	for _, a := range periods.args {
-		args = append(args, "--controller-manager-arg="+a)
-	}
-	out, err := lifeboat(t, args...)
-	t.Cleanup(func() {
-		if _, err := os.Stat(dir); err == nil {
-			if out, err := lifeboat(t, "down", "--state-dir", dir); err != nil {
-				t.Logf("lifeboat down: %v\n%s", err, out)
-			}
-		}
-	})
-	if err != nil {
-		t.Fatalf("lifeboat up: %v\n%s", err, out)
-	}
-	s, err := localenv.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	e := &cfEnv{
+		privateEnv: startPrivateEnv(t, envOptions{members: len(cfMembers), controllerManagerArgs: periods.args}),
 		periods:    periods,
-		dir:        dir,
-		kubeconfig: s.KubeconfigPath(),
-		state:      s,
-		cp:         clientFor(t, clusterConfig(t, s, localenv.ControlPlaneName)),
-		cs:         clientsetFor(t, clusterConfig(t, s, localenv.ControlPlaneName)),
-		members:    map[string]kubernetes.Interface{},
 		stopping:   map[string]chan error{},
-	}
-	for _, m := range cfMembers {
-		e.members[m] = clientsetFor(t, clusterConfig(t, s, m))
 	}
 	for _, m := range cfMembers {
 		e.waitReady(t, m, metav1.ConditionTrue)

@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
@@ -161,47 +160,15 @@ func TestMemberNamespacesLifeboatCreatedAreRemovedOnceEmpty(t *testing.T) {
 
 // cleanupEnv is TestMembersUnjoined's own environment: it stops and unjoins
 // members, so it must not be the suite's shared one.
-type cleanupEnv struct {
-	dir        string
-	kubeconfig string
-	cp         client.Client
-	cs         kubernetes.Interface
-	members    map[string]kubernetes.Interface
-}
+type cleanupEnv struct{ *privateEnv }
 
 // startCleanupEnv brings up a private three-member environment whose
 // members are found down or back within seconds; the orphan grace period
 // and scan interval are the defaults.
 func startCleanupEnv(t *testing.T) *cleanupEnv {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "env")
-	args := []string{"up", "--members", "3", "--state-dir", dir, "--cache-dir", suite.cacheDir}
-	for _, a := range []string{"--cluster-status-update-frequency=1s", "--cluster-failure-threshold=3s", "--cluster-success-threshold=2s"} {
-		args = append(args, "--controller-manager-arg="+a)
-	}
-	out, err := lifeboat(t, args...)
-	t.Cleanup(func() {
-		if _, err := os.Stat(dir); err == nil {
-			if out, err := lifeboat(t, "down", "--state-dir", dir); err != nil {
-				t.Logf("lifeboat down: %v\n%s", err, out)
-			}
-		}
-	})
-	if err != nil {
-		t.Fatalf("lifeboat up: %v\n%s", err, out)
-	}
-	s, err := localenv.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &cleanupEnv{
-		dir: dir, kubeconfig: s.KubeconfigPath(),
-		cp:      clientFor(t, clusterConfig(t, s, localenv.ControlPlaneName)),
-		cs:      clientsetFor(t, clusterConfig(t, s, localenv.ControlPlaneName)),
-		members: map[string]kubernetes.Interface{},
-	}
+	e := &cleanupEnv{startPrivateEnv(t, envOptions{members: 3, controllerManagerArgs: shortPeriods.args})}
 	for _, m := range []string{"member1", "member2", "member3"} {
-		e.members[m] = clientsetFor(t, clusterConfig(t, s, m))
 		e.waitReady(t, m, metav1.ConditionTrue)
 	}
 	return e
