@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -21,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -106,33 +104,6 @@ func startCFEnv(t *testing.T, periods cfPeriods) *cfEnv {
 	return e
 }
 
-// namespace creates a namespace in the control plane (never deleted: the
-// environment goes away with the test).
-func (e *cfEnv) namespace(t *testing.T, prefix string) string {
-	t.Helper()
-	name := prefix + "-" + rand.String(5)
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if _, err := e.cs.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating namespace %s: %v", name, err)
-	}
-	return name
-}
-
-// apply applies manifest text to the private control plane in ns ("" for
-// cluster-scoped objects).
-func (e *cfEnv) apply(t *testing.T, ns, manifest string) {
-	t.Helper()
-	f := filepath.Join(t.TempDir(), "manifest.yaml")
-	if err := os.WriteFile(f, []byte(manifest), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"--context", localenv.ControlPlaneName, "apply", "-f", f}
-	if ns != "" {
-		args = append(args, "-n", ns)
-	}
-	kubectl(t, e.kubeconfig, args...)
-}
-
 // stop stops member's API server. It returns once the command is started;
 // the member stops answering at once, and start waits for the command.
 func (e *cfEnv) stop(t *testing.T, member string) {
@@ -189,26 +160,14 @@ func (e *cfEnv) stopWith(t *testing.T, member string, flags ...string) {
 	e.mu.Unlock()
 }
 
-// start waits for a pending stop of member, starts its API server again and
-// waits until the Cluster is Ready and the not-ready taints are gone.
-//
-// The member's own controller manager, scheduler and kwok kept running
-// through the outage; their informers now wait out client-go's back-off
-// (up to a minute after a long outage) before they list again, so new
-// Deployments there would not get pods for that long. That is the member's
-// business, not Lifeboat's: they are restarted so the member is whole at
-// once.
+// start waits for a pending stop of member, starts its API server again,
+// restarts the member's own components and waits until the Cluster is Ready
+// and the not-ready taints are gone.
 func (e *cfEnv) start(t *testing.T, member string) {
 	t.Helper()
 	e.finishStop(t, member)
-	if out, err := lifeboat(t, "env", "start", member, "--state-dir", e.dir); err != nil {
-		t.Fatalf("lifeboat env start %s: %v\n%s", member, err, out)
-	}
-	for _, c := range []string{"controller-manager", "scheduler", "kwok"} {
-		if out, err := lifeboat(t, "env", "restart", member+"-"+c, "--state-dir", e.dir); err != nil {
-			t.Fatalf("lifeboat env restart %s-%s: %v\n%s", member, c, err, out)
-		}
-	}
+	e.run(t, "env", "start", member, "--state-dir", e.dir)
+	e.restartMemberComponents(t, member)
 	e.waitReady(t, member, metav1.ConditionTrue)
 	e.waitTaint(t, member, clusterv1alpha1.TaintClusterNotReady, corev1.TaintEffectNoExecute, false)
 	e.waitTaint(t, member, clusterv1alpha1.TaintClusterNotReady, corev1.TaintEffectNoSchedule, false)
@@ -298,11 +257,7 @@ func (e *cfEnv) startTogether(t *testing.T, members ...string) {
 		}
 	}
 	for _, m := range members {
-		for _, c := range []string{"controller-manager", "scheduler", "kwok"} {
-			if out, err := lifeboat(t, "env", "restart", m+"-"+c, "--state-dir", e.dir); err != nil {
-				t.Fatalf("lifeboat env restart %s-%s: %v\n%s", m, c, err, out)
-			}
-		}
+		e.restartMemberComponents(t, m)
 	}
 	for _, m := range members {
 		e.waitReady(t, m, metav1.ConditionTrue)

@@ -5,8 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
@@ -174,36 +171,8 @@ func startCleanupEnv(t *testing.T) *cleanupEnv {
 	return e
 }
 
-func (e *cleanupEnv) run(t *testing.T, args ...string) string {
-	t.Helper()
-	out, err := lifeboat(t, args...)
-	if err != nil {
-		t.Fatalf("lifeboat %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return out
-}
-
 func (e *cleanupEnv) cpFlags() []string {
 	return []string{"--control-plane-kubeconfig", e.kubeconfig, "--control-plane-context", localenv.ControlPlaneName}
-}
-
-// namespace creates a namespace in the control plane.
-func (e *cleanupEnv) namespace(t *testing.T, prefix string) string {
-	t.Helper()
-	name := prefix + "-" + rand.String(5)
-	if _, err := e.cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return name
-}
-
-func (e *cleanupEnv) apply(t *testing.T, ns, manifest string) {
-	t.Helper()
-	f := filepath.Join(t.TempDir(), "manifest.yaml")
-	if err := os.WriteFile(f, []byte(manifest), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	kubectl(t, e.kubeconfig, "--context", localenv.ControlPlaneName, "-n", ns, "apply", "-f", f)
 }
 
 // deleteTemplate deletes Deployment name and its policy from ns in the
@@ -248,9 +217,7 @@ func (e *cleanupEnv) stop(t *testing.T, member string) {
 func (e *cleanupEnv) start(t *testing.T, member string) {
 	t.Helper()
 	e.run(t, "env", "start", member, "--state-dir", e.dir)
-	for _, c := range []string{"controller-manager", "scheduler", "kwok"} {
-		e.run(t, "env", "restart", member+"-"+c, "--state-dir", e.dir)
-	}
+	e.restartMemberComponents(t, member)
 }
 
 // unjoin unjoins member and waits until its Cluster is gone.

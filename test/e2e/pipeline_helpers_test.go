@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/localenv"
 )
 
 var memberNames = []string{"member1", "member2", "member3"}
@@ -32,14 +33,26 @@ func applyFile(t *testing.T, ns, path string) {
 	kubectl(t, suite.state.KubeconfigPath(), "--context", "lifeboat", "-n", ns, "apply", "-f", filepath.Join("testdata", path))
 }
 
-// applyYAML applies manifest text to the control plane in ns.
+// applyYAML applies manifest text to the shared control plane in ns.
 func applyYAML(t *testing.T, ns, manifest string) {
+	t.Helper()
+	applyManifest(t, suite.state.KubeconfigPath(), ns, manifest)
+}
+
+// applyManifest applies manifest text to the control plane of the
+// environment whose kubeconfig is given, in ns ("" for cluster-scoped
+// objects).
+func applyManifest(t *testing.T, kubeconfig, ns, manifest string) {
 	t.Helper()
 	f := filepath.Join(t.TempDir(), "manifest.yaml")
 	if err := os.WriteFile(f, []byte(manifest), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	kubectl(t, suite.state.KubeconfigPath(), "--context", "lifeboat", "-n", ns, "apply", "-f", f)
+	args := []string{"--context", localenv.ControlPlaneName}
+	if ns != "" {
+		args = append(args, "-n", ns)
+	}
+	kubectl(t, kubeconfig, append(args, "apply", "-f", f)...)
 }
 
 // members returns a clientset per member of the shared environment.

@@ -3,11 +3,16 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -93,4 +98,48 @@ func (e *privateEnv) component(t *testing.T, name string) localenv.Component {
 	}
 	t.Fatalf("no component %s", name)
 	return localenv.Component{}
+}
+
+// run runs lifeboat with args and returns its output; a failure ends the
+// test.
+func (e *privateEnv) run(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := lifeboat(t, args...)
+	if err != nil {
+		t.Fatalf("lifeboat %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// namespace creates a namespace in the control plane (never deleted: the
+// environment goes away with the test).
+func (e *privateEnv) namespace(t *testing.T, prefix string) string {
+	t.Helper()
+	name := prefix + "-" + rand.String(5)
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	if _, err := e.cs.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating namespace %s: %v", name, err)
+	}
+	return name
+}
+
+// apply applies manifest text to the control plane in ns ("" for
+// cluster-scoped objects).
+func (e *privateEnv) apply(t *testing.T, ns, manifest string) {
+	t.Helper()
+	applyManifest(t, e.kubeconfig, ns, manifest)
+}
+
+// restartMemberComponents restarts member's own controller manager,
+// scheduler and kwok after its API server came back. They kept running
+// through the outage, and their informers would wait out client-go's
+// back-off (up to a minute after a long outage) before they list again, so
+// new Deployments there would not get pods for that long. That is the
+// member's business, not Lifeboat's: restarting them makes the member whole
+// at once.
+func (e *privateEnv) restartMemberComponents(t *testing.T, member string) {
+	t.Helper()
+	for _, c := range []string{"controller-manager", "scheduler", "kwok"} {
+		e.run(t, "env", "restart", member+"-"+c, "--state-dir", e.dir)
+	}
 }

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -186,8 +185,7 @@ func testControlPlaneOutage(t *testing.T, e *privateEnv) {
 
 	// And it propagates: a new Deployment with a policy reaches member1.
 	ns := createNamespace(t, clusterConfig(t, e.state, localenv.ControlPlaneName), "after-outage")
-	manifest := filepath.Join(t.TempDir(), "app.yaml")
-	if err := os.WriteFile(manifest, []byte(cfDeployment("after-outage", 2)+`
+	e.apply(t, ns, cfDeployment("after-outage", 2)+`
 ---
 apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
@@ -199,10 +197,7 @@ spec:
   placement:
     clusterAffinity:
       clusterNames: [member1]
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	kubectl(t, e.kubeconfig, "--context", localenv.ControlPlaneName, "apply", "-n", ns, "-f", manifest)
+`)
 	eventually(t, 2*time.Minute, "the Deployment ready in member1", func(ctx context.Context) (bool, string, error) {
 		d, err := e.members["member1"].AppsV1().Deployments(ns).Get(ctx, "after-outage", metav1.GetOptions{})
 		if err != nil {
