@@ -19,7 +19,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -270,20 +269,10 @@ func (e *cfEnv) startTogether(t *testing.T, members ...string) {
 // returns since when (its lastTransitionTime).
 func (e *cfEnv) probeFailing(t *testing.T, member string) time.Time {
 	t.Helper()
-	var since time.Time
-	cfEventually(t, cfTimeout, describe("Cluster %s ProbeSucceeded=False", member), func(ctx context.Context) (bool, string, error) {
-		c, err := e.cluster(ctx, member)
-		if err != nil {
-			return false, "", err
-		}
-		cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionProbeSucceeded)
-		if cond == nil {
-			return false, "no ProbeSucceeded condition", nil
-		}
-		since = cond.LastTransitionTime.Time
-		return cond.Status == metav1.ConditionFalse, fmt.Sprintf("%s %s", cond.Status, cond.Reason), nil
-	})
-	return since
+	var cond metav1.Condition
+	cfEventually(t, cfTimeout, describe("Cluster %s ProbeSucceeded=False", member),
+		e.clusterConditionIs(member, clusterv1alpha1.ClusterConditionProbeSucceeded, metav1.ConditionFalse, &cond))
+	return cond.LastTransitionTime.Time
 }
 
 // readySince returns member's Ready condition's lastTransitionTime.
@@ -341,28 +330,11 @@ func (e *cfEnv) allStay(ns string, names map[string]string) func(ctx context.Con
 	}
 }
 
-func (e *cfEnv) cluster(ctx context.Context, name string) (*clusterv1alpha1.Cluster, error) {
-	var c clusterv1alpha1.Cluster
-	if err := e.cp.Get(ctx, types.NamespacedName{Name: name}, &c); err != nil {
-		return nil, err
-	}
-	return &c, nil
-}
-
 // waitReady waits until member's Ready condition has the given status.
 func (e *cfEnv) waitReady(t *testing.T, member string, want metav1.ConditionStatus) {
 	t.Helper()
-	cfEventually(t, cfTimeout, describe("Cluster %s Ready=%s", member, want), func(ctx context.Context) (bool, string, error) {
-		c, err := e.cluster(ctx, member)
-		if err != nil {
-			return false, "", err
-		}
-		cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
-		if cond == nil {
-			return false, "no Ready condition", nil
-		}
-		return cond.Status == want, fmt.Sprintf("%s %s: %s", cond.Status, cond.Reason, cond.Message), nil
-	})
+	cfEventually(t, cfTimeout, describe("Cluster %s Ready=%s", member, want),
+		e.clusterConditionIs(member, clusterv1alpha1.ClusterConditionReady, want, nil))
 }
 
 func findTaint(c *clusterv1alpha1.Cluster, key string, effect corev1.TaintEffect) *corev1.Taint {

@@ -12,7 +12,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -192,17 +191,8 @@ func (e *cleanupEnv) deleteTemplate(t *testing.T, ns, name string) {
 
 func (e *cleanupEnv) waitReady(t *testing.T, member string, want metav1.ConditionStatus) {
 	t.Helper()
-	eventually(t, cleanupTimeout, describe("Cluster %s Ready=%s", member, want), func(ctx context.Context) (bool, string, error) {
-		var c clusterv1alpha1.Cluster
-		if err := e.cp.Get(ctx, types.NamespacedName{Name: member}, &c); err != nil {
-			return false, "", err
-		}
-		cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
-		if cond == nil {
-			return false, "no Ready condition", nil
-		}
-		return cond.Status == want, fmt.Sprintf("%s %s", cond.Status, cond.Reason), nil
-	})
+	eventually(t, cleanupTimeout, describe("Cluster %s Ready=%s", member, want),
+		e.clusterConditionIs(member, clusterv1alpha1.ClusterConditionReady, want, nil))
 }
 
 // stop stops member's API server and waits until its Cluster is not Ready.

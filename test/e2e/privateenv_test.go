@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,11 +12,14 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv"
 )
 
@@ -141,5 +145,34 @@ func (e *privateEnv) restartMemberComponents(t *testing.T, member string) {
 	t.Helper()
 	for _, c := range []string{"controller-manager", "scheduler", "kwok"} {
 		e.run(t, "env", "restart", member+"-"+c, "--state-dir", e.dir)
+	}
+}
+
+// cluster reads the Cluster name.
+func (e *privateEnv) cluster(ctx context.Context, name string) (*clusterv1alpha1.Cluster, error) {
+	var c clusterv1alpha1.Cluster
+	if err := e.cp.Get(ctx, types.NamespacedName{Name: name}, &c); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// clusterConditionIs is a condition: the Cluster member has a condition typ
+// with status want. last, unless nil, receives the condition each time it
+// is read.
+func (e *privateEnv) clusterConditionIs(member, typ string, want metav1.ConditionStatus, last *metav1.Condition) func(ctx context.Context) (bool, string, error) {
+	return func(ctx context.Context) (bool, string, error) {
+		c, err := e.cluster(ctx, member)
+		if err != nil {
+			return false, "", err
+		}
+		cond := meta.FindStatusCondition(c.Status.Conditions, typ)
+		if cond == nil {
+			return false, "no " + typ + " condition", nil
+		}
+		if last != nil {
+			*last = *cond
+		}
+		return cond.Status == want, fmt.Sprintf("%s %s: %s", cond.Status, cond.Reason, cond.Message), nil
 	}
 }
