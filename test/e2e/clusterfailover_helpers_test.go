@@ -103,6 +103,19 @@ func startCFEnv(t *testing.T, periods cfPeriods) *cfEnv {
 	return e
 }
 
+// scenario runs f as the subtest name of t, then restores the members
+// (restoreAll) and logs how long the scenario took.
+func (e *cfEnv) scenario(t *testing.T, name string, f func(t *testing.T, e *cfEnv)) {
+	t.Run(name, func(t *testing.T) {
+		start := time.Now()
+		t.Cleanup(func() {
+			e.restoreAll(t)
+			t.Logf("%s took %s (with the members restored)", name, time.Since(start).Round(time.Second))
+		})
+		f(t, e)
+	})
+}
+
 // stop stops member's API server. It returns once the command is started;
 // the member stops answering at once, and start waits for the command.
 func (e *cfEnv) stop(t *testing.T, member string) {
@@ -200,8 +213,9 @@ func (e *cfEnv) finishStop(t *testing.T, member string) {
 
 // restoreAll starts every member that is stopped, together, and forgives
 // their failures (flap damping would otherwise keep a member that failed
-// in two scenarios out of the next one's placements); subtests call it in
-// t.Cleanup so that each starts with three Ready, undamped members.
+// in two scenarios out of the next one's placements); scenario calls it
+// when each subtest ends so that the next starts with three Ready,
+// undamped members.
 func (e *cfEnv) restoreAll(t *testing.T) {
 	t.Helper()
 	s, err := localenv.Load(e.dir)
