@@ -28,24 +28,6 @@ import (
 // not wait out the orphan grace period.
 const cleanupTimeout = 2 * time.Minute
 
-// pinnedTo is a PropagationPolicy placing Deployment name on cluster only.
-func pinnedTo(name, cluster string) string {
-	return fmt.Sprintf(`
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: %[1]s
-spec:
-  resourceSelectors:
-    - apiVersion: apps/v1
-      kind: Deployment
-      name: %[1]s
-  placement:
-    clusterAffinity:
-      clusterNames: [%[2]s]
-`, name, cluster)
-}
-
 // memberNamespaceGone is a condition: namespace ns no longer exists in the
 // member.
 func memberNamespaceGone(m kubernetes.Interface, ns string) func(ctx context.Context) (bool, string, error) {

@@ -55,6 +55,29 @@ func applyManifest(t *testing.T, kubeconfig, ns, manifest string) {
 	kubectl(t, kubeconfig, append(args, "apply", "-f", f)...)
 }
 
+// pinnedPolicy is a PropagationPolicy name placing Deployment deployment
+// on cluster only; placement is more YAML for spec.placement (indented by 4
+// spaces), "" for none.
+func pinnedPolicy(name, deployment, cluster, placement string) string {
+	return fmt.Sprintf(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: %[1]s
+spec:
+  resourceSelectors:
+    - apiVersion: apps/v1
+      kind: Deployment
+      name: %[2]s
+  placement:
+    clusterAffinity:
+      clusterNames: [%[3]s]
+%[4]s`, name, deployment, cluster, placement)
+}
+
+// pinnedTo is a PropagationPolicy placing Deployment name on cluster only.
+func pinnedTo(name, cluster string) string { return pinnedPolicy(name, name, cluster, "") }
+
 // members returns a clientset per member of the shared environment.
 func members(t *testing.T) map[string]kubernetes.Interface {
 	t.Helper()

@@ -185,19 +185,7 @@ func testControlPlaneOutage(t *testing.T, e *privateEnv) {
 
 	// And it propagates: a new Deployment with a policy reaches member1.
 	ns := createNamespace(t, clusterConfig(t, e.state, localenv.ControlPlaneName), "after-outage")
-	e.apply(t, ns, cfDeployment("after-outage", 2)+`
----
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: after-outage
-spec:
-  resourceSelectors:
-    - {apiVersion: apps/v1, kind: Deployment, name: after-outage}
-  placement:
-    clusterAffinity:
-      clusterNames: [member1]
-`)
+	e.apply(t, ns, cfDeployment("after-outage", 2)+"---"+pinnedTo("after-outage", "member1"))
 	eventually(t, 2*time.Minute, "the Deployment ready in member1", func(ctx context.Context) (bool, string, error) {
 		d, err := e.members["member1"].AppsV1().Deployments(ns).Get(ctx, "after-outage", metav1.GetOptions{})
 		if err != nil {

@@ -107,32 +107,19 @@ func TestUndecodablePolicyIsSkippedAndReported(t *testing.T) {
 // pinnedPolicyAndDeployment is a policy that places Deployment deploy on
 // member1, and that Deployment.
 func pinnedPolicyAndDeployment(policy, deploy string) string {
-	return fmt.Sprintf(`
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: %[1]s
-spec:
-  resourceSelectors:
-    - apiVersion: apps/v1
-      kind: Deployment
-      name: %[2]s
-  placement:
-    clusterAffinity:
-      clusterNames: [member1]
----
+	return pinnedPolicy(policy, deploy, "member1", "") + fmt.Sprintf(`---
 apiVersion: apps/v1
 kind: Deployment
 metadata:
-  name: %[2]s
+  name: %[1]s
 spec:
   replicas: 1
-  selector: {matchLabels: {app: %[2]s}}
+  selector: {matchLabels: {app: %[1]s}}
   template:
-    metadata: {labels: {app: %[2]s}}
+    metadata: {labels: {app: %[1]s}}
     spec:
-      containers: [{name: %[2]s, image: nginx}]
-`, policy, deploy)
+      containers: [{name: %[1]s, image: nginx}]
+`, deploy)
 }
 
 func waitInMember(t *testing.T, ms map[string]kubernetes.Interface, ns, name string) {
