@@ -216,11 +216,7 @@ func (e *cleanupEnv) clusterEvent(member, reason string, parts ...string) func(c
 		var notes []string
 		for _, ev := range list.Items {
 			notes = append(notes, ev.Message)
-			all := true
-			for _, p := range parts {
-				all = all && strings.Contains(ev.Message, p)
-			}
-			if all {
+			if containsAll(ev.Message, parts...) {
 				return true, "", nil
 			}
 		}
