@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -20,9 +19,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -53,8 +49,9 @@ type cfPeriods struct {
 	P, F, S, T time.Duration
 }
 
-// shortPeriods are TestClusterFailover's: probes every second, 3 s to
-// Ready=False, 2 s back to Ready=True, the default probe timeout.
+// shortPeriods are TestClusterFailover's and TestMembersUnjoined's:
+// probes every second, 3 s to Ready=False, 2 s back to Ready=True, the
+// default probe timeout.
 var shortPeriods = cfPeriods{
 	args: []string{"--cluster-status-update-frequency=1s", "--cluster-failure-threshold=3s", "--cluster-success-threshold=2s"},
 	P:    time.Second, F: 3 * time.Second, S: 2 * time.Second, T: cluster.NewOptions().ProbeTimeout,
@@ -78,15 +75,8 @@ func (p cfPeriods) evictionBound() time.Duration { return p.P + p.F + p.T + p.P 
 // cfEnv is TestClusterFailover's own environment: it stops members, so it
 // must not be the suite's shared one.
 type cfEnv struct {
-	periods    cfPeriods
-	dir        string
-	kubeconfig string
-	state      *localenv.State
-	// cp reads and writes the control plane; cs lists its Events.
-	cp client.Client
-	cs kubernetes.Interface
-	// members are the member clusters' clientsets, by name.
-	members map[string]kubernetes.Interface
+	*privateEnv
+	periods cfPeriods
 
 	mu sync.Mutex
 	// stopping holds the result of each `lifeboat env stop` still running
@@ -102,38 +92,10 @@ var cfMembers = []string{"member1", "member2", "member3"}
 // health periods, torn down when the test ends.
 func startCFEnv(t *testing.T, periods cfPeriods) *cfEnv {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "env")
-	args := []string{"up", "--members", "3", "--state-dir", dir, "--cache-dir", suite.cacheDir}
-	for _, a := range periods.args {
-		args = append(args, "--controller-manager-arg="+a)
-	}
-	out, err := lifeboat(t, args...)
-	t.Cleanup(func() {
-		if _, err := os.Stat(dir); err == nil {
-			if out, err := lifeboat(t, "down", "--state-dir", dir); err != nil {
-				t.Logf("lifeboat down: %v\n%s", err, out)
-			}
-		}
-	})
-	if err != nil {
-		t.Fatalf("lifeboat up: %v\n%s", err, out)
-	}
-	s, err := localenv.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	e := &cfEnv{
+		privateEnv: startPrivateEnv(t, envOptions{members: len(cfMembers), controllerManagerArgs: periods.args}),
 		periods:    periods,
-		dir:        dir,
-		kubeconfig: s.KubeconfigPath(),
-		state:      s,
-		cp:         clientFor(t, clusterConfig(t, s, localenv.ControlPlaneName)),
-		cs:         clientsetFor(t, clusterConfig(t, s, localenv.ControlPlaneName)),
-		members:    map[string]kubernetes.Interface{},
 		stopping:   map[string]chan error{},
-	}
-	for _, m := range cfMembers {
-		e.members[m] = clientsetFor(t, clusterConfig(t, s, m))
 	}
 	for _, m := range cfMembers {
 		e.waitReady(t, m, metav1.ConditionTrue)
@@ -141,31 +103,17 @@ func startCFEnv(t *testing.T, periods cfPeriods) *cfEnv {
 	return e
 }
 
-// namespace creates a namespace in the control plane (never deleted: the
-// environment goes away with the test).
-func (e *cfEnv) namespace(t *testing.T, prefix string) string {
-	t.Helper()
-	name := prefix + "-" + rand.String(5)
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if _, err := e.cs.CoreV1().Namespaces().Create(context.Background(), ns, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("creating namespace %s: %v", name, err)
-	}
-	return name
-}
-
-// apply applies manifest text to the private control plane in ns ("" for
-// cluster-scoped objects).
-func (e *cfEnv) apply(t *testing.T, ns, manifest string) {
-	t.Helper()
-	f := filepath.Join(t.TempDir(), "manifest.yaml")
-	if err := os.WriteFile(f, []byte(manifest), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"--context", localenv.ControlPlaneName, "apply", "-f", f}
-	if ns != "" {
-		args = append(args, "-n", ns)
-	}
-	kubectl(t, e.kubeconfig, args...)
+// scenario runs f as the subtest name of t, then restores the members
+// (restoreAll) and logs how long the scenario took.
+func (e *cfEnv) scenario(t *testing.T, name string, f func(t *testing.T, e *cfEnv)) {
+	t.Run(name, func(t *testing.T) {
+		start := time.Now()
+		t.Cleanup(func() {
+			e.restoreAll(t)
+			t.Logf("%s took %s (with the members restored)", name, time.Since(start).Round(time.Second))
+		})
+		f(t, e)
+	})
 }
 
 // stop stops member's API server. It returns once the command is started;
@@ -224,26 +172,14 @@ func (e *cfEnv) stopWith(t *testing.T, member string, flags ...string) {
 	e.mu.Unlock()
 }
 
-// start waits for a pending stop of member, starts its API server again and
-// waits until the Cluster is Ready and the not-ready taints are gone.
-//
-// The member's own controller manager, scheduler and kwok kept running
-// through the outage; their informers now wait out client-go's back-off
-// (up to a minute after a long outage) before they list again, so new
-// Deployments there would not get pods for that long. That is the member's
-// business, not Lifeboat's: they are restarted so the member is whole at
-// once.
+// start waits for a pending stop of member, starts its API server again,
+// restarts the member's own components and waits until the Cluster is Ready
+// and the not-ready taints are gone.
 func (e *cfEnv) start(t *testing.T, member string) {
 	t.Helper()
 	e.finishStop(t, member)
-	if out, err := lifeboat(t, "env", "start", member, "--state-dir", e.dir); err != nil {
-		t.Fatalf("lifeboat env start %s: %v\n%s", member, err, out)
-	}
-	for _, c := range []string{"controller-manager", "scheduler", "kwok"} {
-		if out, err := lifeboat(t, "env", "restart", member+"-"+c, "--state-dir", e.dir); err != nil {
-			t.Fatalf("lifeboat env restart %s-%s: %v\n%s", member, c, err, out)
-		}
-	}
+	e.run(t, "env", "start", member, "--state-dir", e.dir)
+	e.restartMemberComponents(t, member)
 	e.waitReady(t, member, metav1.ConditionTrue)
 	e.waitTaint(t, member, clusterv1alpha1.TaintClusterNotReady, corev1.TaintEffectNoExecute, false)
 	e.waitTaint(t, member, clusterv1alpha1.TaintClusterNotReady, corev1.TaintEffectNoSchedule, false)
@@ -277,8 +213,9 @@ func (e *cfEnv) finishStop(t *testing.T, member string) {
 
 // restoreAll starts every member that is stopped, together, and forgives
 // their failures (flap damping would otherwise keep a member that failed
-// in two scenarios out of the next one's placements); subtests call it in
-// t.Cleanup so that each starts with three Ready, undamped members.
+// in two scenarios out of the next one's placements); scenario calls it
+// when each subtest ends so that the next starts with three Ready,
+// undamped members.
 func (e *cfEnv) restoreAll(t *testing.T) {
 	t.Helper()
 	s, err := localenv.Load(e.dir)
@@ -333,11 +270,7 @@ func (e *cfEnv) startTogether(t *testing.T, members ...string) {
 		}
 	}
 	for _, m := range members {
-		for _, c := range []string{"controller-manager", "scheduler", "kwok"} {
-			if out, err := lifeboat(t, "env", "restart", m+"-"+c, "--state-dir", e.dir); err != nil {
-				t.Fatalf("lifeboat env restart %s-%s: %v\n%s", m, c, err, out)
-			}
-		}
+		e.restartMemberComponents(t, m)
 	}
 	for _, m := range members {
 		e.waitReady(t, m, metav1.ConditionTrue)
@@ -350,20 +283,10 @@ func (e *cfEnv) startTogether(t *testing.T, members ...string) {
 // returns since when (its lastTransitionTime).
 func (e *cfEnv) probeFailing(t *testing.T, member string) time.Time {
 	t.Helper()
-	var since time.Time
-	cfEventually(t, cfTimeout, describe("Cluster %s ProbeSucceeded=False", member), func(ctx context.Context) (bool, string, error) {
-		c, err := e.cluster(ctx, member)
-		if err != nil {
-			return false, "", err
-		}
-		cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionProbeSucceeded)
-		if cond == nil {
-			return false, "no ProbeSucceeded condition", nil
-		}
-		since = cond.LastTransitionTime.Time
-		return cond.Status == metav1.ConditionFalse, fmt.Sprintf("%s %s", cond.Status, cond.Reason), nil
-	})
-	return since
+	var cond metav1.Condition
+	cfEventually(t, cfTimeout, describe("Cluster %s ProbeSucceeded=False", member),
+		e.clusterConditionIs(member, clusterv1alpha1.ClusterConditionProbeSucceeded, metav1.ConditionFalse, &cond))
+	return cond.LastTransitionTime.Time
 }
 
 // readySince returns member's Ready condition's lastTransitionTime.
@@ -421,28 +344,11 @@ func (e *cfEnv) allStay(ns string, names map[string]string) func(ctx context.Con
 	}
 }
 
-func (e *cfEnv) cluster(ctx context.Context, name string) (*clusterv1alpha1.Cluster, error) {
-	var c clusterv1alpha1.Cluster
-	if err := e.cp.Get(ctx, types.NamespacedName{Name: name}, &c); err != nil {
-		return nil, err
-	}
-	return &c, nil
-}
-
 // waitReady waits until member's Ready condition has the given status.
 func (e *cfEnv) waitReady(t *testing.T, member string, want metav1.ConditionStatus) {
 	t.Helper()
-	cfEventually(t, cfTimeout, describe("Cluster %s Ready=%s", member, want), func(ctx context.Context) (bool, string, error) {
-		c, err := e.cluster(ctx, member)
-		if err != nil {
-			return false, "", err
-		}
-		cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
-		if cond == nil {
-			return false, "no Ready condition", nil
-		}
-		return cond.Status == want, fmt.Sprintf("%s %s: %s", cond.Status, cond.Reason, cond.Message), nil
-	})
+	cfEventually(t, cfTimeout, describe("Cluster %s Ready=%s", member, want),
+		e.clusterConditionIs(member, clusterv1alpha1.ClusterConditionReady, want, nil))
 }
 
 func findTaint(c *clusterv1alpha1.Cluster, key string, effect corev1.TaintEffect) *corev1.Taint {

@@ -44,28 +44,18 @@ func TestClusterFailover(t *testing.T) {
 		t.Logf("TestClusterFailover scenarios took %s", time.Since(begin).Round(time.Second))
 	})
 
-	run := func(name string, f func(t *testing.T)) {
-		t.Run(name, func(t *testing.T) {
-			start := time.Now()
-			t.Cleanup(func() {
-				e.restoreAll(t)
-				t.Logf("%s took %s (with the members restored)", name, time.Since(start).Round(time.Second))
-			})
-			f(t)
-		})
-	}
-	run("custom ClusterTaintPolicy and manual taints", func(t *testing.T) { customTaintPolicy(t, e) })
-	run("untolerated taint moves the seed workload and recovery deletes the stale copy", func(t *testing.T) { untoleratedAndRecovery(t, e) })
-	run("tolerationSeconds delays the eviction and no tolerationSeconds keeps the workload", func(t *testing.T) { tolerations(t, e) })
-	run("Directly does not wait forever for an unreachable cluster", func(t *testing.T) { directly(t, e) })
-	run("a short outage of the only allowed cluster is undone, not wedged", func(t *testing.T) { shortOutage(t, e) })
-	run("Divided moves only the failed member replicas", func(t *testing.T) { divided(t, e) })
-	run("all members killed at once: nothing is evicted while they are down or after they return", func(t *testing.T) { allMembersDown(t, e) })
-	run("members killed a few seconds apart: nothing is evicted", func(t *testing.T) { staggeredMembersDown(t, e) })
-	run("a single killed member fails over within the documented bound", func(t *testing.T) { singleFailureBound(t, e) })
-	run("a NoExecute taint patched without timeAdded is stamped and evicts after tolerationSeconds", func(t *testing.T) { patchedTaint(t, e) })
-	run("a flapping member stops receiving a Duplicated copy", func(t *testing.T) { flapping(t, e) })
-	run("mass failover of 200 Deployments", func(t *testing.T) { massFailover(t, e) })
+	e.scenario(t, "custom ClusterTaintPolicy and manual taints", customTaintPolicy)
+	e.scenario(t, "untolerated taint moves the seed workload and recovery deletes the stale copy", untoleratedAndRecovery)
+	e.scenario(t, "tolerationSeconds delays the eviction and no tolerationSeconds keeps the workload", tolerations)
+	e.scenario(t, "Directly does not wait forever for an unreachable cluster", directly)
+	e.scenario(t, "a short outage of the only allowed cluster is undone, not wedged", shortOutage)
+	e.scenario(t, "Divided moves only the failed member replicas", divided)
+	e.scenario(t, "all members killed at once: nothing is evicted while they are down or after they return", allMembersDown)
+	e.scenario(t, "members killed a few seconds apart: nothing is evicted", staggeredMembersDown)
+	e.scenario(t, "a single killed member fails over within the documented bound", singleFailureBound)
+	e.scenario(t, "a NoExecute taint patched without timeAdded is stamped and evicts after tolerationSeconds", patchedTaint)
+	e.scenario(t, "a flapping member stops receiving a Duplicated copy", flapping)
+	e.scenario(t, "mass failover of 200 Deployments", massFailover)
 }
 
 // TestClusterFailoverDefaultPeriods runs the storm guard's promises with
@@ -76,19 +66,9 @@ func TestClusterFailover(t *testing.T) {
 func TestClusterFailoverDefaultPeriods(t *testing.T) {
 	t.Parallel()
 	e := startCFEnv(t, defaultPeriods)
-	run := func(name string, f func(t *testing.T)) {
-		t.Run(name, func(t *testing.T) {
-			start := time.Now()
-			t.Cleanup(func() {
-				e.restoreAll(t)
-				t.Logf("%s took %s (with the members restored)", name, time.Since(start).Round(time.Second))
-			})
-			f(t)
-		})
-	}
-	run("all members killed at once: nothing is evicted while they are down or after they return", func(t *testing.T) { allMembersDown(t, e) })
-	run("members killed a few seconds apart: nothing is evicted", func(t *testing.T) { staggeredMembersDown(t, e) })
-	run("a single killed member fails over within the documented bound", func(t *testing.T) { singleFailureBound(t, e) })
+	e.scenario(t, "all members killed at once: nothing is evicted while they are down or after they return", allMembersDown)
+	e.scenario(t, "members killed a few seconds apart: nothing is evicted", staggeredMembersDown)
+	e.scenario(t, "a single killed member fails over within the documented bound", singleFailureBound)
 }
 
 // The seeds' nginx policy (one member, no

@@ -425,26 +425,7 @@ func assertFailoverRecorded(t *testing.T, ns, name, from, to string, want ...str
 // of name whose message contains every part.
 func eventWith(t *testing.T, ns, name, typ, reason string, parts ...string) {
 	t.Helper()
-	cs := clientsetFor(t, controlPlaneConfig(t))
-	eventually(t, 30*time.Second, describe("%s Event %s on the binding of %s containing %q", typ, reason, name, parts), func(ctx context.Context) (bool, string, error) {
-		evs, err := eventsFor(ctx, cs, ns, "ResourceBinding", name+"-deployment")
-		if err != nil {
-			return false, "", err
-		}
-	next:
-		for _, e := range evs {
-			if e.Type != typ || e.Reason != reason {
-				continue
-			}
-			for _, p := range parts {
-				if !strings.Contains(e.Message, p) {
-					continue next
-				}
-			}
-			return true, "", nil
-		}
-		return false, summarizeEvents(evs), nil
-	})
+	waitEvent(t, ns, "ResourceBinding", name+"-deployment", typ, reason, parts...)
 }
 
 // stays polls cond every 250ms until the time until and fails the test as

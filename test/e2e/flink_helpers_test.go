@@ -257,18 +257,11 @@ func waitEvent(t *testing.T, ns, kind, name, typ, reason string, parts ...string
 		if err != nil {
 			return false, "", err
 		}
-	next:
 		for _, e := range evs {
-			if e.Type != typ || e.Reason != reason {
-				continue
+			if e.Type == typ && e.Reason == reason && containsAll(e.Message, parts...) {
+				msg = e.Message
+				return true, "", nil
 			}
-			for _, p := range parts {
-				if !strings.Contains(e.Message, p) {
-					continue next
-				}
-			}
-			msg = e.Message
-			return true, "", nil
 		}
 		return false, summarizeEvents(evs), nil
 	})

@@ -141,3 +141,23 @@ func lifeboat(t *testing.T, args ...string) (string, error) {
 }
 
 func describe(format string, args ...any) string { return fmt.Sprintf(format, args...) }
+
+// containsAll reports whether s contains every part.
+func containsAll(s string, parts ...string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}
+
+// lineHas reports whether one line of out contains every part.
+func lineHas(out string, parts ...string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		if containsAll(line, parts...) {
+			return true
+		}
+	}
+	return false
+}

@@ -5,8 +5,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,12 +12,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
@@ -32,24 +27,6 @@ import (
 // cleanupTimeout bounds the waits of the member clean-up scenarios that do
 // not wait out the orphan grace period.
 const cleanupTimeout = 2 * time.Minute
-
-// pinnedTo is a PropagationPolicy placing Deployment name on cluster only.
-func pinnedTo(name, cluster string) string {
-	return fmt.Sprintf(`
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: %[1]s
-spec:
-  resourceSelectors:
-    - apiVersion: apps/v1
-      kind: Deployment
-      name: %[1]s
-  placement:
-    clusterAffinity:
-      clusterNames: [%[2]s]
-`, name, cluster)
-}
 
 // memberNamespaceGone is a condition: namespace ns no longer exists in the
 // member.
@@ -161,82 +138,22 @@ func TestMemberNamespacesLifeboatCreatedAreRemovedOnceEmpty(t *testing.T) {
 
 // cleanupEnv is TestMembersUnjoined's own environment: it stops and unjoins
 // members, so it must not be the suite's shared one.
-type cleanupEnv struct {
-	dir        string
-	kubeconfig string
-	cp         client.Client
-	cs         kubernetes.Interface
-	members    map[string]kubernetes.Interface
-}
+type cleanupEnv struct{ *privateEnv }
 
 // startCleanupEnv brings up a private three-member environment whose
 // members are found down or back within seconds; the orphan grace period
 // and scan interval are the defaults.
 func startCleanupEnv(t *testing.T) *cleanupEnv {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "env")
-	args := []string{"up", "--members", "3", "--state-dir", dir, "--cache-dir", suite.cacheDir}
-	for _, a := range []string{"--cluster-status-update-frequency=1s", "--cluster-failure-threshold=3s", "--cluster-success-threshold=2s"} {
-		args = append(args, "--controller-manager-arg="+a)
-	}
-	out, err := lifeboat(t, args...)
-	t.Cleanup(func() {
-		if _, err := os.Stat(dir); err == nil {
-			if out, err := lifeboat(t, "down", "--state-dir", dir); err != nil {
-				t.Logf("lifeboat down: %v\n%s", err, out)
-			}
-		}
-	})
-	if err != nil {
-		t.Fatalf("lifeboat up: %v\n%s", err, out)
-	}
-	s, err := localenv.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &cleanupEnv{
-		dir: dir, kubeconfig: s.KubeconfigPath(),
-		cp:      clientFor(t, clusterConfig(t, s, localenv.ControlPlaneName)),
-		cs:      clientsetFor(t, clusterConfig(t, s, localenv.ControlPlaneName)),
-		members: map[string]kubernetes.Interface{},
-	}
+	e := &cleanupEnv{startPrivateEnv(t, envOptions{members: 3, controllerManagerArgs: shortPeriods.args})}
 	for _, m := range []string{"member1", "member2", "member3"} {
-		e.members[m] = clientsetFor(t, clusterConfig(t, s, m))
 		e.waitReady(t, m, metav1.ConditionTrue)
 	}
 	return e
 }
 
-func (e *cleanupEnv) run(t *testing.T, args ...string) string {
-	t.Helper()
-	out, err := lifeboat(t, args...)
-	if err != nil {
-		t.Fatalf("lifeboat %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return out
-}
-
 func (e *cleanupEnv) cpFlags() []string {
 	return []string{"--control-plane-kubeconfig", e.kubeconfig, "--control-plane-context", localenv.ControlPlaneName}
-}
-
-// namespace creates a namespace in the control plane.
-func (e *cleanupEnv) namespace(t *testing.T, prefix string) string {
-	t.Helper()
-	name := prefix + "-" + rand.String(5)
-	if _, err := e.cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	return name
-}
-
-func (e *cleanupEnv) apply(t *testing.T, ns, manifest string) {
-	t.Helper()
-	f := filepath.Join(t.TempDir(), "manifest.yaml")
-	if err := os.WriteFile(f, []byte(manifest), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	kubectl(t, e.kubeconfig, "--context", localenv.ControlPlaneName, "-n", ns, "apply", "-f", f)
 }
 
 // deleteTemplate deletes Deployment name and its policy from ns in the
@@ -256,17 +173,8 @@ func (e *cleanupEnv) deleteTemplate(t *testing.T, ns, name string) {
 
 func (e *cleanupEnv) waitReady(t *testing.T, member string, want metav1.ConditionStatus) {
 	t.Helper()
-	eventually(t, cleanupTimeout, describe("Cluster %s Ready=%s", member, want), func(ctx context.Context) (bool, string, error) {
-		var c clusterv1alpha1.Cluster
-		if err := e.cp.Get(ctx, types.NamespacedName{Name: member}, &c); err != nil {
-			return false, "", err
-		}
-		cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
-		if cond == nil {
-			return false, "no Ready condition", nil
-		}
-		return cond.Status == want, fmt.Sprintf("%s %s", cond.Status, cond.Reason), nil
-	})
+	eventually(t, cleanupTimeout, describe("Cluster %s Ready=%s", member, want),
+		e.clusterConditionIs(member, clusterv1alpha1.ClusterConditionReady, want, nil))
 }
 
 // stop stops member's API server and waits until its Cluster is not Ready.
@@ -281,9 +189,7 @@ func (e *cleanupEnv) stop(t *testing.T, member string) {
 func (e *cleanupEnv) start(t *testing.T, member string) {
 	t.Helper()
 	e.run(t, "env", "start", member, "--state-dir", e.dir)
-	for _, c := range []string{"controller-manager", "scheduler", "kwok"} {
-		e.run(t, "env", "restart", member+"-"+c, "--state-dir", e.dir)
-	}
+	e.restartMemberComponents(t, member)
 }
 
 // unjoin unjoins member and waits until its Cluster is gone.
@@ -310,11 +216,7 @@ func (e *cleanupEnv) clusterEvent(member, reason string, parts ...string) func(c
 		var notes []string
 		for _, ev := range list.Items {
 			notes = append(notes, ev.Message)
-			all := true
-			for _, p := range parts {
-				all = all && strings.Contains(ev.Message, p)
-			}
-			if all {
+			if containsAll(ev.Message, parts...) {
 				return true, "", nil
 			}
 		}

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/localenv"
 )
 
 var memberNames = []string{"member1", "member2", "member3"}
@@ -32,15 +33,50 @@ func applyFile(t *testing.T, ns, path string) {
 	kubectl(t, suite.state.KubeconfigPath(), "--context", "lifeboat", "-n", ns, "apply", "-f", filepath.Join("testdata", path))
 }
 
-// applyYAML applies manifest text to the control plane in ns.
+// applyYAML applies manifest text to the shared control plane in ns.
 func applyYAML(t *testing.T, ns, manifest string) {
+	t.Helper()
+	applyManifest(t, suite.state.KubeconfigPath(), ns, manifest)
+}
+
+// applyManifest applies manifest text to the control plane of the
+// environment whose kubeconfig is given, in ns ("" for cluster-scoped
+// objects).
+func applyManifest(t *testing.T, kubeconfig, ns, manifest string) {
 	t.Helper()
 	f := filepath.Join(t.TempDir(), "manifest.yaml")
 	if err := os.WriteFile(f, []byte(manifest), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	kubectl(t, suite.state.KubeconfigPath(), "--context", "lifeboat", "-n", ns, "apply", "-f", f)
+	args := []string{"--context", localenv.ControlPlaneName}
+	if ns != "" {
+		args = append(args, "-n", ns)
+	}
+	kubectl(t, kubeconfig, append(args, "apply", "-f", f)...)
 }
+
+// pinnedPolicy is a PropagationPolicy name placing Deployment deployment
+// on cluster only; placement is more YAML for spec.placement (indented by 4
+// spaces), "" for none.
+func pinnedPolicy(name, deployment, cluster, placement string) string {
+	return fmt.Sprintf(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: %[1]s
+spec:
+  resourceSelectors:
+    - apiVersion: apps/v1
+      kind: Deployment
+      name: %[2]s
+  placement:
+    clusterAffinity:
+      clusterNames: [%[3]s]
+%[4]s`, name, deployment, cluster, placement)
+}
+
+// pinnedTo is a PropagationPolicy placing Deployment name on cluster only.
+func pinnedTo(name, cluster string) string { return pinnedPolicy(name, name, cluster, "") }
 
 // members returns a clientset per member of the shared environment.
 func members(t *testing.T) map[string]kubernetes.Interface {

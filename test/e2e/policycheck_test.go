@@ -348,17 +348,3 @@ func policyEvents(t *testing.T, cs kubernetes.Interface, kind, ns, name, reason 
 	}
 	return out
 }
-
-// lineHas reports whether one line of out contains every part.
-func lineHas(out string, parts ...string) bool {
-next:
-	for _, line := range strings.Split(out, "\n") {
-		for _, p := range parts {
-			if !strings.Contains(line, p) {
-				continue next
-			}
-		}
-		return true
-	}
-	return false
-}

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,70 +17,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/lifeboat-dev/lifeboat/internal/localenv"
 )
-
-// privateEnv is an environment of one test's own, for scenarios that stop
-// the control plane or run the controller manager with other flags.
-type privateEnv struct {
-	dir        string
-	kubeconfig string
-	state      *localenv.State
-	cp         kubernetes.Interface
-	member1    kubernetes.Interface
-}
-
-// startPrivateEnv brings up a one-member environment whose controller
-// manager gets cmArgs, torn down when the test ends.
-func startPrivateEnv(t *testing.T, cmArgs ...string) *privateEnv {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "env")
-	args := []string{"up", "--members", "1", "--state-dir", dir, "--cache-dir", suite.cacheDir}
-	for _, a := range cmArgs {
-		args = append(args, "--controller-manager-arg="+a)
-	}
-	out, err := lifeboat(t, args...)
-	t.Cleanup(func() {
-		if _, err := os.Stat(dir); err == nil {
-			if out, err := lifeboat(t, "down", "--state-dir", dir); err != nil {
-				t.Logf("lifeboat down: %v\n%s", err, out)
-			}
-		}
-	})
-	if err != nil {
-		t.Fatalf("lifeboat up: %v\n%s", err, out)
-	}
-	s, err := localenv.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &privateEnv{
-		dir:        dir,
-		kubeconfig: s.KubeconfigPath(),
-		state:      s,
-		cp:         clientsetFor(t, clusterConfig(t, s, localenv.ControlPlaneName)),
-		member1:    clientsetFor(t, clusterConfig(t, s, "member1")),
-	}
-}
-
-// component returns the recorded component name, read afresh.
-func (e *privateEnv) component(t *testing.T, name string) localenv.Component {
-	t.Helper()
-	s, err := localenv.Load(e.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range s.Components {
-		if c.Name == name {
-			return c
-		}
-	}
-	t.Fatalf("no component %s", name)
-	return localenv.Component{}
-}
 
 // TestControllerManagerOperations runs the controller manager as a cluster
 // would, on an environment of its own: /metrics served with
@@ -91,7 +30,7 @@ func (e *privateEnv) component(t *testing.T, name string) localenv.Component {
 // environment's supervisor and goes on propagating.
 func TestControllerManagerOperations(t *testing.T) {
 	t.Parallel()
-	e := startPrivateEnv(t, "--metrics-secure")
+	e := startPrivateEnv(t, envOptions{members: 1, controllerManagerArgs: []string{"--metrics-secure"}})
 	t.Run("secure metrics answer only authorized tokens", func(t *testing.T) { testSecureMetrics(t, e) })
 	t.Run("the controller manager comes back after the control plane's API server does", func(t *testing.T) { testControlPlaneOutage(t, e) })
 }
@@ -104,7 +43,7 @@ func testSecureMetrics(t *testing.T, e *privateEnv) {
 	// scraper may get /metrics; stranger is a valid identity without that
 	// right.
 	for _, sa := range []string{"scraper", "stranger"} {
-		if _, err := e.cp.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
+		if _, err := e.cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: sa}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -112,7 +51,7 @@ func testSecureMetrics(t *testing.T, e *privateEnv) {
 		ObjectMeta: metav1.ObjectMeta{Name: ns + "-metrics-reader"},
 		Rules:      []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}},
 	}
-	if _, err := e.cp.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+	if _, err := e.cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	binding := &rbacv1.ClusterRoleBinding{
@@ -120,12 +59,12 @@ func testSecureMetrics(t *testing.T, e *privateEnv) {
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "scraper", Namespace: ns}},
 	}
-	if _, err := e.cp.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+	if _, err := e.cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	token := func(sa string) string {
 		t.Helper()
-		tr, err := e.cp.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
+		tr, err := e.cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa, &authenticationv1.TokenRequest{
 			Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)},
 		}, metav1.CreateOptions{})
 		if err != nil {
@@ -246,25 +185,9 @@ func testControlPlaneOutage(t *testing.T, e *privateEnv) {
 
 	// And it propagates: a new Deployment with a policy reaches member1.
 	ns := createNamespace(t, clusterConfig(t, e.state, localenv.ControlPlaneName), "after-outage")
-	manifest := filepath.Join(t.TempDir(), "app.yaml")
-	if err := os.WriteFile(manifest, []byte(cfDeployment("after-outage", 2)+`
----
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: after-outage
-spec:
-  resourceSelectors:
-    - {apiVersion: apps/v1, kind: Deployment, name: after-outage}
-  placement:
-    clusterAffinity:
-      clusterNames: [member1]
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	kubectl(t, e.kubeconfig, "--context", localenv.ControlPlaneName, "apply", "-n", ns, "-f", manifest)
+	e.apply(t, ns, cfDeployment("after-outage", 2)+"---"+pinnedTo("after-outage", "member1"))
 	eventually(t, 2*time.Minute, "the Deployment ready in member1", func(ctx context.Context) (bool, string, error) {
-		d, err := e.member1.AppsV1().Deployments(ns).Get(ctx, "after-outage", metav1.GetOptions{})
+		d, err := e.members["member1"].AppsV1().Deployments(ns).Get(ctx, "after-outage", metav1.GetOptions{})
 		if err != nil {
 			return false, "", err
 		}

@@ -33,26 +33,13 @@ func TestNoScheduleTaintsBlockNewPlacements(t *testing.T) {
 	policy := func(name string, tolerate bool) string {
 		tol := ""
 		if tolerate {
-			tol = `
-    clusterTolerations:
+			tol = `    clusterTolerations:
       - key: example.com/maintenance
         operator: Exists
-        effect: NoSchedule`
+        effect: NoSchedule
+`
 		}
-		return fmt.Sprintf(`
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: %[1]s
-spec:
-  resourceSelectors:
-    - apiVersion: apps/v1
-      kind: Deployment
-      name: %[1]s
-  placement:
-    clusterAffinity:
-      clusterNames: [%[2]s]%[3]s
----
+		return pinnedPolicy(name, name, member, tol) + fmt.Sprintf(`---
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -64,7 +51,7 @@ spec:
     metadata: {labels: {app: %[1]s}}
     spec:
       containers: [{name: app, image: nginx}]
-`, name, member, tol)
+`, name)
 	}
 	applyYAML(t, ns, policy("untolerated", false))
 	applyYAML(t, ns, policy("tolerated", true))

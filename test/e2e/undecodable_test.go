@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -64,7 +65,7 @@ func TestUndecodablePolicyIsSkippedAndReported(t *testing.T) {
 
 	// 3. too-high is reported.
 	waitUndecodableCount(t, base+1)
-	waitDecodeFailedEvent(t, badNS, "too-high", "3000000000", "they see nothing of it")
+	waitEvent(t, badNS, "PropagationPolicy", "too-high", corev1.EventTypeWarning, "DecodeFailed", "3000000000", "they see nothing of it")
 	waitLogLine(t, `"msg":"object cannot be decoded; skipped"`, `"namespace":"`+badNS+`"`, `"name":"too-high"`, "3000000000")
 
 	// 4. A policy that was decodable and is no longer: the controllers
@@ -83,7 +84,7 @@ func TestUndecodablePolicyIsSkippedAndReported(t *testing.T) {
 		obj["spec"].(map[string]any)["priority"] = json.Number("3000000000")
 	})
 	waitUndecodableCount(t, base+2)
-	waitDecodeFailedEvent(t, laterNS, "later", "3000000000", "they see its last decodable version")
+	waitEvent(t, laterNS, "PropagationPolicy", "later", corev1.EventTypeWarning, "DecodeFailed", "3000000000", "they see its last decodable version")
 
 	deletePolicy(t, cp, laterNS, "later")
 	waitPolicyGone(t, cp, laterNS, "later")
@@ -107,32 +108,19 @@ func TestUndecodablePolicyIsSkippedAndReported(t *testing.T) {
 // pinnedPolicyAndDeployment is a policy that places Deployment deploy on
 // member1, and that Deployment.
 func pinnedPolicyAndDeployment(policy, deploy string) string {
-	return fmt.Sprintf(`
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata:
-  name: %[1]s
-spec:
-  resourceSelectors:
-    - apiVersion: apps/v1
-      kind: Deployment
-      name: %[2]s
-  placement:
-    clusterAffinity:
-      clusterNames: [member1]
----
+	return pinnedPolicy(policy, deploy, "member1", "") + fmt.Sprintf(`---
 apiVersion: apps/v1
 kind: Deployment
 metadata:
-  name: %[2]s
+  name: %[1]s
 spec:
   replicas: 1
-  selector: {matchLabels: {app: %[2]s}}
+  selector: {matchLabels: {app: %[1]s}}
   template:
-    metadata: {labels: {app: %[2]s}}
+    metadata: {labels: {app: %[1]s}}
     spec:
-      containers: [{name: %[2]s, image: nginx}]
-`, policy, deploy)
+      containers: [{name: %[1]s, image: nginx}]
+`, deploy)
 }
 
 func waitInMember(t *testing.T, ms map[string]kubernetes.Interface, ns, name string) {
@@ -175,30 +163,6 @@ func waitPolicyGone(t *testing.T, cp client.Client, ns, name string) {
 	})
 }
 
-func waitDecodeFailedEvent(t *testing.T, ns, name string, parts ...string) {
-	t.Helper()
-	cs := clientsetFor(t, controlPlaneConfig(t))
-	eventually(t, 30*time.Second, describe("Warning DecodeFailed Event on PropagationPolicy %s/%s containing %q", ns, name, parts), func(ctx context.Context) (bool, string, error) {
-		evs, err := eventsFor(ctx, cs, ns, "PropagationPolicy", name)
-		if err != nil {
-			return false, "", err
-		}
-	next:
-		for _, e := range evs {
-			if e.Type != "Warning" || e.Reason != "DecodeFailed" {
-				continue
-			}
-			for _, p := range parts {
-				if !strings.Contains(e.Message, p) {
-					continue next
-				}
-			}
-			return true, "", nil
-		}
-		return false, summarizeEvents(evs), nil
-	})
-}
-
 // waitLogLine waits for a line of the controller manager's log holding
 // every part.
 func waitLogLine(t *testing.T, parts ...string) {
@@ -208,16 +172,7 @@ func waitLogLine(t *testing.T, parts ...string) {
 		if err != nil {
 			return false, "", err
 		}
-	next:
-		for _, line := range strings.Split(string(data), "\n") {
-			for _, p := range parts {
-				if !strings.Contains(line, p) {
-					continue next
-				}
-			}
-			return true, "", nil
-		}
-		return false, "no such line", nil
+		return lineHas(string(data), parts...), "no such line", nil
 	})
 }
 
