@@ -208,8 +208,14 @@ func printHistory(out io.Writer, b *boundTemplate, now time.Time) error {
 		var notes []string
 		for _, h := range b.status.FailoverHistory {
 			to := strings.Join(h.ClustersAfter, ",")
-			if to == "" {
+			switch {
+			case to == "":
 				to = "<pending>"
+			case to == h.FromCluster:
+				// Only an eviction undone (its cluster recovered before
+				// anything was placed instead) places the workload back
+				// on the cluster it was evicted from.
+				to += " (undone)"
 			}
 			healthy := "-"
 			if h.ReplacementHealthyTime != nil {

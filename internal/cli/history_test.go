@@ -44,6 +44,11 @@ func sampleBinding() *workv1alpha2.ResourceBinding {
 
 func TestPrintHistory(t *testing.T) {
 	b := sampleBinding()
+	undone := b.Status.FailoverHistory[0]
+	undone.Time = metav1.NewTime(undone.Time.Add(-time.Hour))
+	undone.FromCluster, undone.ClustersAfter, undone.PreservedLabelState, undone.Message = "member1", []string{"member1"}, nil, ""
+	undone.ReplacementHealthyTime = &metav1.Time{Time: undone.Time.Add(20 * time.Second)}
+	b.Status.FailoverHistory = append([]workv1alpha2.FailoverHistoryItem{undone}, b.Status.FailoverHistory...)
 	var out bytes.Buffer
 	err := printHistory(&out, &boundTemplate{kind: "ResourceBinding", namespace: "default", name: b.Name, spec: &b.Spec, status: &b.Status}, histT0.Add(1000*time.Second))
 	if err != nil {
@@ -51,9 +56,10 @@ func TestPrintHistory(t *testing.T) {
 	}
 	want := `Deployment default/nginx (ResourceBinding default/nginx-deployment), placed on: member1
 
-TIME                  REASON              FROM     TO         PURGE     STATE      REPLACEMENT HEALTHY AFTER
-2023-05-08T09:29:02Z  ApplicationFailure  member3  member2    Directly  jobid=abc  45s
-2023-05-08T09:39:02Z  ApplicationFailure  member2  <pending>  Never     -          -
+TIME                  REASON              FROM     TO                PURGE     STATE      REPLACEMENT HEALTHY AFTER
+2023-05-08T08:29:02Z  ApplicationFailure  member1  member1 (undone)  Directly  -          20s
+2023-05-08T09:29:02Z  ApplicationFailure  member3  member2           Directly  jobid=abc  45s
+2023-05-08T09:39:02Z  ApplicationFailure  member2  <pending>         Never     -          -
 
 Notes:
   2023-05-08T09:29:02Z from member3: state not preserved for rule x: JSONPath "{.a}": a not found
