@@ -69,7 +69,7 @@ func newFixture(t *testing.T, objs ...client.Object) *fixture {
 		Client: cl, Recorder: f.events, Clock: clocktesting.NewFakePassiveClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)),
 		Interpreter: f.interp, Members: env.Cache,
 	}
-	f.r.queue.set(f.queue)
+	f.r.queue.Set(f.queue)
 	return f
 }
 

@@ -132,7 +132,8 @@ func newFixture(t *testing.T, objs ...client.Object) *fixture {
 	f := &fixture{t: t, ctx: context.Background(), client: cl, env: env, drift: &driftRecorder{},
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())}
 	t.Cleanup(f.queue.ShutDown)
-	f.r = &Reconciler{Client: cl, Interpreter: fakeInterpreter{}, Members: env.Cache, Drift: f.drift, queue: f.queue}
+	f.r = &Reconciler{Client: cl, Interpreter: fakeInterpreter{}, Members: env.Cache, Drift: f.drift}
+	f.r.queue.Set(f.queue)
 	return f
 }
 
