@@ -16,13 +16,13 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/clienttest"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
@@ -97,32 +97,7 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 		WithIndex(&workv1alpha1.Work{}, worksByBindingIndex, workIndexValues).
 		WithIndex(&workv1alpha2.ResourceBinding{}, bindingsByKindIndex, bindingIndexValues).
 		WithIndex(&workv1alpha2.ClusterResourceBinding{}, bindingsByKindIndex, bindingIndexValues).
-		WithInterceptorFuncs(interceptor.Funcs{
-			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-				count("create", obj)
-				return c.Create(ctx, obj, opts...)
-			},
-			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-				count("update", obj)
-				return c.Update(ctx, obj, opts...)
-			},
-			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-				count("patch", obj)
-				return c.Patch(ctx, obj, patch, opts...)
-			},
-			Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
-				count("delete", obj)
-				return c.Delete(ctx, obj, opts...)
-			},
-			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-				count("update/"+sub, obj)
-				return c.SubResource(sub).Update(ctx, obj, opts...)
-			},
-			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-				count("patch/"+sub, obj)
-				return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-			},
-		}).
+		WithInterceptorFuncs(clienttest.CountWrites(count)).
 		Build()
 	e.sync = &Reconciler{Client: e.client, Templates: &templates.Reader{Live: e.client}, Recorder: e.recorder, Interpreter: fakeInterpreter{}}
 	e.status = &StatusReconciler{Client: e.client, Templates: &templates.Reader{Live: e.client}, Recorder: e.recorder, Interpreter: fakeInterpreter{}}

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/clienttest"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
 
@@ -110,34 +110,5 @@ func newFakeClient(t *testing.T, objs ...runtime.Object) *fake.ClientBuilder {
 type writeCounter struct{ n int }
 
 func (w *writeCounter) funcs() interceptor.Funcs {
-	return interceptor.Funcs{
-		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			w.n++
-			return c.Create(ctx, obj, opts...)
-		},
-		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-			w.n++
-			return c.Update(ctx, obj, opts...)
-		},
-		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-			w.n++
-			return c.Patch(ctx, obj, patch, opts...)
-		},
-		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
-			w.n++
-			return c.Delete(ctx, obj, opts...)
-		},
-		DeleteAllOf: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteAllOfOption) error {
-			w.n++
-			return c.DeleteAllOf(ctx, obj, opts...)
-		},
-		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-			w.n++
-			return c.SubResource(sub).Update(ctx, obj, opts...)
-		},
-		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-			w.n++
-			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
-		},
-	}
+	return clienttest.CountWrites(func(string, client.Object) { w.n++ })
 }

@@ -15,10 +15,10 @@ import (
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/clienttest"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
@@ -46,20 +46,7 @@ func newTestEnv(t *testing.T, objs ...client.Object) *testEnv {
 	e := &testEnv{rec: record.NewFakeRecorder(100)}
 	e.c = fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).
 		WithIndex(&workv1alpha2.ResourceBinding{}, IndexDependency, dependencyIndex).
-		WithInterceptorFuncs(interceptor.Funcs{
-			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-				e.writes.Add(1)
-				return c.Create(ctx, obj, opts...)
-			},
-			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-				e.writes.Add(1)
-				return c.Update(ctx, obj, opts...)
-			},
-			Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
-				e.writes.Add(1)
-				return c.Delete(ctx, obj, opts...)
-			},
-		}).Build()
+		WithInterceptorFuncs(clienttest.CountWrites(func(string, client.Object) { e.writes.Add(1) })).Build()
 	e.d = &Distributor{Client: e.c, Reader: e.c, Recorder: e.rec, Interpreter: fakeInterpreter{}, NewID: func() string { return "attached-id" }}
 	e.d.setDefaults()
 	return e

@@ -23,6 +23,7 @@ import (
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/clienttest"
 	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 	"github.com/lifeboat-dev/lifeboat/internal/packed"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
@@ -60,29 +61,11 @@ func newTestEnv(t *testing.T, objs ...client.Object) *testEnv {
 		t.Fatal(err)
 	}
 	e := &testEnv{rec: record.NewFakeRecorder(100)}
-	count := func() { e.writes.Add(1) }
 	e.c = fake.NewClientBuilder().WithScheme(s).
 		WithObjects(objs...).
 		WithIndex(&workv1alpha2.ResourceBinding{}, IndexClaimedBy, claimedByIndex).
 		WithIndex(&workv1alpha2.ClusterResourceBinding{}, IndexClaimedBy, claimedByIndex).
-		WithInterceptorFuncs(interceptor.Funcs{
-			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-				count()
-				return c.Create(ctx, obj, opts...)
-			},
-			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-				count()
-				return c.Update(ctx, obj, opts...)
-			},
-			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
-				count()
-				return c.Patch(ctx, obj, p, opts...)
-			},
-			Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
-				count()
-				return c.Delete(ctx, obj, opts...)
-			},
-		}).Build()
+		WithInterceptorFuncs(clienttest.CountWrites(func(string, client.Object) { e.writes.Add(1) })).Build()
 	e.d = &Detector{
 		Client:      e.c,
 		Reader:      e.c,

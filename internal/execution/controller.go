@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -28,12 +26,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
+	"github.com/lifeboat-dev/lifeboat/internal/enqueue"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 )
@@ -90,33 +88,14 @@ type Reconciler struct {
 	// answers. A Cluster that no longer exists is always released.
 	ReleaseUnreachable func(ctx context.Context, cluster *clusterv1alpha1.Cluster, work *workv1alpha1.Work, cause error) bool
 
-	queue queueRef
-}
-
-// queueRef holds the controller's queue for member events, which arrive
-// from informers outside controller-runtime.
-type queueRef struct {
-	mu sync.RWMutex
-	q  workqueue.TypedRateLimitingInterface[reconcile.Request]
-}
-
-func (r *queueRef) set(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.q = q
-}
-
-func (r *queueRef) add(key types.NamespacedName) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.q != nil {
-		r.q.Add(reconcile.Request{NamespacedName: key})
-	}
+	// queue takes member events, which arrive from informers outside
+	// controller-runtime.
+	queue enqueue.Queue
 }
 
 // NotifyDrift enqueues a Work whose member object is missing or changed,
 // so that it is applied again. The work status controller calls it.
-func (r *Reconciler) NotifyDrift(work types.NamespacedName) { r.queue.add(work) }
+func (r *Reconciler) NotifyDrift(work types.NamespacedName) { r.queue.Add(work) }
 
 // MemberHandler is the handler registered on member informers: a deleted
 // managed object, or one changed outside its status, enqueues its Work.
@@ -126,7 +105,7 @@ func (r *Reconciler) MemberHandler() membercluster.Handler {
 			return
 		}
 		if key, ok := WorkOf(e.Cluster, e.Object); ok {
-			r.queue.add(key)
+			r.queue.Add(key)
 		}
 	}}
 }
@@ -153,10 +132,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("execution").
 		For(&workv1alpha1.Work{}, builder.WithPredicates(inExecutionSpace(), workChanged())).
 		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.worksOfCluster), builder.WithPredicates(clusterChanged())).
-		WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-			r.queue.set(q)
-			return nil
-		})).
+		WatchesRawSource(r.queue.Source()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(conflict.Retrying(r))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -69,7 +70,7 @@ func newFixture(t *testing.T, objs ...client.Object) *fixture {
 		Client: cl, Recorder: f.events, Clock: clocktesting.NewFakePassiveClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)),
 		Interpreter: f.interp, Members: env.Cache,
 	}
-	f.r.queue.set(f.queue)
+	f.r.queue.Set(f.queue)
 	return f
 }
 
@@ -866,13 +867,20 @@ func TestHandoffMustNotHoldBack(t *testing.T) {
 		work := MakeWork("nginx", "member1").Manifest(deployment("nginx", 2)).Obj()
 		f := newFixture(t, work)
 		h, _ := withHandoff(f)
+		// The reactor goes in before the first reconcile starts the member
+		// informers, which read the fake's reactors concurrently.
+		var refuse atomic.Bool
+		f.env.Member("member1").PrependReactor("patch", "deployments", func(clienttesting.Action) (bool, runtime.Object, error) {
+			if !refuse.Load() {
+				return false, nil, nil
+			}
+			return true, nil, apierrors.NewForbidden(mct.Deployments.GroupResource(), "nginx", errors.New("denied"))
+		})
 		f.mustReconcile(work)
 		if h.Pending() != 1 {
 			t.Fatal("nothing offered; the test needs an offer")
 		}
-		f.env.Member("member1").PrependReactor("patch", "deployments", func(clienttesting.Action) (bool, runtime.Object, error) {
-			return true, nil, apierrors.NewForbidden(mct.Deployments.GroupResource(), "nginx", errors.New("denied"))
-		})
+		refuse.Store(true)
 		f.changeSpec(work, func(w *workv1alpha1.Work) {
 			w.Spec.Workload.Manifests = MakeWork("nginx", "member1").Manifest(deployment("nginx", 3)).Obj().Spec.Workload.Manifests
 		})

@@ -165,6 +165,7 @@ func TestControlPlaneAPIServerStopAndStart(t *testing.T) {
 	}
 }
 
+// mustComponent returns component name's record in the state at dir.
 func mustComponent(t *testing.T, dir, name string) Component {
 	t.Helper()
 	s, err := Load(dir)

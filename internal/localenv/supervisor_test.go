@@ -127,15 +127,7 @@ func newSupervisedEnv(t *testing.T, comps ...Component) *supervisedEnv {
 // get returns component name's record.
 func (e *supervisedEnv) get(t *testing.T, name string) Component {
 	t.Helper()
-	s, err := Load(e.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	i, err := componentIndex(s, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s.Components[i]
+	return mustComponent(t, e.dir, name)
 }
 
 // start runs component name's command as `lifeboat up` would, and records

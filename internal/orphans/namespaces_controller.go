@@ -17,10 +17,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/enqueue"
 	"github.com/lifeboat-dev/lifeboat/internal/execution"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 )
@@ -50,36 +50,17 @@ type NamespaceReconciler struct {
 	Clock    clock.PassiveClock
 	Metrics  *Metrics
 
-	queue queueRef
+	// queue takes the namespaces Enqueue is given.
+	queue enqueue.Queue
 
 	mu sync.Mutex
 	// waiting is when each namespace was first found waiting.
 	waiting map[types.NamespacedName]time.Time
 }
 
-// queueRef holds the controller's queue, fed from outside controller-runtime.
-type queueRef struct {
-	mu sync.RWMutex
-	q  workqueue.TypedRateLimitingInterface[reconcile.Request]
-}
-
-func (r *queueRef) set(q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.q = q
-}
-
-func (r *queueRef) add(key types.NamespacedName) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.q != nil {
-		r.q.Add(reconcile.Request{NamespacedName: key})
-	}
-}
-
 // Enqueue asks for namespace of cluster to be checked.
 func (r *NamespaceReconciler) Enqueue(cluster, namespace string) {
-	r.queue.add(types.NamespacedName{Namespace: cluster, Name: namespace})
+	r.queue.Add(types.NamespacedName{Namespace: cluster, Name: namespace})
 }
 
 // SetupWithManager indexes Works by the member namespaces they use and
@@ -94,10 +75,7 @@ func (r *NamespaceReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("member-namespaces").
 		Watches(&workv1alpha1.Work{}, handler.Funcs{DeleteFunc: r.workDeleted}).
-		WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-			r.queue.set(q)
-			return nil
-		})).
+		WatchesRawSource(r.queue.Source()).
 		Complete(r)
 }
 

@@ -148,44 +148,41 @@ func TestNamespaceWaitIsBounded(t *testing.T) {
 	}
 }
 
+// A namespace judged Removable is not deleted when, before the delete,
+// someone changed it (the delete is conditional on the resourceVersion
+// judged) or a Work came to use it (the Works are read again).
 func TestNamespaceChangedSinceJudgedIsNotRemoved(t *testing.T) {
-	f := newFixture(t)
-	f.put(mct.Namespaces, namespace("team-a", true))
-	s := Sweeper{Cluster: "member1", Member: CachedMember(f.env.Cache, "member1"), ControlPlane: ControlPlane{Reader: f.cp, Indexed: true}}
-	j, err := s.JudgeNamespace(f.ctx, "team-a")
-	if err != nil || j.Verdict != NamespaceRemovable {
-		t.Fatalf("judgement = %+v, %v", j, err)
+	cases := map[string]func(t *testing.T, f *fixture){
+		"someone takes it over: removes the mark": func(t *testing.T, f *fixture) {
+			taken := namespace("team-a", false)
+			taken.SetResourceVersion("2")
+			if err := f.env.Member("member1").Tracker().Update(mct.Namespaces, taken, ""); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"a Work made while judging uses it": func(t *testing.T, f *fixture) {
+			if err := f.cp.Create(f.ctx, work("web-5d8f", "team-a")); err != nil {
+				t.Fatal(err)
+			}
+		},
 	}
-	// Someone takes the namespace over meanwhile: removes the mark.
-	taken := namespace("team-a", false)
-	taken.SetResourceVersion("2")
-	if err := f.env.Member("member1").Tracker().Update(mct.Namespaces, taken, ""); err != nil {
-		t.Fatal(err)
-	}
+	for name, change := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			f.put(mct.Namespaces, namespace("team-a", true))
+			s := Sweeper{Cluster: "member1", Member: CachedMember(f.env.Cache, "member1"), ControlPlane: ControlPlane{Reader: f.cp, Indexed: true}}
+			j, err := s.JudgeNamespace(f.ctx, "team-a")
+			if err != nil || j.Verdict != NamespaceRemovable {
+				t.Fatalf("judgement = %+v, %v", j, err)
+			}
+			change(t, f)
 
-	removed, err := s.RemoveNamespace(f.ctx, j)
+			removed, err := s.RemoveNamespace(f.ctx, j)
 
-	if err != nil || removed || !f.exists(mct.Namespaces, "", "team-a") {
-		t.Fatalf("RemoveNamespace = %t, %v; namespace there %t", removed, err, f.exists(mct.Namespaces, "", "team-a"))
-	}
-}
-
-func TestNamespaceUsedByAWorkMadeWhileJudgingIsNotRemoved(t *testing.T) {
-	f := newFixture(t)
-	f.put(mct.Namespaces, namespace("team-a", true))
-	s := Sweeper{Cluster: "member1", Member: CachedMember(f.env.Cache, "member1"), ControlPlane: ControlPlane{Reader: f.cp, Indexed: true}}
-	j, err := s.JudgeNamespace(f.ctx, "team-a")
-	if err != nil || j.Verdict != NamespaceRemovable {
-		t.Fatalf("judgement = %+v, %v", j, err)
-	}
-	if err := f.cp.Create(f.ctx, work("web-5d8f", "team-a")); err != nil {
-		t.Fatal(err)
-	}
-
-	removed, err := s.RemoveNamespace(f.ctx, j)
-
-	if err != nil || removed || !f.exists(mct.Namespaces, "", "team-a") {
-		t.Fatalf("RemoveNamespace = %t, %v; namespace there %t", removed, err, f.exists(mct.Namespaces, "", "team-a"))
+			if err != nil || removed || !f.exists(mct.Namespaces, "", "team-a") {
+				t.Fatalf("RemoveNamespace = %t, %v; namespace there %t", removed, err, f.exists(mct.Namespaces, "", "team-a"))
+			}
+		})
 	}
 }
 

@@ -19,10 +19,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/clienttest"
 	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 	"github.com/lifeboat-dev/lifeboat/internal/served"
@@ -53,40 +53,21 @@ func newTestEnv(t *testing.T, objs ...client.Object) *testEnv {
 		t.Fatal(err)
 	}
 	e := &testEnv{rec: record.NewFakeRecorder(100), clock: clocktesting.NewFakeClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)), resources: controlPlane()}
-	other := func() { e.otherWrites.Add(1) }
+	// Every write counts as another write, except status patches, which
+	// are counted apart and fail while conflicts lasts.
+	writes := clienttest.CountWrites(func(string, client.Object) { e.otherWrites.Add(1) })
+	writes.SubResourcePatch = func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
+		e.statusWrites.Add(1)
+		if e.conflicts.Load() > 0 {
+			e.conflicts.Add(-1)
+			return apierrors.NewConflict(policyv1alpha1.Resource("propagationpolicies"), obj.GetName(), errors.New("the object has been modified"))
+		}
+		return c.SubResource(sub).Patch(ctx, obj, p, opts...)
+	}
 	e.c = fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).
 		WithStatusSubresource(&policyv1alpha1.PropagationPolicy{}, &policyv1alpha1.ClusterPropagationPolicy{},
 			&policyv1alpha1.OverridePolicy{}, &policyv1alpha1.ClusterOverridePolicy{}).
-		WithInterceptorFuncs(interceptor.Funcs{
-			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
-				e.statusWrites.Add(1)
-				if e.conflicts.Load() > 0 {
-					e.conflicts.Add(-1)
-					return apierrors.NewConflict(policyv1alpha1.Resource("propagationpolicies"), obj.GetName(), errors.New("the object has been modified"))
-				}
-				return c.SubResource(sub).Patch(ctx, obj, p, opts...)
-			},
-			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-				other()
-				return c.SubResource(sub).Update(ctx, obj, opts...)
-			},
-			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-				other()
-				return c.Create(ctx, obj, opts...)
-			},
-			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-				other()
-				return c.Update(ctx, obj, opts...)
-			},
-			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
-				other()
-				return c.Patch(ctx, obj, p, opts...)
-			},
-			Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
-				other()
-				return c.Delete(ctx, obj, opts...)
-			},
-		}).Build()
+		WithInterceptorFuncs(writes).Build()
 	kinds := served.New(func() ([]*metav1.APIResourceList, error) {
 		e.mu.Lock()
 		defer e.mu.Unlock()

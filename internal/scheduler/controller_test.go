@@ -17,11 +17,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/clienttest"
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 	st "github.com/lifeboat-dev/lifeboat/internal/scheduler/schedtesting"
@@ -66,34 +66,12 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{events: record.NewFakeRecorder(100)}
-	count := func() { h.writes++ }
 	h.c = fake.NewClientBuilder().WithScheme(s).
 		WithObjects(objs...).
 		WithStatusSubresource(&workv1alpha2.ResourceBinding{}, &workv1alpha2.ClusterResourceBinding{}, &clusterv1alpha1.Cluster{}).
 		WithIndex(&workv1alpha2.ResourceBinding{}, IndexScheduled, ScheduledIndexValue).
 		WithIndex(&workv1alpha2.ClusterResourceBinding{}, IndexScheduled, ScheduledIndexValue).
-		WithInterceptorFuncs(interceptor.Funcs{
-			Create: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.CreateOption) error {
-				count()
-				return c.Create(ctx, o, opts...)
-			},
-			Update: func(ctx context.Context, c client.WithWatch, o client.Object, opts ...client.UpdateOption) error {
-				count()
-				return c.Update(ctx, o, opts...)
-			},
-			Patch: func(ctx context.Context, c client.WithWatch, o client.Object, p client.Patch, opts ...client.PatchOption) error {
-				count()
-				return c.Patch(ctx, o, p, opts...)
-			},
-			SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, o client.Object, opts ...client.SubResourceUpdateOption) error {
-				count()
-				return c.SubResource(sub).Update(ctx, o, opts...)
-			},
-			SubResourcePatch: func(ctx context.Context, c client.Client, sub string, o client.Object, p client.Patch, opts ...client.SubResourcePatchOption) error {
-				count()
-				return c.SubResource(sub).Patch(ctx, o, p, opts...)
-			},
-		}).Build()
+		WithInterceptorFuncs(clienttest.CountWrites(func(string, client.Object) { h.writes++ })).Build()
 	h.r = &Reconciler{Client: h.c, Recorder: h.events, Clock: clocktesting.NewFakePassiveClock(testNow)}
 	return h
 }

@@ -3,7 +3,6 @@ package workstatus
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,18 +12,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
+	"github.com/lifeboat-dev/lifeboat/internal/enqueue"
 	"github.com/lifeboat-dev/lifeboat/internal/execution"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
@@ -90,16 +88,9 @@ type Reconciler struct {
 	// controller's next write of the Work.
 	Handoff *coalesce.Handoff[[]metav1.Condition]
 
-	mu    sync.RWMutex
-	queue workqueue.TypedRateLimitingInterface[reconcile.Request]
-}
-
-func (r *Reconciler) enqueue(key types.NamespacedName) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if r.queue != nil {
-		r.queue.Add(reconcile.Request{NamespacedName: key})
-	}
+	// queue takes member events, which arrive from informers outside
+	// controller-runtime.
+	queue enqueue.Queue
 }
 
 // MemberHandler enqueues the Work of a member object that was added,
@@ -110,7 +101,7 @@ func (r *Reconciler) MemberHandler() membercluster.Handler {
 			return
 		}
 		if key, ok := execution.WorkOf(e.Cluster, e.Object); ok {
-			r.enqueue(key)
+			r.queue.Add(key)
 		}
 	}}
 }
@@ -152,12 +143,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			}),
 			predicate.GenerationChangedPredicate{},
 		)).
-		WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-			r.mu.Lock()
-			defer r.mu.Unlock()
-			r.queue = q
-			return nil
-		})).
+		WatchesRawSource(r.queue.Source()).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(conflict.Retrying(r))
 }

@@ -30,7 +30,7 @@ func (r *Reconciler) RequeueKind(ctx context.Context, gvk schema.GroupVersionKin
 		if _, ok := execution.ClusterOfNamespace(w.Namespace); !ok || !holdsKind(w, gvk) {
 			continue
 		}
-		r.enqueue(types.NamespacedName{Namespace: w.Namespace, Name: w.Name})
+		r.queue.Add(types.NamespacedName{Namespace: w.Namespace, Name: w.Name})
 		n++
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("interpreting Works again after a rule change", "kind", gvk.String(), "works", n)

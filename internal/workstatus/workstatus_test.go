@@ -132,7 +132,8 @@ func newFixture(t *testing.T, objs ...client.Object) *fixture {
 	f := &fixture{t: t, ctx: context.Background(), client: cl, env: env, drift: &driftRecorder{},
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())}
 	t.Cleanup(f.queue.ShutDown)
-	f.r = &Reconciler{Client: cl, Interpreter: fakeInterpreter{}, Members: env.Cache, Drift: f.drift, queue: f.queue}
+	f.r = &Reconciler{Client: cl, Interpreter: fakeInterpreter{}, Members: env.Cache, Drift: f.drift}
+	f.r.queue.Set(f.queue)
 	return f
 }
 
@@ -146,6 +147,18 @@ func (f *fixture) reconcile(w *workv1alpha1.Work) *workv1alpha1.Work {
 		f.t.Fatal(err)
 	}
 	return &got
+}
+
+// waitWatching waits (bounded) until member1's Deployment informer has
+// opened its watch: the fake member does not replay changes made between
+// the informer's list and its watch, so a change made before this is lost.
+func (f *fixture) waitWatching() {
+	f.t.Helper()
+	select {
+	case <-f.env.WatchStarted("member1", mct.Deployments):
+	case <-time.After(10 * time.Second):
+		f.t.Fatal("the member informer did not start watching")
+	}
 }
 
 // waitQueued waits (bounded) until a member event enqueued w.
@@ -202,6 +215,7 @@ func TestReportsStatusOnTheInformersFirstEvent(t *testing.T) {
 	}
 
 	// The member becomes ready.
+	f.waitWatching()
 	ready := deployment("nginx", 2, 2, "nginx")
 	if _, err := f.env.Member("member1").Resource(mct.Deployments).Namespace("default").Update(f.ctx, ready, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
@@ -223,6 +237,7 @@ func TestMissingObjectIsHandedToExecution(t *testing.T) {
 		t.Fatalf("manifestStatuses = %+v", before.Status.ManifestStatuses)
 	}
 
+	f.waitWatching()
 	if err := f.env.Member("member1").Resource(mct.Deployments).Namespace("default").Delete(f.ctx, "nginx", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -460,6 +475,7 @@ func TestFirstReportWaitsForHealthy(t *testing.T) {
 	clk.SetTime(clk.Now().Add(300 * time.Millisecond))
 	held(w, firstReportGrace-300*time.Millisecond)
 
+	f.waitWatching()
 	ready := deployment("nginx", 2, 2, "nginx")
 	if _, err := f.env.Member("member1").Resource(mct.Deployments).Namespace("default").Update(f.ctx, ready, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
@@ -488,6 +504,7 @@ func newHandoffFixture(t *testing.T) (f *fixture, w, before *workv1alpha1.Work, 
 	// The first pass starts the member informer; the object appears after
 	// it, as one the execution controller has just created.
 	f.reconcile(w)
+	f.waitWatching()
 	f.env.Put("member1", mct.Deployments, deployment("nginx", 2, 2, "nginx"))
 	f.waitQueued(w)
 	before = &workv1alpha1.Work{}

@@ -227,15 +227,7 @@ func (e *Env) discoveryLocked(cluster string) *fakediscovery.FakeDiscovery {
 		return d
 	}
 	d := &fakediscovery.FakeDiscovery{Fake: &k8stesting.Fake{Resources: apiResourceLists()}}
-	d.AddReactor("*", "*", func(k8stesting.Action) (bool, runtime.Object, error) {
-		e.mu.Lock()
-		down := e.down[cluster]
-		e.mu.Unlock()
-		if down {
-			return true, nil, fmt.Errorf("dial tcp 10.0.0.1:6443: connect: connection refused")
-		}
-		return false, nil, nil
-	})
+	d.AddReactor("*", "*", e.refusedWhileDown(cluster))
 	e.discovery[cluster] = d
 	return d
 }
@@ -265,6 +257,20 @@ func (e *Env) watchChanLocked(key string) chan struct{} {
 		e.watching[key] = ch
 	}
 	return ch
+}
+
+// refusedWhileDown fails every request to cluster as a refused connection
+// while SetReachable(cluster, false) holds, and passes it on otherwise.
+func (e *Env) refusedWhileDown(cluster string) k8stesting.ReactionFunc {
+	return func(k8stesting.Action) (bool, runtime.Object, error) {
+		e.mu.Lock()
+		down := e.down[cluster]
+		e.mu.Unlock()
+		if down {
+			return true, nil, fmt.Errorf("dial tcp 10.0.0.1:6443: connect: connection refused")
+		}
+		return false, nil, nil
+	}
 }
 
 func (e *Env) memberLocked(cluster string) *fakedynamic.FakeDynamicClient {
@@ -327,15 +333,7 @@ func (e *Env) memberLocked(cluster string) *fakedynamic.FakeDynamicClient {
 		return false, nil, nil
 	})
 	// Prepended last so that it runs first.
-	f.PrependReactor("*", "*", func(k8stesting.Action) (bool, runtime.Object, error) {
-		e.mu.Lock()
-		down := e.down[cluster]
-		e.mu.Unlock()
-		if down {
-			return true, nil, fmt.Errorf("dial tcp 10.0.0.1:6443: connect: connection refused")
-		}
-		return false, nil, nil
-	})
+	f.PrependReactor("*", "*", e.refusedWhileDown(cluster))
 	e.members[cluster] = f
 	return f
 }
