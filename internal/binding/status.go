@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -258,6 +259,11 @@ func (r *StatusReconciler) updateBindingStatus(ctx context.Context, b bindingObj
 	}
 	if healthy, ok := placementHealthyCondition(b.spec.Clusters, items); ok {
 		healthy.LastTransitionTime = r.now()
+		if cur := meta.FindStatusCondition(b.status.Conditions, workv1alpha2.PlacementHealthy); cur != nil && cur.Message != healthy.Message {
+			// Another placement: its own transition, even when the one
+			// before was Healthy too (a failover's replacement was not).
+			meta.RemoveStatusCondition(&b.status.Conditions, workv1alpha2.PlacementHealthy)
+		}
 		if meta.SetStatusCondition(&b.status.Conditions, healthy) {
 			changed = true
 		}
@@ -411,7 +417,8 @@ func reportCurrent(w *workv1alpha1.Work, applied *metav1.Condition, ms *workv1al
 	}
 	for _, t := range spec.Clusters {
 		if t.Name == cluster {
-			return rendered == strconv.FormatInt(int64(t.Replicas), 10)
+			n, err := strconv.ParseInt(rendered, 10, 32)
+			return err == nil && n == int64(t.Replicas)
 		}
 	}
 	return true
@@ -436,20 +443,26 @@ func manifestStatusOf(w *workv1alpha1.Work, ref workv1alpha2.ObjectReference) *w
 
 // placementHealthyCondition is True when every cluster of the placement
 // reports Healthy (items are current reports only, see reportCurrent);
-// false (no condition) for an empty placement. Its messages do not name the
-// clusters, so that a placement that changes while it stays Healthy costs
-// no write; its lastTransitionTime is when the placement last became
-// Healthy.
+// false (no condition) for an empty placement. Its message names the
+// placement's clusters, and a new placement starts a new transition (see
+// updateBindingStatus), so that its lastTransitionTime is when this
+// placement became Healthy, never an earlier one's time.
 func placementHealthyCondition(clusters []workv1alpha2.TargetCluster, items []workv1alpha2.AggregatedStatusItem) (metav1.Condition, bool) {
 	if len(clusters) == 0 {
 		return metav1.Condition{}, false
 	}
+	names := make([]string, 0, len(clusters))
+	for _, c := range clusters {
+		names = append(names, c.Name)
+	}
+	slices.Sort(names)
+	placement := strings.Join(names, ", ")
 	if workv1alpha2.IsPlacementHealthy(clusters, items) {
 		return metav1.Condition{Type: workv1alpha2.PlacementHealthy, Status: metav1.ConditionTrue,
-			Reason: workv1alpha2.PlacementHealthyReason, Message: "Every cluster of the placement reports Healthy."}, true
+			Reason: workv1alpha2.PlacementHealthyReason, Message: "Every cluster of the placement reports Healthy: " + placement + "."}, true
 	}
 	return metav1.Condition{Type: workv1alpha2.PlacementHealthy, Status: metav1.ConditionFalse,
-		Reason: workv1alpha2.PlacementNotHealthyReason, Message: "Not every cluster of the placement reports Healthy; see status.aggregatedStatus."}, true
+		Reason: workv1alpha2.PlacementNotHealthyReason, Message: "Not every cluster of the placement (" + placement + ") reports Healthy; see status.aggregatedStatus."}, true
 }
 
 // fullyAppliedCondition is True when there are expected clusters and every

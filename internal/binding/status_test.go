@@ -3,6 +3,7 @@ package binding
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,16 +119,27 @@ func TestAggregatedStatusAndFullyApplied(t *testing.T) {
 		t.Errorf("template readyReplicas = %d, want 3", tmpl.Status.ReadyReplicas)
 	}
 
-	// The placement shrinks to member1 while it stays Healthy: the
-	// condition keeps when it became Healthy, and costs no write of its own.
+	// The workload moves to member1 alone (say member2 was evicted), and
+	// member1 is Healthy at the first look: a new placement is a
+	// transition of its own, so its time is now, never the time the
+	// placement before it became Healthy (a failover would read 0 s).
 	got.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}}
 	if err := e.client.Update(context.Background(), got); err != nil {
 		t.Fatal(err)
 	}
 	fakeClock.SetTime(fakeClock.Now().Add(time.Minute))
 	e.reconcileStatus(rb)
-	if c := meta.FindStatusCondition(e.binding(rb).Status.Conditions, workv1alpha2.PlacementHealthy); c == nil || c.Status != metav1.ConditionTrue || !c.LastTransitionTime.Time.Equal(healthyAt) {
-		t.Errorf("PlacementHealthy = %+v, want still True since %v", c, healthyAt)
+	if c := meta.FindStatusCondition(e.binding(rb).Status.Conditions, workv1alpha2.PlacementHealthy); c == nil || c.Status != metav1.ConditionTrue ||
+		!c.LastTransitionTime.Time.Equal(fakeClock.Now()) || !strings.Contains(c.Message, "member1") {
+		t.Errorf("PlacementHealthy = %+v, want True since %v (not %v, when the placement before became Healthy), naming member1", c, fakeClock.Now(), healthyAt)
+	}
+
+	// The same placement, looked at again: nothing to write.
+	e.writes = nil
+	fakeClock.SetTime(fakeClock.Now().Add(time.Minute))
+	e.reconcileStatus(rb)
+	if len(e.writes) != 0 {
+		t.Errorf("an unchanged placement wrote %v", e.writes)
 	}
 }
 

@@ -105,20 +105,22 @@ func gracePeriod(task *workv1alpha2.GracefulEvictionTask, defaultGrace time.Dura
 // recovered reports whether the cluster a task evicts the workload from
 // is healthy again, so that the eviction can be undone while nothing has
 // been placed instead (see planTasks):
-//   - TaintUntolerated: the Cluster exists, is Ready, and the taint manager
-//     would not evict the workload from it (no NoExecute taint that the
-//     placement does not tolerate for good);
+// The Cluster must exist, not be deleting and be Ready, and then:
+//   - TaintUntolerated: the taint manager would not evict the workload from
+//     it (no NoExecute taint that the placement does not tolerate for good);
 //   - ApplicationFailure: the copy left there reports Healthy.
 //
 // Evictions for other reasons (written by users or other tools) are never
 // undone.
 func recovered(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Time) bool {
+	// Whatever the reason, the cluster must be there and Ready: a copy's
+	// last report outlives its cluster's reachability.
+	c := o.clusters[task.FromCluster]
+	if c == nil || c.DeletionTimestamp != nil || !meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
+		return false
+	}
 	switch task.Reason {
 	case workv1alpha2.EvictionReasonTaintUntolerated:
-		c := o.clusters[task.FromCluster]
-		if c == nil || c.DeletionTimestamp != nil || !meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
-			return false
-		}
 		var tolerations []corev1.Toleration
 		if o.spec.Placement != nil {
 			tolerations = o.spec.Placement.ClusterTolerations
@@ -175,8 +177,8 @@ func taskDone(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Time
 	case len(o.spec.Clusters) == 0:
 		return false, fmt.Sprintf("no cluster to fail over to; the copy in %s is kept until one is available", task.FromCluster)
 	}
-	deadline, _ := taskDeadline(task, o, now)
-	expired := !now.Before(deadline)
+	deadline, timed := taskDeadline(task, o, now)
+	expired := timed && !now.Before(deadline)
 	grace := gracePeriod(task, o.defaultGrace)
 	if mode == policyv1alpha1.PurgeModeDirectly {
 		switch {
@@ -240,9 +242,12 @@ func planTasks(o observed, now time.Time) taskPlan {
 			task.CreationTimestamp = ptr.To(metav1.NewTime(now).Rfc3339Copy())
 			p.changed, p.stamped = true, true
 		}
-		if noTarget && recovered(&task, o, now) && !slices.ContainsFunc(p.restored, func(t workv1alpha2.TargetCluster) bool { return t.Name == task.FromCluster }) {
+		if noTarget && recovered(&task, o, now) {
 			p.cancelled = append(p.cancelled, removedTask{task: task, reason: recoveredReason(&task)})
-			p.restored = append(p.restored, restoredTarget(o.spec, &task))
+			// Two tasks from one cluster go together; it comes back once.
+			if !slices.ContainsFunc(p.restored, func(t workv1alpha2.TargetCluster) bool { return t.Name == task.FromCluster }) {
+				p.restored = append(p.restored, restoredTarget(o.spec, &task))
+			}
 			p.changed = true
 			continue
 		}

@@ -289,10 +289,11 @@ func TestPlanTasksUndoesEvictionsOfRecoveredClusters(t *testing.T) {
 	replicas := func(b *bindingWrapper, n int32) *bindingWrapper { b.Spec.Replicas = n; return b }
 
 	for name, tc := range map[string]struct {
-		binding      *bindingWrapper
-		clusters     []*clusterv1alpha1.Cluster
-		wantRestored []workv1alpha2.TargetCluster
-		wantKept     []string
+		binding       *bindingWrapper
+		clusters      []*clusterv1alpha1.Cluster
+		wantRestored  []workv1alpha2.TargetCluster
+		wantKept      []string
+		wantCancelled int
 	}{
 		"cluster Ready again, no NoExecute taint, nothing placed: undone": {
 			binding:      replicas(makeBinding("a").task(taintTask("member1", policyv1alpha1.PurgeModeGracefully, 1)), 2),
@@ -316,11 +317,29 @@ func TestPlanTasksUndoesEvictionsOfRecoveredClusters(t *testing.T) {
 		},
 		"the application is healthy again, nothing placed: undone": {
 			binding:      replicas(makeBinding("a").health("member2", healthy).task(withGrace(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0, "member2"), 60)), 2),
+			clusters:     []*clusterv1alpha1.Cluster{ready("member2")},
 			wantRestored: []workv1alpha2.TargetCluster{{Name: "member2", Replicas: 2}},
 		},
 		"Never, nothing placed, the application healthy again: undone": {
 			binding:      replicas(makeBinding("a").health("member2", healthy).task(makeTask("member2", policyv1alpha1.PurgeModeNever, 0, "member2")), 2),
+			clusters:     []*clusterv1alpha1.Cluster{ready("member2")},
 			wantRestored: []workv1alpha2.TargetCluster{{Name: "member2", Replicas: 2}},
+		},
+		"two tasks from one recovered cluster: both go, the cluster comes back once": {
+			binding: replicas(makeBinding("a").task(taintTask("member1", policyv1alpha1.PurgeModeGracefully, 2)).
+				task(withGrace(makeTask("member1", policyv1alpha1.PurgeModeGracefully, 5, "member1"), 60)).health("member1", healthy), 2),
+			clusters:      []*clusterv1alpha1.Cluster{ready("member1")},
+			wantRestored:  []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}},
+			wantCancelled: 2,
+		},
+		"must not: the application's last report is Healthy but its cluster is not Ready": {
+			binding:  makeBinding("a").health("member2", healthy).task(withGrace(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0, "member2"), 60)),
+			clusters: []*clusterv1alpha1.Cluster{notReady("member2")},
+			wantKept: []string{"member2"},
+		},
+		"must not: the application's cluster is gone": {
+			binding:  makeBinding("a").health("member2", healthy).task(withGrace(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0, "member2"), 60)),
+			wantKept: []string{"member2"},
 		},
 		"must not: the cluster is still not Ready": {
 			binding:  makeBinding("a").task(taintTask("member1", policyv1alpha1.PurgeModeGracefully, 2)),
@@ -385,8 +404,12 @@ func TestPlanTasksUndoesEvictionsOfRecoveredClusters(t *testing.T) {
 			if len(p.removed) != 0 && len(tc.wantKept) > 0 {
 				t.Errorf("removed %+v: a task left without undoing its eviction deletes the copy", p.removed)
 			}
-			if len(p.cancelled) != len(tc.wantRestored) {
-				t.Errorf("cancelled %d tasks, want %d", len(p.cancelled), len(tc.wantRestored))
+			wantCancelled := tc.wantCancelled
+			if wantCancelled == 0 {
+				wantCancelled = len(tc.wantRestored)
+			}
+			if len(p.cancelled) != wantCancelled {
+				t.Errorf("cancelled %d tasks, want %d", len(p.cancelled), wantCancelled)
 			}
 		})
 	}

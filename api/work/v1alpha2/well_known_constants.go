@@ -12,8 +12,9 @@ const (
 	// resource.
 	FullyApplied = "FullyApplied"
 	// PlacementHealthy (Lifeboat) says whether every cluster of
-	// spec.clusters reports the resource Healthy. Its lastTransitionTime is
-	// when the placement last became Healthy: the failover history's
+	// spec.clusters reports the resource Healthy; its message names them.
+	// Its lastTransitionTime is when this placement became Healthy (a new
+	// placement starts a new transition): the failover history's
 	// replacementHealthyTime is read from it, so a restart does not move it.
 	PlacementHealthy = "PlacementHealthy"
 )
