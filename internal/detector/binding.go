@@ -12,8 +12,8 @@ import (
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 )
 
-// replicaInfo is what the interpreter says about a template's replicas.
-type replicaInfo struct {
+// ReplicaInfo is what the interpreter says about a template's replicas.
+type ReplicaInfo struct {
 	Replicas     int32
 	Requirements *workv1alpha2.ReplicaRequirements
 }
@@ -27,8 +27,8 @@ func newBindingObject(namespaced bool) client.Object {
 	return &workv1alpha2.ClusterResourceBinding{}
 }
 
-// bindingSpec returns the spec of a ResourceBinding or ClusterResourceBinding.
-func bindingSpec(obj client.Object) *workv1alpha2.ResourceBindingSpec {
+// BindingSpec returns the spec of a ResourceBinding or ClusterResourceBinding.
+func BindingSpec(obj client.Object) *workv1alpha2.ResourceBindingSpec {
 	switch b := obj.(type) {
 	case *workv1alpha2.ResourceBinding:
 		return &b.Spec
@@ -75,20 +75,20 @@ func effectivePropagateDeps(spec *policyv1alpha1.PropagationSpec) bool {
 		(spec.Failover != nil && spec.Failover.Application != nil)
 }
 
-// buildBinding returns the binding the detector wants for tmpl claimed by p
+// BuildBinding returns the binding the detector wants for tmpl claimed by p
 // (Karmada's BuildResourceBinding): a ResourceBinding in the template's
 // namespace for a namespaced template, a ClusterResourceBinding otherwise,
 // named BindingName(kind, name), owned by the template, carrying the claim
 // metadata and permanent ID id, with its spec copied from the policy.
-func buildBinding(tmpl *unstructured.Unstructured, p policyRef, r replicaInfo, id string) client.Object {
+func BuildBinding(tmpl *unstructured.Unstructured, p PolicyRef, r ReplicaInfo, id string) client.Object {
 	b := newBindingObject(tmpl.GetNamespace() != "")
 	b.SetName(BindingName(tmpl.GetKind(), tmpl.GetName()))
 	b.SetNamespace(tmpl.GetNamespace())
-	mergeBinding(b, tmpl, p, r, id)
+	MergeBinding(b, tmpl, p, r, id)
 	return b
 }
 
-// mergeBinding brings the detector's fields of binding b (an existing one,
+// MergeBinding brings the detector's fields of binding b (an existing one,
 // already deep-copied, or a new one) up to date with tmpl and p and reports
 // whether anything changed. It writes claim labels and annotations, the
 // binding's permanent ID when missing, its controller finalizer, the
@@ -98,7 +98,7 @@ func buildBinding(tmpl *unstructured.Unstructured, p policyRef, r replicaInfo, i
 // scheduling part is kept). It never touches spec.clusters,
 // gracefulEvictionTasks, requiredBy, rescheduleTriggeredAt or
 // schedulePriority.
-func mergeBinding(b client.Object, tmpl *unstructured.Unstructured, p policyRef, r replicaInfo, id string) bool {
+func MergeBinding(b client.Object, tmpl *unstructured.Unstructured, p PolicyRef, r ReplicaInfo, id string) bool {
 	before := b.DeepCopyObject()
 
 	setClaim(b, p)
@@ -110,7 +110,7 @@ func mergeBinding(b client.Object, tmpl *unstructured.Unstructured, p policyRef,
 	controllerutil.AddFinalizer(b, bindingFinalizer(b))
 	b.SetOwnerReferences(withControllerRef(b.GetOwnerReferences(), templateOwnerRef(tmpl)))
 
-	spec := bindingSpec(b)
+	spec := BindingSpec(b)
 	spec.Resource = workv1alpha2.ObjectReference{
 		APIVersion:      tmpl.GetAPIVersion(),
 		Kind:            tmpl.GetKind(),

@@ -35,9 +35,9 @@ func TestBuildBinding(t *testing.T) {
 	p.Spec.Placement.ClusterAffinity = &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member1", "member2"}}
 	p.Spec.Suspension = &policyv1alpha1.Suspension{Dispatching: ptr.To(true)}
 	p.Spec.PreserveResourcesOnDeletion = ptr.To(true)
-	r := replicaInfo{Replicas: 2, Requirements: &workv1alpha2.ReplicaRequirements{NodeClaim: &workv1alpha2.NodeClaim{NodeSelector: map[string]string{"a": "b"}}}}
+	r := ReplicaInfo{Replicas: 2, Requirements: &workv1alpha2.ReplicaRequirements{NodeClaim: &workv1alpha2.NodeClaim{NodeSelector: map[string]string{"a": "b"}}}}
 
-	got := buildBinding(tmpl, p, r, "rb-id").(*workv1alpha2.ResourceBinding)
+	got := BuildBinding(tmpl, p, r, "rb-id").(*workv1alpha2.ResourceBinding)
 	want := &workv1alpha2.ResourceBinding{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      "nginx-deployment",
@@ -77,7 +77,7 @@ func TestBuildBinding(t *testing.T) {
 func TestBuildClusterBinding(t *testing.T) {
 	tmpl := namespaceObj("prod").obj()
 	p := cpp("namespaces").ref()
-	got, ok := buildBinding(tmpl, p, replicaInfo{}, "crb-id").(*workv1alpha2.ClusterResourceBinding)
+	got, ok := BuildBinding(tmpl, p, ReplicaInfo{}, "crb-id").(*workv1alpha2.ClusterResourceBinding)
 	if !ok {
 		t.Fatalf("cluster-scoped template: want a ClusterResourceBinding")
 	}
@@ -119,12 +119,12 @@ func TestEffectivePropagateDeps(t *testing.T) {
 func TestMergeBinding(t *testing.T) {
 	p := pp("default", "pol").selectName("nginx").ref()
 	tmpl := deployment("default", "nginx").rv("5").obj()
-	base := func() client.Object { return buildBinding(tmpl, p, replicaInfo{Replicas: 2}, "rb-id") }
+	base := func() client.Object { return BuildBinding(tmpl, p, ReplicaInfo{Replicas: 2}, "rb-id") }
 
 	cases := map[string]struct {
 		existing    func() client.Object
 		newRV       string
-		policy      func() policyRef
+		policy      func() PolicyRef
 		wantChanged bool
 		check       func(t *testing.T, b client.Object)
 	}{
@@ -134,7 +134,7 @@ func TestMergeBinding(t *testing.T) {
 		"template changed: resourceVersion follows": {
 			existing: base, newRV: "6", wantChanged: true,
 			check: func(t *testing.T, b client.Object) {
-				if rv := bindingSpec(b).Resource.ResourceVersion; rv != "6" {
+				if rv := BindingSpec(b).Resource.ResourceVersion; rv != "6" {
 					t.Errorf("resourceVersion = %q, want 6", rv)
 				}
 			},
@@ -142,7 +142,7 @@ func TestMergeBinding(t *testing.T) {
 		"scheduler's and distributor's fields are kept": {
 			existing: func() client.Object {
 				b := base()
-				s := bindingSpec(b)
+				s := BindingSpec(b)
 				s.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}}
 				s.RequiredBy = []workv1alpha2.BindingSnapshot{{Namespace: "default", Name: "x-deployment"}}
 				s.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{{FromCluster: "member2", Reason: "TaintUntolerated", Producer: "TaintManager"}}
@@ -159,21 +159,21 @@ func TestMergeBinding(t *testing.T) {
 		},
 		"policy placement changed": {
 			existing: base,
-			policy: func() policyRef {
+			policy: func() PolicyRef {
 				q := pp("default", "pol").selectName("nginx").ref()
 				q.Spec.Placement.ClusterAffinity = &policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member3"}}
 				return q
 			},
 			wantChanged: true,
 			check: func(t *testing.T, b client.Object) {
-				if got := bindingSpec(b).Placement.ClusterAffinity.ClusterNames; len(got) != 1 || got[0] != "member3" {
+				if got := BindingSpec(b).Placement.ClusterAffinity.ClusterNames; len(got) != 1 || got[0] != "member3" {
 					t.Errorf("placement = %v", got)
 				}
 			},
 		},
 		"claim moves from CPP to PP": {
 			existing: func() client.Object {
-				b := buildBinding(tmpl, cpp("c").ref(), replicaInfo{Replicas: 2}, "rb-id")
+				b := BuildBinding(tmpl, cpp("c").ref(), ReplicaInfo{Replicas: 2}, "rb-id")
 				return b
 			},
 			wantChanged: true,
@@ -213,11 +213,11 @@ func TestMergeBinding(t *testing.T) {
 			if tc.newRV != "" {
 				tm.SetResourceVersion(tc.newRV)
 			}
-			changed := mergeBinding(b, tm, policy, replicaInfo{Replicas: 2}, "new-id")
+			changed := MergeBinding(b, tm, policy, ReplicaInfo{Replicas: 2}, "new-id")
 			if changed != tc.wantChanged {
 				t.Fatalf("changed = %v, want %v", changed, tc.wantChanged)
 			}
-			s := bindingSpec(b)
+			s := BindingSpec(b)
 			if name == "scheduler's and distributor's fields are kept" {
 				if len(s.Clusters) != 1 || len(s.RequiredBy) != 1 || len(s.GracefulEvictionTasks) != 1 ||
 					s.Suspension == nil || s.Suspension.Scheduling == nil || len(b.GetFinalizers()) != 2 ||
@@ -239,12 +239,12 @@ func TestClaim(t *testing.T) {
 		start       func() *templateBuilder
 		do          func(obj metav1.Object) bool
 		wantChanged bool
-		wantClaim   *claim
+		wantClaim   *Claim
 	}{
 		"claim by PP": {
 			start: func() *templateBuilder { return deployment("default", "nginx") },
 			do:    func(o metav1.Object) bool { return setClaim(o, p) }, wantChanged: true,
-			wantClaim: &claim{Namespace: "default", Name: "pol", ID: "id-pol"},
+			wantClaim: &Claim{Namespace: "default", Name: "pol", ID: "id-pol"},
 		},
 		"claim by PP again: no change": {
 			start: func() *templateBuilder {
@@ -253,7 +253,7 @@ func TestClaim(t *testing.T) {
 				return b
 			},
 			do: func(o metav1.Object) bool { return setClaim(o, p) }, wantChanged: false,
-			wantClaim: &claim{Namespace: "default", Name: "pol", ID: "id-pol"},
+			wantClaim: &Claim{Namespace: "default", Name: "pol", ID: "id-pol"},
 		},
 		"PP takes over from CPP": {
 			start: func() *templateBuilder {
@@ -262,12 +262,12 @@ func TestClaim(t *testing.T) {
 				return b
 			},
 			do: func(o metav1.Object) bool { return setClaim(o, p) }, wantChanged: true,
-			wantClaim: &claim{Namespace: "default", Name: "pol", ID: "id-pol"},
+			wantClaim: &Claim{Namespace: "default", Name: "pol", ID: "id-pol"},
 		},
 		"claim by CPP": {
 			start: func() *templateBuilder { return deployment("default", "nginx") },
 			do:    func(o metav1.Object) bool { return setClaim(o, c) }, wantChanged: true,
-			wantClaim: &claim{Cluster: true, Name: "cpol", ID: "id-cpol"},
+			wantClaim: &Claim{Cluster: true, Name: "cpol", ID: "id-cpol"},
 		},
 		"remove own claim": {
 			start: func() *templateBuilder {
@@ -284,7 +284,7 @@ func TestClaim(t *testing.T) {
 				return b
 			},
 			do: func(o metav1.Object) bool { return removeClaim(o, false, "id-other") }, wantChanged: false,
-			wantClaim: &claim{Namespace: "default", Name: "pol", ID: "id-pol"},
+			wantClaim: &Claim{Namespace: "default", Name: "pol", ID: "id-pol"},
 		},
 		"partial claim is no claim": {
 			start: func() *templateBuilder {
@@ -299,7 +299,7 @@ func TestClaim(t *testing.T) {
 			if changed := tc.do(u); changed != tc.wantChanged {
 				t.Fatalf("changed = %v, want %v", changed, tc.wantChanged)
 			}
-			got, ok := readClaim(u)
+			got, ok := ReadClaim(u)
 			switch {
 			case tc.wantClaim == nil && ok:
 				t.Errorf("claim = %+v, want none", got)

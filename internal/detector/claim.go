@@ -6,8 +6,8 @@ import (
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 )
 
-// claim is the claim metadata found on a template or binding.
-type claim struct {
+// Claim is the claim metadata found on a template or binding.
+type Claim struct {
 	// Cluster is true for a ClusterPropagationPolicy claim.
 	Cluster   bool
 	Namespace string
@@ -15,29 +15,29 @@ type claim struct {
 	ID        string
 }
 
-// readClaim returns the claim on obj. A PropagationPolicy claim needs all
+// ReadClaim returns the claim on obj. A PropagationPolicy claim needs all
 // three keys (permanent-id label, namespace and name annotations); a
 // ClusterPropagationPolicy claim needs its label and name annotation. ok is
 // false when obj carries no complete claim.
-func readClaim(obj metav1.Object) (c claim, ok bool) {
+func ReadClaim(obj metav1.Object) (c Claim, ok bool) {
 	l, a := obj.GetLabels(), obj.GetAnnotations()
 	if id := l[policyv1alpha1.PropagationPolicyPermanentIDLabel]; id != "" {
 		ns, name := a[policyv1alpha1.PropagationPolicyNamespaceAnnotation], a[policyv1alpha1.PropagationPolicyNameAnnotation]
 		if ns != "" && name != "" {
-			return claim{Namespace: ns, Name: name, ID: id}, true
+			return Claim{Namespace: ns, Name: name, ID: id}, true
 		}
 	}
 	if id := l[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel]; id != "" {
 		if name := a[policyv1alpha1.ClusterPropagationPolicyAnnotation]; name != "" {
-			return claim{Cluster: true, Name: name, ID: id}, true
+			return Claim{Cluster: true, Name: name, ID: id}, true
 		}
 	}
-	return claim{}, false
+	return Claim{}, false
 }
 
 // setClaim writes p's claim on obj and removes a claim of the other policy
 // kind. It reports whether anything changed.
-func setClaim(obj metav1.Object, p policyRef) bool {
+func setClaim(obj metav1.Object, p PolicyRef) bool {
 	l, a := copyMap(obj.GetLabels()), copyMap(obj.GetAnnotations())
 	changed := false
 	set := func(m map[string]string, k, v string) {

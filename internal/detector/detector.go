@@ -294,7 +294,7 @@ func claimIndexValue(cluster bool, id string) string {
 // template is gone (deleted while the detector was down) is removed.
 func bindingHandler[T client.Object]() handler.TypedEventHandler[T, TemplateKey] {
 	add := func(obj client.Object, q workqueue.TypedRateLimitingInterface[TemplateKey]) {
-		spec := bindingSpec(obj)
+		spec := BindingSpec(obj)
 		if spec == nil || spec.Resource.Kind == "" || spec.Resource.Name == "" {
 			return
 		}

@@ -146,7 +146,7 @@ func TestReconcileTemplateCreatesBindingThenWritesNothing(t *testing.T) {
 	e.reconcile(t, nginxKey)
 
 	tmpl := e.template(t, "default", "nginx")
-	if c, ok := readClaim(tmpl); !ok || c.ID != "pp-1" || c.Name != "pol" {
+	if c, ok := ReadClaim(tmpl); !ok || c.ID != "pp-1" || c.Name != "pol" {
 		t.Fatalf("template claim = %+v, %v", c, ok)
 	}
 	rb := e.binding(t, "default", "nginx-deployment")
@@ -303,7 +303,7 @@ func TestReconcileTemplatePolicyChoice(t *testing.T) {
 			e := newTestEnv(t, objs...)
 			e.reconcile(t, nginxKey)
 			tmpl := e.template(t, "default", "nginx")
-			c, ok := readClaim(tmpl)
+			c, ok := ReadClaim(tmpl)
 			switch {
 			case tc.wantNone:
 				if ok {
@@ -360,7 +360,7 @@ func TestReconcileTemplateDeletedDeletesBinding(t *testing.T) {
 
 func TestReconcileTemplateReplacesStaleBinding(t *testing.T) {
 	e := newTestEnv(t, deployment("default", "nginx").uid("new-uid").obj(), ppObj("default", "pol", "pp-1"))
-	old := buildBinding(deployment("default", "nginx").uid("old-uid").obj(), ppRef(ppObj("default", "pol", "pp-1")), replicaInfo{}, "x")
+	old := BuildBinding(deployment("default", "nginx").uid("old-uid").obj(), PropagationPolicyRef(ppObj("default", "pol", "pp-1")), ReplicaInfo{}, "x")
 	old.SetFinalizers(nil)
 	if err := e.c.Create(context.Background(), old); err != nil {
 		t.Fatal(err)
@@ -497,11 +497,11 @@ func TestPolicyDeletionReleasesClaims(t *testing.T) {
 	if _, err := e.d.reconcilePropagationPolicy(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "pol"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := readClaim(e.template(t, "default", "nginx")); ok {
+	if _, ok := ReadClaim(e.template(t, "default", "nginx")); ok {
 		t.Errorf("template still claimed")
 	}
 	rb := e.binding(t, "default", "nginx-deployment") // the binding stays
-	if _, ok := readClaim(rb); ok {
+	if _, ok := ReadClaim(rb); ok {
 		t.Errorf("binding still claimed: %v %v", rb.Labels, rb.Annotations)
 	}
 	if rb.Spec.Placement == nil {

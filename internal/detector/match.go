@@ -8,9 +8,9 @@ import (
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 )
 
-// policyRef is a PropagationPolicy or a ClusterPropagationPolicy as the
-// matching and building functions see it.
-type policyRef struct {
+// PolicyRef is a PropagationPolicy or a ClusterPropagationPolicy as the
+// matching, choosing and building functions see it.
+type PolicyRef struct {
 	// Cluster is true for a ClusterPropagationPolicy.
 	Cluster bool
 	// Namespace is empty for a ClusterPropagationPolicy.
@@ -22,15 +22,16 @@ type policyRef struct {
 	Deleting bool
 }
 
-func (p policyRef) String() string {
+func (p PolicyRef) String() string {
 	if p.Cluster {
 		return "ClusterPropagationPolicy " + p.Name
 	}
 	return "PropagationPolicy " + p.Namespace + "/" + p.Name
 }
 
-func ppRef(pp *policyv1alpha1.PropagationPolicy) policyRef {
-	return policyRef{
+// PropagationPolicyRef is pp as the detector's decisions see it.
+func PropagationPolicyRef(pp *policyv1alpha1.PropagationPolicy) PolicyRef {
+	return PolicyRef{
 		Namespace: pp.Namespace,
 		Name:      pp.Name,
 		ID:        pp.Labels[policyv1alpha1.PropagationPolicyPermanentIDLabel],
@@ -39,8 +40,9 @@ func ppRef(pp *policyv1alpha1.PropagationPolicy) policyRef {
 	}
 }
 
-func cppRef(cpp *policyv1alpha1.ClusterPropagationPolicy) policyRef {
-	return policyRef{
+// ClusterPropagationPolicyRef is cpp as the detector's decisions see it.
+func ClusterPropagationPolicyRef(cpp *policyv1alpha1.ClusterPropagationPolicy) PolicyRef {
+	return PolicyRef{
 		Cluster:  true,
 		Name:     cpp.Name,
 		ID:       cpp.Labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel],
@@ -94,7 +96,7 @@ func selectorPriority(sel policyv1alpha1.ResourceSelector, policyNamespace strin
 // implicitPriority is the highest selector priority of a policy for a
 // template; PriorityMisMatch means the policy does not select it. A
 // PropagationPolicy never selects a template outside its namespace.
-func implicitPriority(p policyRef, t templateInfo) int {
+func implicitPriority(p PolicyRef, t templateInfo) int {
 	if !p.Cluster && p.Namespace != t.Namespace {
 		return policyv1alpha1.PriorityMisMatch
 	}
@@ -107,11 +109,11 @@ func implicitPriority(p policyRef, t templateInfo) int {
 	return best
 }
 
-func matches(p policyRef, t templateInfo) bool {
+func matches(p PolicyRef, t templateInfo) bool {
 	return implicitPriority(p, t) > policyv1alpha1.PriorityMisMatch
 }
 
-func explicitPriority(p policyRef) int32 {
+func explicitPriority(p PolicyRef) int32 {
 	if p.Spec.Priority == nil {
 		return 0
 	}
@@ -124,7 +126,7 @@ func explicitPriority(p policyRef) int32 {
 // > label selector > all), then the lexicographically smallest name.
 // Policies being deleted or without a permanent ID yet are passed over. ok
 // is false when none selects the template.
-func bestPolicy(candidates []policyRef, t templateInfo) (best policyRef, ok bool) {
+func bestPolicy(candidates []PolicyRef, t templateInfo) (best PolicyRef, ok bool) {
 	bestImplicit := 0
 	for _, p := range candidates {
 		if p.Deleting || p.ID == "" {
@@ -141,7 +143,7 @@ func bestPolicy(candidates []policyRef, t templateInfo) (best policyRef, ok bool
 	return best, ok
 }
 
-func better(p policyRef, pImplicit int, q policyRef, qImplicit int) bool {
+func better(p PolicyRef, pImplicit int, q PolicyRef, qImplicit int) bool {
 	if pe, qe := explicitPriority(p), explicitPriority(q); pe != qe {
 		return pe > qe
 	}

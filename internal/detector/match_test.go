@@ -61,14 +61,14 @@ func TestSelectorPriority(t *testing.T) {
 	}
 }
 
-type policyBuilder struct{ p policyRef }
+type policyBuilder struct{ p PolicyRef }
 
 func pp(ns, name string) *policyBuilder {
-	return &policyBuilder{policyRef{Namespace: ns, Name: name, ID: "id-" + name, Spec: &policyv1alpha1.PropagationSpec{}}}
+	return &policyBuilder{PolicyRef{Namespace: ns, Name: name, ID: "id-" + name, Spec: &policyv1alpha1.PropagationSpec{}}}
 }
 
 func cpp(name string) *policyBuilder {
-	return &policyBuilder{policyRef{Cluster: true, Name: name, ID: "id-" + name, Spec: &policyv1alpha1.PropagationSpec{}}}
+	return &policyBuilder{PolicyRef{Cluster: true, Name: name, ID: "id-" + name, Spec: &policyv1alpha1.PropagationSpec{}}}
 }
 
 func (b *policyBuilder) selectAll() *policyBuilder {
@@ -93,27 +93,27 @@ func (b *policyBuilder) selectLabels(l map[string]string) *policyBuilder {
 func (b *policyBuilder) priority(p int32) *policyBuilder { b.p.Spec.Priority = ptr.To(p); return b }
 func (b *policyBuilder) deleting() *policyBuilder        { b.p.Deleting = true; return b }
 func (b *policyBuilder) noID() *policyBuilder            { b.p.ID = ""; return b }
-func (b *policyBuilder) ref() policyRef                  { return b.p }
+func (b *policyBuilder) ref() PolicyRef                  { return b.p }
 
 func TestBestPolicy(t *testing.T) {
 	web := map[string]string{"app": "web"}
 	nginx := deployInfo("default", "nginx", web)
 	cases := map[string]struct {
-		candidates []policyRef
+		candidates []PolicyRef
 		want       string // "" for no match
 	}{
 		"none":                 {nil, ""},
-		"only non-matching":    {[]policyRef{pp("default", "a").selectName("other").ref()}, ""},
-		"other namespace":      {[]policyRef{pp("prod", "a").selectAll().ref()}, ""},
-		"name beats label":     {[]policyRef{pp("default", "a").selectLabels(web).ref(), pp("default", "b").selectName("nginx").ref()}, "b"},
-		"label beats all":      {[]policyRef{pp("default", "a").selectAll().ref(), pp("default", "b").selectLabels(web).ref()}, "b"},
-		"explicit beats name":  {[]policyRef{pp("default", "a").selectName("nginx").ref(), pp("default", "b").selectAll().priority(5).ref()}, "b"},
-		"negative priority":    {[]policyRef{pp("default", "a").selectAll().priority(-1).ref(), pp("default", "b").selectAll().ref()}, "b"},
-		"tie: smaller name":    {[]policyRef{pp("default", "zeta").selectAll().ref(), pp("default", "alpha").selectAll().ref()}, "alpha"},
-		"best selector counts": {[]policyRef{pp("default", "a").selectAll().selectName("nginx").ref(), pp("default", "b").selectLabels(web).ref()}, "a"},
-		"deleting skipped":     {[]policyRef{pp("default", "a").selectName("nginx").deleting().ref(), pp("default", "b").selectAll().ref()}, "b"},
-		"no id yet skipped":    {[]policyRef{pp("default", "a").selectName("nginx").noID().ref()}, ""},
-		"cluster policies":     {[]policyRef{cpp("x").selectAll().ref(), cpp("y").selectName("nginx").ref()}, "y"},
+		"only non-matching":    {[]PolicyRef{pp("default", "a").selectName("other").ref()}, ""},
+		"other namespace":      {[]PolicyRef{pp("prod", "a").selectAll().ref()}, ""},
+		"name beats label":     {[]PolicyRef{pp("default", "a").selectLabels(web).ref(), pp("default", "b").selectName("nginx").ref()}, "b"},
+		"label beats all":      {[]PolicyRef{pp("default", "a").selectAll().ref(), pp("default", "b").selectLabels(web).ref()}, "b"},
+		"explicit beats name":  {[]PolicyRef{pp("default", "a").selectName("nginx").ref(), pp("default", "b").selectAll().priority(5).ref()}, "b"},
+		"negative priority":    {[]PolicyRef{pp("default", "a").selectAll().priority(-1).ref(), pp("default", "b").selectAll().ref()}, "b"},
+		"tie: smaller name":    {[]PolicyRef{pp("default", "zeta").selectAll().ref(), pp("default", "alpha").selectAll().ref()}, "alpha"},
+		"best selector counts": {[]PolicyRef{pp("default", "a").selectAll().selectName("nginx").ref(), pp("default", "b").selectLabels(web).ref()}, "a"},
+		"deleting skipped":     {[]PolicyRef{pp("default", "a").selectName("nginx").deleting().ref(), pp("default", "b").selectAll().ref()}, "b"},
+		"no id yet skipped":    {[]PolicyRef{pp("default", "a").selectName("nginx").noID().ref()}, ""},
+		"cluster policies":     {[]PolicyRef{cpp("x").selectAll().ref(), cpp("y").selectName("nginx").ref()}, "y"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

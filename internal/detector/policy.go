@@ -17,6 +17,7 @@ import (
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/served"
 )
 
 func (d *Detector) reconcilePropagationPolicy(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -30,7 +31,7 @@ func (d *Detector) reconcilePropagationPolicy(ctx context.Context, req reconcile
 	}
 	return retryConflicts(d.syncPolicy(ctx, &pp, ppKey(pp.Namespace, pp.Name),
 		policyv1alpha1.PropagationPolicyPermanentIDLabel, policyv1alpha1.PropagationPolicyControllerFinalizer,
-		func() policyRef { return ppRef(&pp) }))
+		func() PolicyRef { return PropagationPolicyRef(&pp) }))
 }
 
 func (d *Detector) reconcileClusterPropagationPolicy(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -44,7 +45,7 @@ func (d *Detector) reconcileClusterPropagationPolicy(ctx context.Context, req re
 	}
 	return retryConflicts(d.syncPolicy(ctx, &cpp, cppKey(cpp.Name),
 		policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel, policyv1alpha1.ClusterPropagationPolicyControllerFinalizer,
-		func() policyRef { return cppRef(&cpp) }))
+		func() PolicyRef { return ClusterPropagationPolicyRef(&cpp) }))
 }
 
 // syncPolicy handles one policy (obj is a private copy):
@@ -57,7 +58,7 @@ func (d *Detector) reconcileClusterPropagationPolicy(ctx context.Context, req re
 //     propagated, else watch it and enqueue the templates the policy selects;
 //  4. enqueue the templates it claims, so that those it no longer selects
 //     are released and the others get its new spec.
-func (d *Detector) syncPolicy(ctx context.Context, obj client.Object, key, idLabel, finalizer string, ref func() policyRef) error {
+func (d *Detector) syncPolicy(ctx context.Context, obj client.Object, key, idLabel, finalizer string, ref func() PolicyRef) error {
 	if !obj.GetDeletionTimestamp().IsZero() {
 		if !controllerutil.ContainsFinalizer(obj, finalizer) {
 			d.setWanted(key, nil)
@@ -94,7 +95,7 @@ func (d *Detector) syncPolicy(ctx context.Context, obj client.Object, key, idLab
 	}
 	var problems []string
 	for _, gvk := range kinds {
-		if msg := d.kindProblem(p, gvk); msg != "" {
+		if msg := KindProblem(d.Served, p, gvk); msg != "" {
 			problems = append(problems, msg)
 			continue
 		}
@@ -114,17 +115,20 @@ func (d *Detector) syncPolicy(ctx context.Context, obj client.Object, key, idLab
 	return nil
 }
 
-// kindProblem says why a policy's selected kind cannot be propagated, or "".
-func (d *Detector) kindProblem(p policyRef, gvk schema.GroupVersionKind) string {
+// KindProblem says why a policy's selected kind cannot be propagated, or
+// "": an incomplete selector, a kind never propagated, a kind the control
+// plane does not serve (as far as served knows), or a cluster-scoped kind
+// selected by a PropagationPolicy.
+func KindProblem(served *served.Kinds, p PolicyRef, gvk schema.GroupVersionKind) string {
 	if gvk.Kind == "" || gvk.Version == "" {
 		return fmt.Sprintf("resource selector apiVersion %q kind %q is incomplete", gvk.GroupVersion().String(), gvk.Kind)
 	}
 	if IsSkippedKind(gvk) {
 		return fmt.Sprintf("kind %s of apiVersion %s is never propagated", gvk.Kind, gvk.GroupVersion().String())
 	}
-	info, ok := d.Served.Lookup(gvk)
+	info, ok := served.Lookup(gvk)
 	if !ok {
-		return unservedMessage(gvk, d.Served.VersionsOf(gvk.GroupKind()))
+		return unservedMessage(gvk, served.VersionsOf(gvk.GroupKind()))
 	}
 	if !p.Cluster && !info.Namespaced {
 		return fmt.Sprintf("kind %s of apiVersion %s is cluster-scoped; select it with a ClusterPropagationPolicy", gvk.Kind, gvk.GroupVersion().String())
@@ -134,28 +138,43 @@ func (d *Detector) kindProblem(p policyRef, gvk schema.GroupVersionKind) string 
 
 // enqueueSelected enqueues the templates of one kind that p selects or
 // claims.
-func (d *Detector) enqueueSelected(ctx context.Context, p policyRef, gvk schema.GroupVersionKind) error {
+func (d *Detector) enqueueSelected(ctx context.Context, p PolicyRef, gvk schema.GroupVersionKind) error {
+	selected, err := SelectedTemplates(ctx, d.Reader, p, gvk)
+	if err != nil {
+		return err
+	}
+	for _, t := range selected {
+		d.enqueueTemplate(ctx, TemplateKey{GVK: gvk, Namespace: t.GetNamespace(), Name: t.GetName()})
+	}
+	return nil
+}
+
+// SelectedTemplates lists, through r, the templates of one kind that p
+// selects or claims: in p's namespace for a PropagationPolicy, everywhere
+// for a ClusterPropagationPolicy.
+func SelectedTemplates(ctx context.Context, r client.Reader, p PolicyRef, gvk schema.GroupVersionKind) ([]*unstructured.Unstructured, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
 	var opts []client.ListOption
 	if !p.Cluster {
 		opts = append(opts, client.InNamespace(p.Namespace))
 	}
-	if err := d.Reader.List(ctx, list, opts...); err != nil {
-		return fmt.Errorf("listing %s: %w", gvk, err)
+	if err := r.List(ctx, list, opts...); err != nil {
+		return nil, fmt.Errorf("listing %s: %w", gvk, err)
 	}
+	var out []*unstructured.Unstructured
 	for i := range list.Items {
 		t := &list.Items[i]
-		c, claimed := readClaim(t)
+		c, claimed := ReadClaim(t)
 		if matches(p, infoOf(t)) || (claimed && c.Cluster == p.Cluster && c.ID == p.ID) {
-			d.enqueueTemplate(ctx, TemplateKey{GVK: gvk, Namespace: t.GetNamespace(), Name: t.GetName()})
+			out = append(out, t)
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // claimedBindings lists the bindings carrying p's claim.
-func (d *Detector) claimedBindings(ctx context.Context, p policyRef) ([]client.Object, error) {
+func (d *Detector) claimedBindings(ctx context.Context, p PolicyRef) ([]client.Object, error) {
 	if p.ID == "" {
 		return nil, nil
 	}
@@ -184,13 +203,13 @@ func (d *Detector) claimedBindings(ctx context.Context, p policyRef) ([]client.O
 	return out, nil
 }
 
-func (d *Detector) enqueueClaimed(ctx context.Context, p policyRef) error {
+func (d *Detector) enqueueClaimed(ctx context.Context, p PolicyRef) error {
 	bindings, err := d.claimedBindings(ctx, p)
 	if err != nil {
 		return err
 	}
 	for _, b := range bindings {
-		r := bindingSpec(b).Resource
+		r := BindingSpec(b).Resource
 		d.enqueueTemplate(ctx, TemplateKey{GVK: schema.FromAPIVersionAndKind(r.APIVersion, r.Kind), Namespace: r.Namespace, Name: r.Name})
 	}
 	return nil
@@ -200,7 +219,7 @@ func (d *Detector) enqueueClaimed(ctx context.Context, p policyRef) error {
 // templates it claims, binding first. Karmada keeps the bindings, their
 // Works and the member objects; without claim labels the scheduler ignores
 // the binding, and the template's update event lets another policy claim it.
-func (d *Detector) releasePolicy(ctx context.Context, p policyRef) error {
+func (d *Detector) releasePolicy(ctx context.Context, p PolicyRef) error {
 	if p.ID == "" {
 		return nil
 	}
@@ -216,7 +235,7 @@ func (d *Detector) releasePolicy(ctx context.Context, p policyRef) error {
 				return fmt.Errorf("removing claim from binding %s: %w", b.GetName(), err)
 			}
 		}
-		r := bindingSpec(b).Resource
+		r := BindingSpec(b).Resource
 		tmpl := &unstructured.Unstructured{}
 		tmpl.SetGroupVersionKind(schema.FromAPIVersionAndKind(r.APIVersion, r.Kind))
 		if err := d.Reader.Get(ctx, types.NamespacedName{Namespace: r.Namespace, Name: r.Name}, tmpl); err != nil {
@@ -235,7 +254,7 @@ func (d *Detector) releasePolicy(ctx context.Context, p policyRef) error {
 		idLabel = policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel
 	}
 	for _, gvk := range selectedKinds(p.Spec) {
-		if d.kindProblem(p, gvk) != "" {
+		if KindProblem(d.Served, p, gvk) != "" {
 			continue
 		}
 		list := &unstructured.UnstructuredList{}
@@ -257,7 +276,7 @@ func (d *Detector) releasePolicy(ctx context.Context, p policyRef) error {
 	return nil
 }
 
-func (d *Detector) releaseTemplate(ctx context.Context, tmpl *unstructured.Unstructured, p policyRef) error {
+func (d *Detector) releaseTemplate(ctx context.Context, tmpl *unstructured.Unstructured, p PolicyRef) error {
 	if !removeClaim(tmpl, p.Cluster, p.ID) {
 		return nil
 	}

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 )
 
 // reconcileTemplate is the template controller: observe the template, its
@@ -68,7 +69,7 @@ func (d *Detector) syncTemplate(ctx context.Context, key TemplateKey) (reconcile
 		}
 		return reconcile.Result{}, fmt.Errorf("getting template %s: %w", key, err)
 	}
-	if IsSkippedObject(tmpl) || tmpl.GetLabels()[ClaimedByLabel] != "" || !tmpl.GetDeletionTimestamp().IsZero() {
+	if IgnoredTemplate(tmpl) != "" {
 		return reconcile.Result{}, nil
 	}
 
@@ -78,12 +79,12 @@ func (d *Detector) syncTemplate(ctx context.Context, key TemplateKey) (reconcile
 	}
 	if existing != nil {
 		if !refersTo(existing, key) {
-			ref := bindingSpec(existing).Resource
+			ref := BindingSpec(existing).Resource
 			d.Recorder.Eventf(tmpl, corev1.EventTypeWarning, ReasonApplyPolicyFailed,
 				"binding %s already belongs to %s %s %s/%s", existing.GetName(), ref.APIVersion, ref.Kind, ref.Namespace, ref.Name)
 			return reconcile.Result{}, nil
 		}
-		if uid := bindingSpec(existing).Resource.UID; uid != "" && uid != tmpl.GetUID() {
+		if uid := BindingSpec(existing).Resource.UID; uid != "" && uid != tmpl.GetUID() {
 			// Left by a deleted template of the same name: remove it, then
 			// build a new one.
 			if err := d.deleteBinding(ctx, existing); err != nil {
@@ -100,61 +101,27 @@ func (d *Detector) syncTemplate(ctx context.Context, key TemplateKey) (reconcile
 	return d.applyPolicy(ctx, tmpl, existing, p)
 }
 
-// choosePolicy returns the policy that claims tmpl: the policy of a valid
-// existing claim, else the best PropagationPolicy in its namespace, else the
-// best ClusterPropagationPolicy. A stale claim (policy gone, recreated, or no
-// longer selecting the template) is removed first, from the binding then the
-// template. tmpl and existing are updated in place when written.
-func (d *Detector) choosePolicy(ctx context.Context, tmpl *unstructured.Unstructured, existing client.Object) (policyRef, bool, error) {
-	info := infoOf(tmpl)
-	if c, ok := readClaim(tmpl); ok {
-		p, found, err := d.getPolicy(ctx, c)
-		if err != nil {
-			return policyRef{}, false, err
-		}
-		switch {
-		case found && p.ID == c.ID && p.Deleting:
-			// The policy's deletion handling releases the template; its
-			// update event brings it back here.
-			return policyRef{}, false, nil
-		case found && p.ID == c.ID && matches(p, info):
-			return p, true, nil
-		}
-		if err := d.releaseClaim(ctx, tmpl, existing, c.Cluster, c.ID); err != nil {
-			return policyRef{}, false, err
+// choosePolicy returns the policy that claims tmpl (see ChoosePolicy) and
+// removes a stale claim first, from the binding then the template. tmpl and
+// existing are updated in place when written.
+func (d *Detector) choosePolicy(ctx context.Context, tmpl *unstructured.Unstructured, existing client.Object) (PolicyRef, bool, error) {
+	choice, err := ChoosePolicy(ctx, ReaderSource(d.Reader), tmpl)
+	if err != nil {
+		return PolicyRef{}, false, err
+	}
+	if choice.Stale != nil {
+		if err := d.releaseClaim(ctx, tmpl, existing, choice.Stale.Cluster, choice.Stale.ID); err != nil {
+			return PolicyRef{}, false, err
 		}
 	}
-
-	if tmpl.GetNamespace() != "" {
-		var pps policyv1alpha1.PropagationPolicyList
-		if err := d.Reader.List(ctx, &pps, client.InNamespace(tmpl.GetNamespace())); err != nil {
-			return policyRef{}, false, fmt.Errorf("listing PropagationPolicies: %w", err)
-		}
-		refs := make([]policyRef, 0, len(pps.Items))
-		for i := range pps.Items {
-			refs = append(refs, ppRef(&pps.Items[i]))
-		}
-		if p, ok := bestPolicy(refs, info); ok {
-			return p, true, nil
-		}
-	}
-	var cpps policyv1alpha1.ClusterPropagationPolicyList
-	if err := d.Reader.List(ctx, &cpps); err != nil {
-		return policyRef{}, false, fmt.Errorf("listing ClusterPropagationPolicies: %w", err)
-	}
-	refs := make([]policyRef, 0, len(cpps.Items))
-	for i := range cpps.Items {
-		refs = append(refs, cppRef(&cpps.Items[i]))
-	}
-	p, ok := bestPolicy(refs, info)
-	return p, ok, nil
+	return choice.Policy, choice.OK, nil
 }
 
 // applyPolicy claims tmpl for p and creates or updates its binding, writing
 // only what changed.
-func (d *Detector) applyPolicy(ctx context.Context, tmpl *unstructured.Unstructured, existing client.Object, p policyRef) (reconcile.Result, error) {
+func (d *Detector) applyPolicy(ctx context.Context, tmpl *unstructured.Unstructured, existing client.Object, p PolicyRef) (reconcile.Result, error) {
 	log := ctrl.LoggerFrom(ctx).WithValues("policy", p.String())
-	if missing, err := d.missingOverrides(ctx, p); err != nil {
+	if missing, err := MissingOverrides(ctx, d.Reader, p); err != nil {
 		return reconcile.Result{}, err
 	} else if len(missing) > 0 {
 		d.Recorder.Eventf(tmpl, corev1.EventTypeWarning, ReasonApplyPolicyFailed,
@@ -168,7 +135,7 @@ func (d *Detector) applyPolicy(ctx context.Context, tmpl *unstructured.Unstructu
 		claimed.SetResourceVersion(d.versionForBinding(tmpl, existing))
 	}
 	if p.Spec.ActivationPreference == policyv1alpha1.LazyActivation && !claimChanged && existing != nil &&
-		bindingSpec(existing).Resource.ResourceVersion == claimed.GetResourceVersion() {
+		BindingSpec(existing).Resource.ResourceVersion == claimed.GetResourceVersion() {
 		// Lazy: policy changes wait for the next change of the template.
 		return reconcile.Result{}, nil
 	}
@@ -179,7 +146,7 @@ func (d *Detector) applyPolicy(ctx context.Context, tmpl *unstructured.Unstructu
 	}
 	tmpl = claimed
 
-	r, err := d.replicasOf(tmpl)
+	r, err := ReplicasOf(d.Interpreter, tmpl)
 	if err != nil {
 		return reconcile.Result{}, d.failed(tmpl, p, err)
 	}
@@ -194,16 +161,16 @@ func (d *Detector) applyPolicy(ctx context.Context, tmpl *unstructured.Unstructu
 		// binding has not reached the cache yet: ask the API server rather
 		// than fail a create.
 		key := TemplateKey{GVK: tmpl.GroupVersionKind(), Namespace: tmpl.GetNamespace(), Name: tmpl.GetName()}
-		if existing, err = d.getBindingFrom(ctx, d.APIReader, key); err != nil {
+		if existing, err = BindingOf(ctx, d.APIReader, key); err != nil {
 			return reconcile.Result{}, err
 		}
-		if existing != nil && (!refersTo(existing, key) || bindingSpec(existing).Resource.UID != tmpl.GetUID()) {
+		if existing != nil && (!refersTo(existing, key) || BindingSpec(existing).Resource.UID != tmpl.GetUID()) {
 			// Not simply ours: decide from the cache once it has caught up.
 			return reconcile.Result{RequeueAfter: conflictRequeue}, nil
 		}
 	}
 	if existing == nil {
-		b := buildBinding(tmpl, p, r, d.NewID())
+		b := BuildBinding(tmpl, p, r, d.NewID())
 		if err := d.Client.Create(ctx, b); err != nil {
 			return reconcile.Result{}, d.failed(tmpl, p, fmt.Errorf("creating binding %s: %w", b.GetName(), err))
 		}
@@ -213,7 +180,7 @@ func (d *Detector) applyPolicy(ctx context.Context, tmpl *unstructured.Unstructu
 		return reconcile.Result{}, nil
 	}
 	b := existing.DeepCopyObject().(client.Object)
-	if !mergeBinding(b, tmpl, p, r, d.NewID()) {
+	if !MergeBinding(b, tmpl, p, r, d.NewID()) {
 		if claimChanged {
 			d.Recorder.Eventf(tmpl, corev1.EventTypeNormal, ReasonApplyPolicySucceed, "Applied %s", p)
 		}
@@ -234,26 +201,29 @@ func (d *Detector) applyPolicy(ctx context.Context, tmpl *unstructured.Unstructu
 // several controllers write the same object. Neither is a write refused in
 // a terminating namespace: the template goes with it, and the Event would
 // be refused too.
-func (d *Detector) failed(tmpl *unstructured.Unstructured, p policyRef, err error) error {
+func (d *Detector) failed(tmpl *unstructured.Unstructured, p PolicyRef, err error) error {
 	if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) && !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 		d.Recorder.Eventf(tmpl, corev1.EventTypeWarning, ReasonApplyPolicyFailed, "Applying %s failed: %v", p, err)
 	}
 	return err
 }
 
-func (d *Detector) replicasOf(tmpl *unstructured.Unstructured) (replicaInfo, error) {
-	replicas, reqs, ok, err := d.Interpreter.GetReplicas(tmpl)
+// ReplicasOf is what the interpreter in says about tmpl's replicas; a kind
+// without replicas has none (it is propagated whole).
+func ReplicasOf(in interpreter.Interpreter, tmpl *unstructured.Unstructured) (ReplicaInfo, error) {
+	replicas, reqs, ok, err := in.GetReplicas(tmpl)
 	if err != nil {
-		return replicaInfo{}, fmt.Errorf("interpreting replicas: %w", err)
+		return ReplicaInfo{}, fmt.Errorf("interpreting replicas: %w", err)
 	}
 	if !ok {
-		return replicaInfo{}, nil
+		return ReplicaInfo{}, nil
 	}
-	return replicaInfo{Replicas: replicas, Requirements: reqs}, nil
+	return ReplicaInfo{Replicas: replicas, Requirements: reqs}, nil
 }
 
-// missingOverrides lists the policy's dependentOverrides that do not exist.
-func (d *Detector) missingOverrides(ctx context.Context, p policyRef) ([]string, error) {
+// MissingOverrides lists the policy's dependentOverrides that r does not
+// hold: the detector does not apply a policy until they exist.
+func MissingOverrides(ctx context.Context, r client.Reader, p PolicyRef) ([]string, error) {
 	var missing []string
 	for _, name := range p.Spec.DependentOverrides {
 		var obj client.Object = &policyv1alpha1.OverridePolicy{}
@@ -261,7 +231,7 @@ func (d *Detector) missingOverrides(ctx context.Context, p policyRef) ([]string,
 		if p.Cluster {
 			obj, key = &policyv1alpha1.ClusterOverridePolicy{}, types.NamespacedName{Name: name}
 		}
-		if err := d.Reader.Get(ctx, key, obj); err != nil {
+		if err := r.Get(ctx, key, obj); err != nil {
 			if apierrors.IsNotFound(err) {
 				missing = append(missing, name)
 				continue
@@ -270,28 +240,6 @@ func (d *Detector) missingOverrides(ctx context.Context, p policyRef) ([]string,
 		}
 	}
 	return missing, nil
-}
-
-// getPolicy fetches the policy a claim names.
-func (d *Detector) getPolicy(ctx context.Context, c claim) (policyRef, bool, error) {
-	if c.Cluster {
-		var cpp policyv1alpha1.ClusterPropagationPolicy
-		if err := d.Reader.Get(ctx, types.NamespacedName{Name: c.Name}, &cpp); err != nil {
-			if apierrors.IsNotFound(err) {
-				return policyRef{}, false, nil
-			}
-			return policyRef{}, false, fmt.Errorf("getting ClusterPropagationPolicy %s: %w", c.Name, err)
-		}
-		return cppRef(&cpp), true, nil
-	}
-	var pp policyv1alpha1.PropagationPolicy
-	if err := d.Reader.Get(ctx, types.NamespacedName{Namespace: c.Namespace, Name: c.Name}, &pp); err != nil {
-		if apierrors.IsNotFound(err) {
-			return policyRef{}, false, nil
-		}
-		return policyRef{}, false, fmt.Errorf("getting PropagationPolicy %s/%s: %w", c.Namespace, c.Name, err)
-	}
-	return ppRef(&pp), true, nil
 }
 
 // releaseClaim removes the claim of policy id from the binding first and
@@ -313,11 +261,12 @@ func (d *Detector) releaseClaim(ctx context.Context, tmpl *unstructured.Unstruct
 
 // getBinding returns the binding named after the template, or nil.
 func (d *Detector) getBinding(ctx context.Context, key TemplateKey) (client.Object, error) {
-	return d.getBindingFrom(ctx, d.Reader, key)
+	return BindingOf(ctx, d.Reader, key)
 }
 
-// getBindingFrom is getBinding reading through r.
-func (d *Detector) getBindingFrom(ctx context.Context, r client.Reader, key TemplateKey) (client.Object, error) {
+// BindingOf returns the binding named after the template key (which may be
+// another template's: see BindsTemplate), or nil, reading through r.
+func BindingOf(ctx context.Context, r client.Reader, key TemplateKey) (client.Object, error) {
 	b := newBindingObject(key.Namespace != "")
 	if err := r.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: BindingName(key.GVK.Kind, key.Name)}, b); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -331,7 +280,7 @@ func (d *Detector) getBindingFrom(ctx context.Context, r client.Reader, key Temp
 // refersTo reports whether binding b is the binding of the template key
 // (same group, kind, namespace and name; the version may differ).
 func refersTo(b client.Object, key TemplateKey) bool {
-	return BindsTemplate(bindingSpec(b).Resource, key.GVK.GroupKind(), key.Namespace, key.Name)
+	return BindsTemplate(BindingSpec(b).Resource, key.GVK.GroupKind(), key.Namespace, key.Name)
 }
 
 // collectOrphanBinding deletes the binding of a template of a kind no policy
@@ -346,7 +295,7 @@ func (d *Detector) collectOrphanBinding(ctx context.Context, key TemplateKey) er
 	m.SetGroupVersionKind(key.GVK)
 	switch err := d.Reader.Get(ctx, key.nn(), m); {
 	case err == nil:
-		if uid := bindingSpec(b).Resource.UID; uid == "" || uid == m.GetUID() {
+		if uid := BindingSpec(b).Resource.UID; uid == "" || uid == m.GetUID() {
 			return nil
 		}
 	case apierrors.IsNotFound(err) || isNoMatch(err):
@@ -408,7 +357,7 @@ func isNoMatch(err error) bool {
 // version alone would make the scheduler, binding and binding-status
 // controllers run again for nothing.
 func (d *Detector) versionForBinding(tmpl *unstructured.Unstructured, existing client.Object) string {
-	named := bindingSpec(existing).Resource.ResourceVersion
+	named := BindingSpec(existing).Resource.ResourceVersion
 	if named != tmpl.GetResourceVersion() && d.Statuses.SameButStatus(tmpl.GetUID(), named, tmpl.GetResourceVersion()) {
 		return named
 	}
