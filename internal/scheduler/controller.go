@@ -98,22 +98,28 @@ func viewOf(obj client.Object) (binding, bool) {
 	return binding{}, false
 }
 
-// handles says whether the binding is this scheduler's: it has a placement
-// (attached dependency bindings have none), names this scheduler, and
-// scheduling is not suspended.
+// handles says whether the binding is this scheduler's (HandlesSpec).
 func (r *Reconciler) handles(obj client.Object) bool {
 	b, ok := viewOf(obj)
-	if !ok || b.spec.Placement == nil {
+	return ok && HandlesSpec(b.spec, r.schedulerName())
+}
+
+// HandlesSpec says whether the scheduler named schedulerName schedules a
+// binding with this spec: it has a placement (attached dependency bindings
+// have none), names that scheduler (empty means DefaultSchedulerName), and
+// scheduling is not suspended.
+func HandlesSpec(spec *workv1alpha2.ResourceBindingSpec, schedulerName string) bool {
+	if spec.Placement == nil {
 		return false
 	}
-	name := b.spec.SchedulerName
+	name := spec.SchedulerName
 	if name == "" {
 		name = DefaultSchedulerName
 	}
-	if name != r.schedulerName() {
+	if name != schedulerName {
 		return false
 	}
-	if s := b.spec.Suspension; s != nil && s.Scheduling != nil && *s.Scheduling {
+	if s := spec.Suspension; s != nil && s.Scheduling != nil && *s.Scheduling {
 		return false
 	}
 	return true
@@ -181,8 +187,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 	}
 
 	// 2. Decide.
-	d := decide(b.spec, b.status, obj.GetAnnotations(), byName)
-	if d.trigger == "" {
+	pass := PlanPass(b.spec, b.status, obj.GetAnnotations(), clusters)
+	if pass.Trigger == "" {
 		if b.status.SchedulerObservedGeneration == obj.GetGeneration() {
 			return ctrl.Result{}, nil
 		}
@@ -190,23 +196,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 		b.status.SchedulerObservedGeneration = obj.GetGeneration()
 		return r.patchStatus(ctx, obj, before)
 	}
-	log.V(4).Info("scheduling binding", "trigger", d.trigger, "fresh", d.fresh)
-	result, schedErr := core.Schedule(core.Problem{
-		Spec:                 b.spec,
-		ObservedAffinityName: b.status.SchedulerObservedAffinityName,
-		Fresh:                d.fresh,
-		Clusters:             clusters,
-	})
-	// 3. Write the spec. A failed schedule never takes a workload away
-	//    from where it runs: the current placement is kept (Scheduled=False
-	//    says why), minus clusters that are gone or being deleted, which
-	//    the user removed. A workload leaves a cluster only when a new
-	//    placement fits somewhere, through an eviction, or when its
-	//    template or policy is deleted.
-	target := result.Clusters
-	if schedErr != nil {
-		target = keptPlacement(b.spec.Clusters, byName)
-	}
+	log.V(4).Info("scheduling binding", "trigger", pass.Trigger, "fresh", pass.Fresh)
+	// 3. Write the spec (see PlanPass for what a failed schedule keeps).
+	result, schedErr, target := pass.Result, pass.Err, pass.Clusters
 	specWritten := false
 	if schedErr == nil || (len(clusters) > 0 && !equality.Semantic.DeepEqual(normalize(b.spec.Clusters), normalize(target))) {
 		placement, err := json.Marshal(b.spec.Placement)
@@ -250,7 +242,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, workv1alpha2.BindingReasonSuccess, scheduledMessage
 		// Stamp only real news, so that re-running an unchanged schedule
 		// writes nothing.
-		if specWritten || d.fresh || !meta.IsStatusConditionTrue(b.status.Conditions, workv1alpha2.Scheduled) ||
+		if specWritten || pass.Fresh || !meta.IsStatusConditionTrue(b.status.Conditions, workv1alpha2.Scheduled) ||
 			b.status.SchedulerObservedGeneration != obj.GetGeneration() || b.status.SchedulerObservedAffinityName != result.AffinityName {
 			b.status.SchedulerObservedGeneration = obj.GetGeneration()
 			b.status.SchedulerObservedAffinityName = result.AffinityName
@@ -288,10 +280,10 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 	if specWritten || statusWritten {
 		if schedErr == nil {
 			r.event(b, corev1.EventTypeNormal, EventReasonScheduleSucceed, fmt.Sprintf("%s Result: %s", scheduledMessage, formatTargets(b.spec.Clusters)))
-			log.V(2).Info("binding scheduled", "trigger", d.trigger, "clusters", formatTargets(b.spec.Clusters), "affinityName", result.AffinityName)
+			log.V(2).Info("binding scheduled", "trigger", pass.Trigger, "clusters", formatTargets(b.spec.Clusters), "affinityName", result.AffinityName)
 		} else {
 			r.event(b, corev1.EventTypeWarning, EventReasonScheduleFailed, failMessage)
-			log.V(2).Info("binding not scheduled", "trigger", d.trigger, "reason", cond.Reason, "message", cond.Message)
+			log.V(2).Info("binding not scheduled", "trigger", pass.Trigger, "reason", cond.Reason, "message", cond.Message)
 		}
 	}
 	return res, retErr
@@ -367,6 +359,50 @@ func (r *Reconciler) unreadableScheduled(spec *workv1alpha2.ResourceBindingSpec,
 func isFitError(err error) bool {
 	var f *core.FitError
 	return err != nil && errors.As(err, &f)
+}
+
+// Pass is one scheduling pass over a binding as decided, before anything
+// is written.
+type Pass struct {
+	// Trigger says why the binding is scheduled; empty when the pass leaves
+	// spec.clusters as they are.
+	Trigger string
+	// Fresh: a manual reschedule is pending.
+	Fresh bool
+	// Result and Err are core.Schedule's answer (zero without a Trigger).
+	Result core.Result
+	Err    error
+	// Clusters is the spec.clusters the pass leaves: the new placement, or
+	// when it fails the current one minus clusters that are gone or being
+	// deleted (a workload never loses its running copy because a new
+	// placement fits nowhere), or without a Trigger the current one.
+	Clusters []workv1alpha2.TargetCluster
+}
+
+// PlanPass decides one scheduling pass over a binding with this spec,
+// status and annotations, given every Cluster: whether to schedule
+// (decide) and, if so, core.Schedule's placement. Nothing is modified.
+func PlanPass(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, annotations map[string]string, clusters []*clusterv1alpha1.Cluster) Pass {
+	byName := make(map[string]*clusterv1alpha1.Cluster, len(clusters))
+	for _, c := range clusters {
+		byName[c.Name] = c
+	}
+	d := decide(spec, status, annotations, byName)
+	pass := Pass{Trigger: d.trigger, Fresh: d.fresh, Clusters: spec.Clusters}
+	if d.trigger == "" {
+		return pass
+	}
+	pass.Result, pass.Err = core.Schedule(core.Problem{
+		Spec:                 spec,
+		ObservedAffinityName: status.SchedulerObservedAffinityName,
+		Fresh:                d.fresh,
+		Clusters:             clusters,
+	})
+	pass.Clusters = pass.Result.Clusters
+	if pass.Err != nil {
+		pass.Clusters = keptPlacement(spec.Clusters, byName)
+	}
+	return pass
 }
 
 // keptPlacement is what stays of the current placement when no new one
