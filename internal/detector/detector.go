@@ -419,12 +419,12 @@ func (d *Detector) isWanted(ctx context.Context, gvk schema.GroupVersionKind) (b
 		if !d.primed {
 			for i := range pps.Items {
 				if k := ppKey(pps.Items[i].Namespace, pps.Items[i].Name); d.wanted[k] == nil {
-					d.setWantedLocked(k, selectedKinds(&pps.Items[i].Spec))
+					d.setWantedLocked(k, SelectedKinds(&pps.Items[i].Spec))
 				}
 			}
 			for i := range cpps.Items {
 				if k := cppKey(cpps.Items[i].Name); d.wanted[k] == nil {
-					d.setWantedLocked(k, selectedKinds(&cpps.Items[i].Spec))
+					d.setWantedLocked(k, SelectedKinds(&cpps.Items[i].Spec))
 				}
 			}
 			d.primed = true

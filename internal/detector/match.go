@@ -153,9 +153,9 @@ func better(p PolicyRef, pImplicit int, q PolicyRef, qImplicit int) bool {
 	return p.Name < q.Name
 }
 
-// selectedKinds lists the kinds a policy selects, in selector order, without
+// SelectedKinds lists the kinds a policy selects, in selector order, without
 // duplicates.
-func selectedKinds(spec *policyv1alpha1.PropagationSpec) []schema.GroupVersionKind {
+func SelectedKinds(spec *policyv1alpha1.PropagationSpec) []schema.GroupVersionKind {
 	var out []schema.GroupVersionKind
 	seen := map[schema.GroupVersionKind]bool{}
 	for _, sel := range spec.ResourceSelectors {

@@ -88,7 +88,7 @@ func (d *Detector) syncPolicy(ctx context.Context, obj client.Object, key, idLab
 	}
 
 	p := ref()
-	kinds := selectedKinds(p.Spec)
+	kinds := SelectedKinds(p.Spec)
 	d.setWanted(key, kinds)
 	if err := d.Served.EnsureReady(); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "discovery failed")
@@ -253,7 +253,7 @@ func (d *Detector) releasePolicy(ctx context.Context, p PolicyRef) error {
 	if p.Cluster {
 		idLabel = policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel
 	}
-	for _, gvk := range selectedKinds(p.Spec) {
+	for _, gvk := range SelectedKinds(p.Spec) {
 		if KindProblem(d.Served, p, gvk) != "" {
 			continue
 		}
