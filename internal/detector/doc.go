@@ -29,6 +29,12 @@
 // spec.preemption is not supported yet (Karmada gates it off by default):
 // a policy never takes a template over from another one.
 //
+// The decisions are plain functions of what they read, exported so that
+// lifeboat simulate predicts a policy with the very same code, writing
+// nothing: ChoosePolicy (which policy claims a template, through a
+// PolicySource), SelectedTemplates, KindProblem, MissingOverrides,
+// ReplicasOf, BuildBinding and MergeBinding.
+//
 // Writes, per object:
 //   - template: claim labels and annotations
 //     (propagationpolicy.karmada.io/permanent-id, .../namespace, .../name, or
