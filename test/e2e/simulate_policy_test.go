@@ -112,7 +112,7 @@ spec:
 	// 1. Predict every policy; nothing may be written.
 	predicted := map[string]policysim.TemplateResult{}
 	for _, tc := range cases {
-		pred := simulate(t, ns, tc.manifest)
+		pred := simulatePolicy(t, ns, tc.manifest)
 		if pred.Existing || pred.Policy.Name != tc.policy || pred.Policy.Namespace != ns {
 			t.Fatalf("%s: prediction names %+v (existing %v), want the new PropagationPolicy %s/%s", tc.policy, pred.Policy, pred.Existing, ns, tc.policy)
 		}
@@ -175,14 +175,14 @@ spec:
 	}
 
 	// 3. The table output of an applied policy predicts the same again.
-	out := simulateOut(t, ns, "table", cases[0].manifest)
+	out := simulatePolicyOut(t, ns, "table", cases[0].manifest)
 	if !lineHas(out, "weighted-deployment", "Scheduled", "member1:2, member2:1") || !strings.Contains(out, "Changing the existing PropagationPolicy "+ns+"/weighted") {
 		t.Errorf("table output of the applied policy:\n%s", out)
 	}
 
 	// 4. A policy the API server refuses: its own message, nothing created.
 	bad := policy("bad", "      name: weighted", "    replicaScheduling:\n      replicaSchedulingType: Sideways")
-	out, err := lifeboat(t, simulateArgs(t, ns, "json", bad)...)
+	out, err := lifeboat(t, simulatePolicyArgs(t, ns, "json", bad)...)
 	if err == nil || !strings.Contains(out, `Unsupported value: "Sideways"`) {
 		t.Errorf("simulating an invalid policy: err %v, output:\n%s", err, out)
 	}
@@ -192,11 +192,11 @@ spec:
 	}
 }
 
-// simulate runs lifeboat simulate -o json on manifest in ns and decodes the
+// simulatePolicy runs lifeboat simulate -o json on manifest in ns and decodes the
 // prediction.
-func simulate(t *testing.T, ns, manifest string) *policysim.Prediction {
+func simulatePolicy(t *testing.T, ns, manifest string) *policysim.Prediction {
 	t.Helper()
-	out := simulateOut(t, ns, "json", manifest)
+	out := simulatePolicyOut(t, ns, "json", manifest)
 	pred := &policysim.Prediction{}
 	if err := json.Unmarshal([]byte(out), pred); err != nil {
 		t.Fatalf("decoding the prediction: %v\n%s", err, out)
@@ -204,20 +204,20 @@ func simulate(t *testing.T, ns, manifest string) *policysim.Prediction {
 	return pred
 }
 
-// simulateOut runs lifeboat simulate with output format output and returns
+// simulatePolicyOut runs lifeboat simulate with output format output and returns
 // its standard output and error; a failure ends the test.
-func simulateOut(t *testing.T, ns, output, manifest string) string {
+func simulatePolicyOut(t *testing.T, ns, output, manifest string) string {
 	t.Helper()
-	out, err := lifeboat(t, simulateArgs(t, ns, output, manifest)...)
+	out, err := lifeboat(t, simulatePolicyArgs(t, ns, output, manifest)...)
 	if err != nil {
 		t.Fatalf("lifeboat simulate: %v\n%s", err, out)
 	}
 	return out
 }
 
-// simulateArgs writes manifest to a file and returns the arguments of
+// simulatePolicyArgs writes manifest to a file and returns the arguments of
 // lifeboat simulate for it.
-func simulateArgs(t *testing.T, ns, output, manifest string) []string {
+func simulatePolicyArgs(t *testing.T, ns, output, manifest string) []string {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "policy.yaml")
 	if err := os.WriteFile(file, []byte(manifest), 0o600); err != nil {
