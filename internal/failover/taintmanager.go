@@ -397,6 +397,17 @@ type EvictionPlan struct {
 	reports []evictionReport
 }
 
+// StateProblems are the statePreservation rules whose value could not be
+// captured for the eviction from cluster.
+func (p EvictionPlan) StateProblems(cluster string) []StateProblem {
+	for _, r := range p.reports {
+		if r.cluster == cluster {
+			return r.problems
+		}
+	}
+	return nil
+}
+
 // PlanTaintEviction is the taint manager's eviction of the given clusters
 // from a binding: reason TaintUntolerated, the purge mode of
 // spec.failover.cluster (defaultMode without one), the state of its

@@ -123,6 +123,9 @@ type Eviction struct {
 	GracePeriodSeconds int64 `json:"gracePeriodSeconds,omitempty"`
 	// State is the preserved state the new copy would be given.
 	State map[string]string `json:"state,omitempty"`
+	// StateProblems are the statePreservation rules that would capture
+	// nothing from the status the failed copy last reported.
+	StateProblems []string `json:"stateProblems,omitempty"`
 	// Held is the storm guard's reason when it holds the eviction.
 	Held string `json:"held,omitempty"`
 }
@@ -555,6 +558,7 @@ func (s *sim) evictAndSchedule(outcomes []Outcome, pending []pendingEviction) {
 						ev.GracePeriodSeconds = int64(*task.GracePeriodSeconds)
 					}
 				}
+				ev.StateProblems = problemStrings(plan.StateProblems(p.cluster))
 				o.step("%s: evicted %s after the failure, purge mode %s", p.cluster, ev.At, plan.Mode)
 			}
 			spec = plan.Spec
@@ -696,6 +700,7 @@ func (s *sim) applicationFailover() (Outcome, error) {
 			ev.GracePeriodSeconds = int64(*task.GracePeriodSeconds)
 		}
 	}
+	ev.StateProblems = problemStrings(plan.StateProblems(u.Cluster))
 	o.Evictions = append(o.Evictions, ev)
 	o.step("%s: purge mode %s", u.Cluster, plan.Mode)
 	spec, err := s.schedule(&o, plan.Spec, b.Status.DeepCopy(), s.early)
@@ -708,6 +713,14 @@ func (s *sim) applicationFailover() (Outcome, error) {
 	startup := s.sc.StartupTime.Seconds()
 	o.HealthyAt = &Seconds{Min: tol.Seconds() + startup, Max: tol.Seconds() + startup}
 	return o, nil
+}
+
+func problemStrings(ps []failover.StateProblem) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.String())
+	}
+	return out
 }
 
 func seconds(t0, t time.Time) float64 {

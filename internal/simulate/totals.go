@@ -86,6 +86,9 @@ func (s *sim) totals(outcomes []Outcome) Totals {
 			if e.At != nil {
 				lastEvicted = later(lastEvicted, e.At)
 			}
+			for _, p := range e.StateProblems {
+				t.Warnings = append(t.Warnings, fmt.Sprintf("%s %s, evicted from %s, would carry no state for %s", o.Kind, o.Key(), e.Cluster, p))
+			}
 		}
 		if o.HealthyAt != nil {
 			lastHealthy = later(lastHealthy, o.HealthyAt)
