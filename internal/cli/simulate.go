@@ -158,7 +158,7 @@ func (o *simulateOptions) run(ctx context.Context, out, errOut io.Writer) error 
 		}
 		b, err := findBinding(ctx, cp.client, tmpl)
 		if err != nil {
-			return err
+			return withExisting(ctx, cp.client, tmpl.namespace, err)
 		}
 		key := b.name
 		if b.namespace != "" {
@@ -421,4 +421,40 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "NO"
+}
+
+// withExisting adds to err the bindings that exist in namespace (cluster
+// bindings when it is empty), so that a mistyped name can be corrected.
+func withExisting(ctx context.Context, c client.Reader, namespace string, err error) error {
+	const shown = 20
+	var names []string
+	if namespace != "" {
+		var list workv1alpha2.ResourceBindingList
+		if lerr := c.List(ctx, &list, client.InNamespace(namespace)); lerr != nil {
+			return err
+		}
+		for _, b := range list.Items {
+			names = append(names, b.Spec.Resource.Kind+"/"+b.Spec.Resource.Name)
+		}
+	} else {
+		var list workv1alpha2.ClusterResourceBindingList
+		if lerr := c.List(ctx, &list); lerr != nil {
+			return err
+		}
+		for _, b := range list.Items {
+			names = append(names, b.Spec.Resource.Kind+"/"+b.Spec.Resource.Name)
+		}
+	}
+	sort.Strings(names)
+	where := "in namespace " + namespace
+	if namespace == "" {
+		where = "cluster-wide"
+	}
+	switch {
+	case len(names) == 0:
+		return fmt.Errorf("%w No template is propagated %s", err, where)
+	case len(names) > shown:
+		return fmt.Errorf("%w Propagated %s: %s and %d more", err, where, strings.Join(names[:shown], ", "), len(names)-shown)
+	}
+	return fmt.Errorf("%w Propagated %s: %s", err, where, strings.Join(names, ", "))
 }

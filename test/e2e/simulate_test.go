@@ -381,7 +381,7 @@ func TestSimulateBadInput(t *testing.T) {
 		want []string
 	}{
 		{[]string{"--fail-cluster", "member9"}, []string{`no cluster "member9"`, "member1, member2, member3"}},
-		{[]string{"--unhealthy", "deploy/nothing-here", "-n", "default", "--cluster", "member1"}, []string{"nothing-here"}},
+		{[]string{"--unhealthy", "deploy/nothing-here", "-n", "default", "--cluster", "member1"}, []string{"nothing-here", "in namespace default"}},
 		{[]string{"--unhealthy", "deploy/nothing-here"}, []string{"--unhealthy needs --cluster"}},
 		{[]string{"--taint", "member2"}, []string{"CLUSTER=KEY[=VALUE]:EFFECT"}},
 		{[]string{"--taint", "member2=k:Sometimes"}, []string{"Sometimes"}},
