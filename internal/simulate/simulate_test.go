@@ -1,0 +1,266 @@
+package simulate
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/utils/ptr"
+
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+)
+
+// TestClusterFailover checks each binding's outcome when member clusters
+// fail, against docs/cluster-failover.md ("How long"): with P = 10s,
+// F = 30s, T = 5s and a toleration of S seconds, the eviction is written
+// between max(F + S, P + F + T) (the member refuses connections) and
+// P + F + T + max(S, P) (it goes silent) after the failure.
+func TestClusterFailover(t *testing.T) {
+	m2 := []string{"member2"}
+	cases := map[string]struct {
+		snap func(*Snapshot)
+		b    Binding
+		fail []string
+		// want
+		result     string
+		after      []string
+		replicas   map[string]int32
+		toleration string
+		at         *Seconds
+		mode       policyv1alpha1.PurgeMode
+		state      map[string]string
+		reason     string
+	}{
+		"untolerated Duplicated": {
+			b: binding("nginx"), fail: m2,
+			result: ResultEvicted, after: []string{"member1", "member3"},
+			toleration: "untolerated", at: &Seconds{Min: 45, Max: 55}, mode: policyv1alpha1.PurgeModeGracefully,
+		},
+		"tolerated for 20s": {
+			b: binding("nginx", tolerateNotReady(ptr.To[int64](20))), fail: m2,
+			result: ResultEvicted, after: []string{"member1", "member3"},
+			toleration: "tolerated for 20s", at: &Seconds{Min: 50, Max: 65},
+		},
+		"tolerated for 300s": {
+			b: binding("nginx", tolerateNotReady(ptr.To[int64](300))), fail: m2,
+			result: ResultEvicted, after: []string{"member1", "member3"},
+			toleration: "tolerated for 300s", at: &Seconds{Min: 330, Max: 345},
+		},
+		"tolerated for 0s": {
+			b: binding("nginx", tolerateNotReady(ptr.To[int64](0))), fail: m2,
+			result: ResultEvicted, after: []string{"member1", "member3"},
+			toleration: "tolerated for 0s", at: &Seconds{Min: 45, Max: 55},
+		},
+		"tolerated forever": {
+			b: binding("nginx", tolerateNotReady(nil)), fail: m2,
+			result: ResultTolerated, after: []string{"member1", "member2", "member3"},
+			toleration: "tolerated forever",
+		},
+		"pinned to the failed cluster": {
+			b: binding("nginx", affinity("member2"), scheduledOn("member2", 2)), fail: m2,
+			result: ResultStays, after: []string{}, toleration: "untolerated", at: &Seconds{Min: 45, Max: 55},
+			reason: "no other cluster fits",
+		},
+		"Divided Weighted moves the replicas to the other weighted cluster": {
+			b: binding("nginx", replicas(4), affinity("member1", "member2"),
+				dividedWeighted(map[string]int64{"member1": 1, "member2": 1}), scheduledOn("member1", 2, "member2", 2)),
+			fail:   m2,
+			result: ResultEvicted, after: []string{"member1"}, replicas: map[string]int32{"member1": 4},
+		},
+		"clusterAffinities fall back to the backup term": {
+			b: binding("nginx", affinityTerms([]string{"member2"}, []string{"member3"}), observedAffinity("term0"),
+				scheduledOn("member2", 2)),
+			fail:   m2,
+			result: ResultEvicted, after: []string{"member3"},
+		},
+		"all clusters failed: the storm guard halts": {
+			b: binding("nginx"), fail: []string{"member1", "member2", "member3"},
+			result: ResultHeld, after: []string{"member1", "member2", "member3"},
+			reason: "no cluster is Ready",
+		},
+		"two of three failed: evicted (not a partial disruption below 3)": {
+			b: binding("nginx"), fail: []string{"member1", "member2"},
+			result: ResultEvicted, after: []string{"member3"}, at: &Seconds{Min: 45, Max: 55},
+		},
+		"three of four failed: a small group in partial disruption halts": {
+			snap:   func(s *Snapshot) { s.Clusters = append(s.Clusters, readyCluster("member4")) },
+			b:      binding("nginx", affinity("member1", "member2", "member3", "member4")),
+			fail:   []string{"member1", "member2", "member3"},
+			result: ResultHeld, after: []string{"member1", "member2", "member3"},
+			reason: "not Ready in a group of 10 or fewer",
+		},
+		"a failed region fails over to another region": {
+			snap: func(s *Snapshot) {
+				s.Clusters[0].Spec.Region = "us"
+				s.Clusters[1].Spec.Region = "us"
+				s.Clusters[2].Spec.Region = "eu"
+			},
+			b: binding("nginx"), fail: []string{"member1", "member2"},
+			result: ResultEvicted, after: []string{"member3"}, at: &Seconds{Min: 45, Max: 55},
+		},
+		"purge mode from spec.failover.cluster": {
+			b: binding("nginx", clusterFailover(policyv1alpha1.PurgeModeDirectly)), fail: m2,
+			result: ResultEvicted, after: []string{"member1", "member3"}, mode: policyv1alpha1.PurgeModeDirectly,
+		},
+		"the old spelling of the purge mode": {
+			b: binding("nginx", clusterFailover(policyv1alpha1.PurgeModeImmediately)), fail: m2,
+			result: ResultEvicted, after: []string{"member1", "member3"}, mode: policyv1alpha1.PurgeModeDirectly,
+		},
+		"the default purge mode from the settings": {
+			snap: func(s *Snapshot) { s.Settings.DefaultPurgeMode = policyv1alpha1.PurgeModeDirectly },
+			b:    binding("nginx"), fail: m2,
+			result: ResultEvicted, after: []string{"member1", "member3"}, mode: policyv1alpha1.PurgeModeDirectly,
+		},
+		"state preservation": {
+			b: binding("nginx",
+				clusterFailover("", policyv1alpha1.StatePreservationRule{AliasLabelName: "example.io/job-id", JSONPath: "{ .jobID }"}),
+				reflected("member1", map[string]any{"jobID": "job-1"}),
+				reflected("member2", map[string]any{"jobID": "job-2"})),
+			fail:   m2,
+			result: ResultEvicted, after: []string{"member1", "member3"}, mode: policyv1alpha1.PurgeModeGracefully,
+			state: map[string]string{"example.io/job-id": "job-2"},
+		},
+		"taint eviction off in the controller manager": {
+			snap: func(s *Snapshot) { s.Settings.TaintEviction = false },
+			b:    binding("nginx"), fail: m2,
+			result: ResultNotEvicted, after: []string{"member1", "member2", "member3"},
+			reason: "cluster failover is off",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			snap := snapshot(tc.b)
+			if tc.snap != nil {
+				tc.snap(&snap)
+			}
+			r := run(t, snap, Scenario{FailClusters: tc.fail})
+			o := outcome(t, r, "nginx")
+			if o.Result != tc.result {
+				t.Fatalf("result = %s (%s), want %s; steps:\n%s", o.Result, o.Reason, tc.result, strings.Join(o.Steps, "\n"))
+			}
+			if diff := cmp.Diff(tc.after, names(o.After)); diff != "" {
+				t.Errorf("after (-want +got):\n%s", diff)
+			}
+			if tc.replicas != nil {
+				got := map[string]int32{}
+				for _, c := range o.After {
+					got[c.Name] = c.Replicas
+				}
+				if diff := cmp.Diff(tc.replicas, got); diff != "" {
+					t.Errorf("replicas after (-want +got):\n%s", diff)
+				}
+				if sum(o.After) != tc.b.Spec.Replicas {
+					t.Errorf("replicas after add up to %d, want %d", sum(o.After), tc.b.Spec.Replicas)
+				}
+			}
+			if tc.reason != "" && !strings.Contains(o.Reason, tc.reason) {
+				t.Errorf("reason = %q, want it to mention %q", o.Reason, tc.reason)
+			}
+			if tc.result == ResultHeld {
+				for _, e := range o.Evictions {
+					if e.At != nil || e.Held == "" {
+						t.Errorf("held eviction %+v: want no time and the guard's reason", e)
+					}
+				}
+				return
+			}
+			if tc.result == ResultNotEvicted {
+				if len(o.Evictions) != 0 {
+					t.Errorf("evictions = %+v, want none", o.Evictions)
+				}
+				return
+			}
+			e := o.evictionFrom(t, "member2")
+			if tc.toleration != "" && e.Toleration != tc.toleration {
+				t.Errorf("toleration = %q, want %q", e.Toleration, tc.toleration)
+			}
+			if tc.result == ResultTolerated {
+				if e.At != nil || o.HealthyAt != nil {
+					t.Errorf("tolerated: at = %v, healthyAt = %v, want none", e.At, o.HealthyAt)
+				}
+				return
+			}
+			if tc.at != nil && (e.At == nil || *e.At != *tc.at) {
+				t.Errorf("at = %v, want %v", e.At, tc.at)
+			}
+			if tc.mode != "" && e.PurgeMode != tc.mode {
+				t.Errorf("purge mode = %s, want %s", e.PurgeMode, tc.mode)
+			}
+			if diff := cmp.Diff(tc.state, e.State); diff != "" {
+				t.Errorf("state (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestExplainSteps checks that the steps say why: the toleration and the
+// scheduler's decision.
+func TestExplainSteps(t *testing.T) {
+	r := run(t, snapshot(binding("nginx", tolerateNotReady(ptr.To[int64](20)))), Scenario{FailClusters: []string{"member2"}})
+	steps := strings.Join(outcome(t, r, "nginx").Steps, "\n")
+	for _, want := range []string{
+		"member2: the taint cluster.karmada.io/not-ready:NoExecute is tolerated for 20s",
+		"scheduler: {member1:2, member3:2}",
+		"purge mode Gracefully",
+	} {
+		if !strings.Contains(steps, want) {
+			t.Errorf("steps do not mention %q:\n%s", want, steps)
+		}
+	}
+}
+
+// TestPacing checks that evictions from one group are paced by the storm
+// guard's token bucket: a burst of B = max(1, floor(R)), then one every
+// 1/R seconds.
+func TestPacing(t *testing.T) {
+	cases := map[string]struct {
+		bindings int
+		rate     float64
+		// wantLast is the last eviction's earliest time.
+		wantLast float64
+	}{
+		"within the burst":         {bindings: 50, rate: 50, wantLast: 45},
+		"120 at 50/s":              {bindings: 120, rate: 50, wantLast: 45 + float64(120-50)/50},
+		"a rate below 1: burst 1":  {bindings: 3, rate: 0.5, wantLast: 45 + 2/0.5},
+		"a fractional rate above1": {bindings: 5, rate: 1.5, wantLast: 45 + (5-1)/1.5},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var bs []Binding
+			for i := 0; i < tc.bindings; i++ {
+				bs = append(bs, binding(fmt.Sprintf("app%03d", i)))
+			}
+			snap := snapshot(bs...)
+			snap.Settings.EvictionRate = tc.rate
+			r := run(t, snap, Scenario{FailClusters: []string{"member2"}})
+			if r.Totals.Evicted != tc.bindings {
+				t.Fatalf("evicted = %d, want %d", r.Totals.Evicted, tc.bindings)
+			}
+			var last Seconds
+			for _, o := range r.Outcomes {
+				e := o.evictionFrom(t, "member2")
+				if e.At.Min < 45 || e.At.Max < 55 || e.At.Max < e.At.Min {
+					t.Errorf("%s: at = %v, want within [45+, 55+]", o.Key(), e.At)
+				}
+				last.Min, last.Max = max(last.Min, e.At.Min), max(last.Max, e.At.Max)
+			}
+			if math.Abs(last.Min-tc.wantLast) > 0.1 {
+				t.Errorf("last eviction at %v, want %.1fs at the earliest", last, tc.wantLast)
+			}
+			if math.Abs((last.Max-55)-(last.Min-45)) > 0.1 {
+				t.Errorf("last eviction at %v: the pacing differs between the earliest and latest", last)
+			}
+			if r.Totals.AllEvicted == nil || *r.Totals.AllEvicted != last {
+				t.Errorf("allEvicted = %v, want %v", r.Totals.AllEvicted, last)
+			}
+			if len(r.Totals.Guard) != 1 || r.Totals.Guard[0].Evictions != tc.bindings {
+				t.Fatalf("guard = %+v, want one group with %d evictions", r.Totals.Guard, tc.bindings)
+			}
+			if g := r.Totals.Guard[0]; math.Abs(g.Span.Min-(tc.wantLast-45)) > 0.1 || g.Rate != tc.rate {
+				t.Errorf("guard = %+v, want span %.1fs at rate %g", g, tc.wantLast-45, tc.rate)
+			}
+		})
+	}
+}
