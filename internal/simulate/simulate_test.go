@@ -5,11 +5,14 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/failover"
 )
 
 // TestClusterFailover checks each binding's outcome when member clusters
@@ -261,6 +264,240 @@ func TestPacing(t *testing.T) {
 			if g := r.Totals.Guard[0]; math.Abs(g.Span.Min-(tc.wantLast-45)) > 0.1 || g.Rate != tc.rate {
 				t.Errorf("guard = %+v, want span %.1fs at rate %g", g, tc.wantLast-45, tc.rate)
 			}
+		})
+	}
+}
+
+// TestApplicationFailover checks --unhealthy: the eviction is written
+// tolerationSeconds after the application turned Unhealthy, with the
+// purge mode of spec.failover.application.
+func TestApplicationFailover(t *testing.T) {
+	unhealthy := func(cluster string) *Unhealthy {
+		return &Unhealthy{Kind: KindResourceBinding, Binding: "default/nginx-deployment", Cluster: cluster}
+	}
+	cases := map[string]struct {
+		b         Binding
+		settings  func(*failover.Settings)
+		unhealthy *Unhealthy
+		result    string
+		after     []string
+		at        *Seconds
+		mode      policyv1alpha1.PurgeMode
+		reason    string
+		err       string
+	}{
+		"evicted after its tolerationSeconds": {
+			b: binding("nginx", appFailover(30, policyv1alpha1.PurgeModeDirectly)), unhealthy: unhealthy("member2"),
+			result: ResultEvicted, after: []string{"member1", "member3"}, at: &Seconds{Min: 30, Max: 30}, mode: policyv1alpha1.PurgeModeDirectly,
+		},
+		"tolerationSeconds 0": {
+			b: binding("nginx", appFailover(0, policyv1alpha1.PurgeModeGracefully)), unhealthy: unhealthy("member2"),
+			result: ResultEvicted, after: []string{"member1", "member3"}, at: &Seconds{Min: 0, Max: 0}, mode: policyv1alpha1.PurgeModeGracefully,
+		},
+		"pinned: stays": {
+			b:         binding("nginx", appFailover(30, policyv1alpha1.PurgeModeGracefully), affinity("member2"), scheduledOn("member2", 2)),
+			unhealthy: unhealthy("member2"),
+			result:    ResultStays, after: []string{}, reason: "no other cluster fits",
+		},
+		"no failover.application": {
+			b: binding("nginx"), unhealthy: unhealthy("member2"),
+			result: ResultNotEvicted, after: []string{"member1", "member2", "member3"}, reason: "no failover.application",
+		},
+		"application failover off in the controller manager": {
+			b: binding("nginx", appFailover(30, policyv1alpha1.PurgeModeDirectly)), unhealthy: unhealthy("member2"),
+			settings: func(s *failover.Settings) { s.ApplicationFailover = false },
+			result:   ResultNotEvicted, after: []string{"member1", "member2", "member3"}, reason: "application failover is off",
+		},
+		"not scheduled on the cluster": {
+			b: binding("nginx", appFailover(30, policyv1alpha1.PurgeModeDirectly), scheduledOn("member1", 2)), unhealthy: unhealthy("member2"),
+			err: "is not scheduled on member2",
+		},
+		"unknown cluster": {
+			b: binding("nginx", appFailover(30, policyv1alpha1.PurgeModeDirectly)), unhealthy: unhealthy("member9"),
+			err: `no cluster "member9"; the clusters are: member1, member2, member3`,
+		},
+		"unknown binding": {
+			b:         binding("nginx"),
+			unhealthy: &Unhealthy{Kind: KindResourceBinding, Binding: "default/other", Cluster: "member2"},
+			err:       "no ResourceBinding default/other",
+		},
+		"the kind must match": {
+			b:         binding("nginx"),
+			unhealthy: &Unhealthy{Kind: KindClusterResourceBinding, Binding: "default/nginx-deployment", Cluster: "member2"},
+			err:       "no ClusterResourceBinding default/nginx-deployment",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			snap := snapshot(tc.b)
+			if tc.settings != nil {
+				tc.settings(&snap.Settings)
+			}
+			r, err := Run(snap, Scenario{Unhealthy: tc.unhealthy})
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want it to mention %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if len(r.Outcomes) != 1 {
+				t.Fatalf("outcomes = %+v, want one", r.Outcomes)
+			}
+			o := r.Outcomes[0]
+			if o.Result != tc.result {
+				t.Fatalf("result = %s (%s), want %s", o.Result, o.Reason, tc.result)
+			}
+			if diff := cmp.Diff(tc.after, names(o.After)); diff != "" {
+				t.Errorf("after (-want +got):\n%s", diff)
+			}
+			if tc.reason != "" && !strings.Contains(o.Reason, tc.reason) {
+				t.Errorf("reason = %q, want it to mention %q", o.Reason, tc.reason)
+			}
+			if tc.at == nil {
+				return
+			}
+			e := o.evictionFrom(t, "member2")
+			if e.At == nil || *e.At != *tc.at || e.PurgeMode != tc.mode {
+				t.Errorf("eviction = %+v, want at %v with purge mode %s", e, tc.at, tc.mode)
+			}
+			if o.HealthyAt == nil || *o.HealthyAt != *tc.at {
+				t.Errorf("healthyAt = %v, want %v (no start-up time)", o.HealthyAt, tc.at)
+			}
+		})
+	}
+}
+
+// TestApplicationFailoverStartupTime checks that HealthyAt adds the
+// assumed start-up time.
+func TestApplicationFailoverStartupTime(t *testing.T) {
+	r := run(t, snapshot(binding("nginx", appFailover(30, policyv1alpha1.PurgeModeDirectly))), Scenario{
+		Unhealthy:   &Unhealthy{Kind: KindResourceBinding, Binding: "default/nginx-deployment", Cluster: "member2"},
+		StartupTime: 10 * time.Second,
+	})
+	if h := r.Outcomes[0].HealthyAt; h == nil || *h != (Seconds{Min: 40, Max: 40}) {
+		t.Errorf("healthyAt = %v, want 40s", h)
+	}
+}
+
+// TestBadScenario checks the scenarios Run refuses.
+func TestBadScenario(t *testing.T) {
+	cases := map[string]struct {
+		sc  Scenario
+		err string
+	}{
+		"empty":                     {sc: Scenario{}, err: "nothing to simulate"},
+		"an unknown failed cluster": {sc: Scenario{FailClusters: []string{"member9"}}, err: `--fail-cluster: no cluster "member9"; the clusters are: member1, member2, member3`},
+		"an unknown tainted cluster": {
+			sc:  Scenario{Taints: map[string][]string{"member9": {"maintenance:NoExecute"}}},
+			err: `--taint: no cluster "member9"`,
+		},
+		"a bad taint": {
+			sc:  Scenario{Taints: map[string][]string{"member2": {"maintenance:Sometimes"}}},
+			err: "--taint member2",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := Run(snapshot(binding("nginx")), tc.sc)
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Fatalf("err = %v, want it to mention %q", err, tc.err)
+			}
+		})
+	}
+}
+
+// TestTaintScenario checks --taint: a NoExecute taint added now evicts at
+// once (no settling window: the cluster is healthy), a NoSchedule one
+// evicts nothing.
+func TestTaintScenario(t *testing.T) {
+	cases := map[string]struct {
+		taint      string
+		result     string
+		toleration string
+		at         *Seconds
+	}{
+		"NoExecute":  {taint: "maintenance:NoExecute", result: ResultEvicted, toleration: "untolerated", at: &Seconds{}},
+		"NoSchedule": {taint: "maintenance=soon:NoSchedule", result: ResultTolerated, toleration: "no NoExecute taint"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := run(t, snapshot(binding("nginx")), Scenario{Taints: map[string][]string{"member2": {tc.taint}}})
+			o := outcome(t, r, "nginx")
+			if o.Result != tc.result {
+				t.Fatalf("result = %s (%s), want %s", o.Result, o.Reason, tc.result)
+			}
+			e := o.evictionFrom(t, "member2")
+			if e.Toleration != tc.toleration {
+				t.Errorf("toleration = %q, want %q", e.Toleration, tc.toleration)
+			}
+			if (tc.at == nil) != (e.At == nil) || (tc.at != nil && *e.At != *tc.at) {
+				t.Errorf("at = %v, want %v", e.At, tc.at)
+			}
+		})
+	}
+}
+
+// TestExtremeInput checks values at the edges of what the API allows, and
+// past them: nothing panics, times do not overflow into the past and
+// totals do not wrap around.
+func TestExtremeInput(t *testing.T) {
+	cases := map[string]struct {
+		b     Binding
+		check func(t *testing.T, r *Report)
+	}{
+		"tolerationSeconds at the API's maximum": {
+			b: binding("nginx", tolerateNotReady(ptr.To[int64](math.MaxInt32))),
+			check: func(t *testing.T, r *Report) {
+				e := outcome(t, r, "nginx").evictionFrom(t, "member2")
+				if e.At == nil || e.At.Min != 30+math.MaxInt32 || e.At.Max != 45+math.MaxInt32 {
+					t.Errorf("at = %v, want %d–%ds", e.At, 30+math.MaxInt32, 45+math.MaxInt32)
+				}
+			},
+		},
+		"tolerationSeconds near MaxInt64": {
+			b: binding("nginx", tolerateNotReady(ptr.To[int64](math.MaxInt64-1))),
+			check: func(t *testing.T, r *Report) {
+				e := outcome(t, r, "nginx").evictionFrom(t, "member2")
+				if e.At == nil || e.At.Min < 1e9 || e.At.Max < e.At.Min {
+					t.Errorf("at = %v, want far in the future", e.At)
+				}
+			},
+		},
+		// Duplicated: a Divided binding this large would spend seconds in
+		// the scheduler's division, one replica at a time.
+		"MaxInt32 replicas with CPU requests": {
+			b: binding("nginx", replicas(math.MaxInt32), requests("1", "1Gi"),
+				scheduledOn("member1", math.MaxInt32, "member2", math.MaxInt32)),
+			check: func(t *testing.T, r *Report) {
+				o := outcome(t, r, "nginx")
+				if o.Result != ResultEvicted {
+					t.Fatalf("result %s (%s), want Evicted", o.Result, o.Reason)
+				}
+				if diff := cmp.Diff([]string{"member1", "member3"}, names(o.After)); diff != "" {
+					t.Fatalf("after (-want +got):\n%s", diff)
+				}
+				if len(r.Totals.Clusters) != 1 || r.Totals.Clusters[0].Cluster != "member3" {
+					t.Fatalf("clusters = %+v, want member3", r.Totals.Clusters)
+				}
+				l := r.Totals.Clusters[0]
+				if l.Replicas != math.MaxInt32 || l.Fits {
+					t.Errorf("load = %+v, want %d replicas that do not fit", l, math.MaxInt32)
+				}
+				if l.CPU.MilliValue() != int64(math.MaxInt32)*1000 || l.Memory.Cmp(resource.MustParse("2147483647Gi")) != 0 {
+					t.Errorf("requests = %s CPU, %s memory, want %d CPU and %dGi", l.CPU.String(), l.Memory.String(), math.MaxInt32, math.MaxInt32)
+				}
+				if len(r.Totals.Warnings) != 2 {
+					t.Errorf("warnings = %q, want CPU and memory", r.Totals.Warnings)
+				}
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			tc.check(t, run(t, snapshot(tc.b), Scenario{FailClusters: []string{"member2"}}))
 		})
 	}
 }
