@@ -402,8 +402,10 @@ func (s *sim) clusterFailover() []Outcome {
 				o.step("%s: the taint %s is tolerated for %ds", c, formatTaint(de.Taint), de.Seconds)
 			}
 			evicting = true
-			due := []time.Time{dueTime(de, e), dueTime(dl, l)}
-			msgs, _ := failover.PlanTaintEvictions([]workv1alpha2.TargetCluster{{Name: c}}, map[string][]corev1.Taint{c: e.Spec.Taints}, tolerations, maxTime(due[0], s.snap.Now))
+			// An eviction already due (a cluster that failed before now,
+			// a toleration that ran out) is written now, not in the past.
+			due := []time.Time{maxTime(dueTime(de, e), s.snap.Now), maxTime(dueTime(dl, l), s.snap.Now)}
+			msgs, _ := failover.PlanTaintEvictions([]workv1alpha2.TargetCluster{{Name: c}}, map[string][]corev1.Taint{c: e.Spec.Taints}, tolerations, due[0])
 			msg := ""
 			if len(msgs) > 0 {
 				msg = msgs[0].Message

@@ -8,9 +8,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
 )
@@ -498,6 +502,39 @@ func TestExtremeInput(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			tc.check(t, run(t, snapshot(tc.b), Scenario{FailClusters: []string{"member2"}}))
+		})
+	}
+}
+
+// TestAlreadyFailed checks a cluster that failed before the simulation
+// starts (an hour ago, its taint in place): an eviction that is already
+// due is written at once, not in the past, and a toleration still running
+// ends when it would have.
+func TestAlreadyFailed(t *testing.T) {
+	cases := map[string]struct {
+		b  Binding
+		at Seconds
+	}{
+		"untolerated":           {b: binding("nginx"), at: Seconds{}},
+		"tolerated for 300s":    {b: binding("nginx", tolerateNotReady(ptr.To[int64](300))), at: Seconds{}},
+		"tolerated for an hour": {b: binding("nginx", tolerateNotReady(ptr.To[int64](3700))), at: Seconds{Min: 100, Max: 100}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			snap := snapshot(tc.b)
+			c := &snap.Clusters[1]
+			hourAgo := metav1.NewTime(now.Add(-time.Hour))
+			meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionFalse, Reason: "ClusterNotReachable", LastTransitionTime: hourAgo})
+			meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: clusterv1alpha1.ClusterConditionProbeSucceeded, Status: metav1.ConditionFalse, Reason: "ProbeFailed", LastTransitionTime: hourAgo})
+			c.Spec.Taints = []corev1.Taint{{Key: clusterv1alpha1.TaintClusterNotReady, Effect: corev1.TaintEffectNoExecute, TimeAdded: &hourAgo}}
+			r := run(t, snap, Scenario{FailClusters: []string{"member2"}})
+			o := outcome(t, r, "nginx")
+			if o.Result != ResultEvicted {
+				t.Fatalf("result = %s (%s), want Evicted", o.Result, o.Reason)
+			}
+			if e := o.evictionFrom(t, "member2"); e.At == nil || *e.At != tc.at {
+				t.Errorf("at = %v, want %v; steps:\n%s", e.At, tc.at, strings.Join(o.Steps, "\n"))
+			}
 		})
 	}
 }
