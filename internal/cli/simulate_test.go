@@ -142,6 +142,25 @@ func TestPrintSimulationNothingTouched(t *testing.T) {
 	}
 }
 
+// TestPrintSimulationScenarioOrder checks that several tainted clusters
+// are listed in the same order on every run.
+func TestPrintSimulationScenarioOrder(t *testing.T) {
+	r := &simulate.Report{
+		Failed:  []string{"member1"},
+		Tainted: map[string][]string{"member4": {"d:NoExecute"}, "member2": {"b:NoExecute"}, "member3": {"c:NoExecute"}, "member5": {"e:NoExecute"}},
+	}
+	const want = "Scenario: member1 fails; member2 gets b:NoExecute; member3 gets c:NoExecute; member4 gets d:NoExecute; member5 gets e:NoExecute.\n"
+	for i := 0; i < 20; i++ {
+		var out bytes.Buffer
+		if err := printSimulation(&out, r); err != nil {
+			t.Fatal(err)
+		}
+		if first, _, _ := strings.Cut(out.String(), "\n"); first+"\n" != want {
+			t.Fatalf("scenario line = %q, want %q", first, want)
+		}
+	}
+}
+
 func TestPrintExplain(t *testing.T) {
 	cases := map[string]struct {
 		report *simulate.Report
