@@ -16,6 +16,7 @@ import (
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
 )
 
@@ -534,6 +535,37 @@ func TestAlreadyFailed(t *testing.T) {
 			}
 			if e := o.evictionFrom(t, "member2"); e.At == nil || *e.At != tc.at {
 				t.Errorf("at = %v, want %v; steps:\n%s", e.At, tc.at, strings.Join(o.Steps, "\n"))
+			}
+		})
+	}
+}
+
+// TestApplicationFailoverRunningTimer checks an application that is
+// already Unhealthy in the cluster: application failover's timer
+// (status.unhealthyClusters) runs from when it started, not from now.
+func TestApplicationFailoverRunningTimer(t *testing.T) {
+	cases := map[string]struct {
+		since time.Duration // before now
+		at    float64
+	}{
+		"started 20s ago":       {since: 20 * time.Second, at: 10},
+		"started long ago: now": {since: time.Hour, at: 0},
+		"a timer in the future": {since: -5 * time.Second, at: 35},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := binding("nginx", appFailover(30, policyv1alpha1.PurgeModeDirectly))
+			b.Status.UnhealthyClusters = []workv1alpha2.UnhealthyCluster{
+				{ClusterName: "member1", UnhealthySince: metav1.NewTime(now.Add(-time.Hour))},
+				{ClusterName: "member2", UnhealthySince: metav1.NewTime(now.Add(-tc.since))},
+			}
+			r := run(t, snapshot(b), Scenario{Unhealthy: &Unhealthy{Kind: KindResourceBinding, Binding: "default/nginx-deployment", Cluster: "member2"}})
+			o := r.Outcomes[0]
+			if e := o.evictionFrom(t, "member2"); e.At == nil || *e.At != (Seconds{Min: tc.at, Max: tc.at}) {
+				t.Errorf("at = %v, want %gs; steps:\n%s", e.At, tc.at, strings.Join(o.Steps, "\n"))
+			}
+			if o.HealthyAt == nil || o.HealthyAt.Min != tc.at {
+				t.Errorf("healthyAt = %v, want %gs", o.HealthyAt, tc.at)
 			}
 		})
 	}
