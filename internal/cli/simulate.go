@@ -274,8 +274,13 @@ func printSimulation(out io.Writer, r *simulate.Report) error {
 	for _, c := range r.Failed {
 		scenario = append(scenario, c+" fails")
 	}
-	for c, ts := range r.Tainted {
-		scenario = append(scenario, c+" gets "+strings.Join(ts, ", "))
+	tainted := make([]string, 0, len(r.Tainted))
+	for c := range r.Tainted {
+		tainted = append(tainted, c)
+	}
+	sort.Strings(tainted)
+	for _, c := range tainted {
+		scenario = append(scenario, c+" gets "+strings.Join(r.Tainted[c], ", "))
 	}
 	if u := r.Unhealthy; u != nil {
 		scenario = append(scenario, fmt.Sprintf("the application of %s %s turns Unhealthy in %s", u.Kind, u.Binding, u.Cluster))

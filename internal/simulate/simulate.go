@@ -405,8 +405,10 @@ func (s *sim) clusterFailover() []Outcome {
 				o.step("%s: the taint %s is tolerated for %ds", c, formatTaint(de.Taint), de.Seconds)
 			}
 			evicting = true
-			due := []time.Time{dueTime(de, e), dueTime(dl, l)}
-			msgs, _ := failover.PlanTaintEvictions([]workv1alpha2.TargetCluster{{Name: c}}, map[string][]corev1.Taint{c: e.Spec.Taints}, tolerations, maxTime(due[0], s.snap.Now))
+			// An eviction already due (a cluster that failed before now,
+			// a toleration that ran out) is written now, not in the past.
+			due := []time.Time{maxTime(dueTime(de, e), s.snap.Now), maxTime(dueTime(dl, l), s.snap.Now)}
+			msgs, _ := failover.PlanTaintEvictions([]workv1alpha2.TargetCluster{{Name: c}}, map[string][]corev1.Taint{c: e.Spec.Taints}, tolerations, due[0])
 			msg := ""
 			if len(msgs) > 0 {
 				msg = msgs[0].Message
@@ -686,13 +688,22 @@ func (s *sim) applicationFailover() (Outcome, error) {
 		o.step("%s", o.Reason)
 		return o, nil
 	}
-	tol := time.Duration(app.EffectiveTolerationSeconds()) * time.Second
-	at := s.snap.Now.Add(tol)
+	// Application failover's timer starts now, unless one runs already
+	// (status.unhealthyClusters): the deadline is then its start plus the
+	// toleration, and one that has passed evicts at once.
+	since := metav1.NewTime(s.snap.Now)
+	for _, t := range b.Status.UnhealthyClusters {
+		if t.ClusterName == u.Cluster {
+			since = t.UnhealthySince
+			o.step("%s: already Unhealthy since %s", u.Cluster, since.UTC().Format(time.RFC3339))
+		}
+	}
+	at := maxTime(since.Add(time.Duration(app.EffectiveTolerationSeconds())*time.Second), s.snap.Now)
 	o.step("%s: Unhealthy for tolerationSeconds %ds: evicted", u.Cluster, app.EffectiveTolerationSeconds())
 	plan := failover.PlanApplicationEviction(&b.Spec, &b.Status, app, []string{u.Cluster},
-		map[string]metav1.Time{u.Cluster: metav1.NewTime(s.snap.Now)}, "", s.snap.Settings.Gates(), at)
+		map[string]metav1.Time{u.Cluster: since}, "", s.snap.Settings.Gates(), at)
 	ev := Eviction{Cluster: u.Cluster, Toleration: fmt.Sprintf("unhealthy for %ds", app.EffectiveTolerationSeconds()),
-		At: &Seconds{Min: tol.Seconds(), Max: tol.Seconds()}, PurgeMode: plan.Mode,
+		At: &Seconds{Min: seconds(s.snap.Now, at), Max: seconds(s.snap.Now, at)}, PurgeMode: plan.Mode,
 		GracePeriodSeconds: int64(s.snap.Settings.GracefulEvictionTimeout.Seconds())}
 	if task := findTask(plan.Spec, u.Cluster); task != nil {
 		ev.State = task.PreservedLabelState
@@ -711,7 +722,7 @@ func (s *sim) applicationFailover() (Outcome, error) {
 	}
 	o.Result = ResultEvicted
 	startup := s.sc.StartupTime.Seconds()
-	o.HealthyAt = &Seconds{Min: tol.Seconds() + startup, Max: tol.Seconds() + startup}
+	o.HealthyAt = &Seconds{Min: ev.At.Min + startup, Max: ev.At.Max + startup}
 	return o, nil
 }
 
