@@ -297,7 +297,7 @@ func printSimulation(out io.Writer, r *simulate.Report) error {
 		for i, e := range o.Evictions {
 			name, result, before, after := "", "", "", ""
 			if i == 0 {
-				name, result, before, after = bindingLabel(o), o.Result, targets(o.Before), targets(o.After)
+				name, result, before, after = bindingLabel(o), o.Result, targets(o.Before), afterLabel(o)
 			}
 			at := "-"
 			if e.At != nil {
@@ -389,6 +389,22 @@ func bindingLabel(o simulate.Outcome) string {
 		return "crb/" + o.Name
 	}
 	return o.Key()
+}
+
+// afterLabel is the placement after the failover; for a binding that stays,
+// also where its old copy is kept.
+func afterLabel(o simulate.Outcome) string {
+	after := targets(o.After)
+	if o.Result != simulate.ResultStays {
+		return after
+	}
+	var kept []string
+	for _, e := range o.Evictions {
+		if e.At != nil {
+			kept = append(kept, e.Cluster)
+		}
+	}
+	return after + " (kept in " + strings.Join(kept, ",") + ")"
 }
 
 func targets(ts []workv1alpha2.TargetCluster) string {

@@ -101,9 +101,25 @@ type Seconds struct {
 
 func (s Seconds) String() string {
 	if s.Min == s.Max {
-		return fmt.Sprintf("%gs", s.Min)
+		return formatSeconds(s.Min)
 	}
-	return fmt.Sprintf("%g–%gs", s.Min, s.Max)
+	if s.Max < 120 {
+		return fmt.Sprintf("%g–%gs", s.Min, s.Max)
+	}
+	return formatSeconds(s.Min) + "–" + formatSeconds(s.Max)
+}
+
+// formatSeconds prints seconds as 45s, or as a duration past two minutes
+// (5m30s, 596523h14m7s).
+func formatSeconds(f float64) string {
+	if f < 120 {
+		return fmt.Sprintf("%gs", f)
+	}
+	const maxSeconds = float64(1<<63-1) / float64(time.Second)
+	if f >= maxSeconds {
+		return "forever"
+	}
+	return (time.Duration(f) * time.Second).Round(time.Second).String()
 }
 
 // Eviction is the predicted eviction of a binding from one cluster.
@@ -187,6 +203,7 @@ type Report struct {
 
 // Run simulates sc on snap.
 func Run(snap Snapshot, sc Scenario) (*Report, error) {
+	sc.FailClusters = dedupe(sc.FailClusters)
 	s := &sim{snap: snap, sc: sc}
 	if err := s.validate(); err != nil {
 		return nil, err
@@ -325,6 +342,17 @@ func view(views []clusterv1alpha1.Cluster, name string) *clusterv1alpha1.Cluster
 		}
 	}
 	return nil
+}
+
+// dedupe returns list without repeated names, in order.
+func dedupe(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if !contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func contains(list []string, s string) bool {
