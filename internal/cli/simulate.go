@@ -326,9 +326,9 @@ func printSimulation(out io.Writer, r *simulate.Report) error {
 		t.Bindings, t.Evicted, t.Stays, t.Tolerated, t.Held, t.NotEvicted)
 	if len(t.Clusters) > 0 {
 		tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "RECEIVING CLUSTER\tREPLICAS\tCPU\tFREE CPU\tMEMORY\tFREE MEMORY\tFITS")
+		fmt.Fprintln(tw, "RECEIVING CLUSTER\tREPLICAS\tFREE PODS\tCPU\tFREE CPU\tMEMORY\tFREE MEMORY\tFITS")
 		for _, c := range t.Clusters {
-			fmt.Fprintf(tw, "%s\t+%d\t%s\t%s\t%s\t%s\t%s\n", c.Cluster, c.Replicas, c.CPU.String(), quantity(c.FreeCPU), c.Memory.String(), quantity(c.FreeMemory), yesNo(c.Fits))
+			fmt.Fprintf(tw, "%s\t+%d\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Cluster, c.Replicas, quantity(c.FreePods), c.CPU.String(), quantity(c.FreeCPU), c.Memory.String(), quantity(c.FreeMemory), yesNo(c.Fits))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

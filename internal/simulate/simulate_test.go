@@ -494,8 +494,8 @@ func TestExtremeInput(t *testing.T) {
 				if l.CPU.MilliValue() != int64(math.MaxInt32)*1000 || l.Memory.Cmp(resource.MustParse("2147483647Gi")) != 0 {
 					t.Errorf("requests = %s CPU, %s memory, want %d CPU and %dGi", l.CPU.String(), l.Memory.String(), math.MaxInt32, math.MaxInt32)
 				}
-				if len(r.Totals.Warnings) != 2 {
-					t.Errorf("warnings = %q, want CPU and memory", r.Totals.Warnings)
+				if len(r.Totals.Warnings) != 3 {
+					t.Errorf("warnings = %q, want pods, CPU and memory", r.Totals.Warnings)
 				}
 			},
 		},

@@ -44,6 +44,9 @@ type ClusterLoad struct {
 	// the cluster's resourceSummary; nil when it reports none.
 	FreeCPU    *resource.Quantity `json:"freeCPU,omitempty"`
 	FreeMemory *resource.Quantity `json:"freeMemory,omitempty"`
+	// FreePods is the room for pods, counted against Replicas (one pod a
+	// replica); nil when the summary reports no pods.
+	FreePods *resource.Quantity `json:"freePods,omitempty"`
 	// Fits is false when the requests exceed what is free.
 	Fits bool `json:"fits"`
 }
@@ -129,6 +132,11 @@ func (s *sim) totals(outcomes []Outcome) Totals {
 			if l.FreeCPU != nil && l.CPU.Cmp(*l.FreeCPU) > 0 {
 				l.Fits = false
 				t.Warnings = append(t.Warnings, fmt.Sprintf("%s: the new copies request %s CPU, %s is free", name, l.CPU.String(), l.FreeCPU.String()))
+			}
+			l.FreePods = freeOf(c.Status.ResourceSummary, corev1.ResourcePods)
+			if l.FreePods != nil && l.FreePods.CmpInt64(l.Replicas) < 0 {
+				l.Fits = false
+				t.Warnings = append(t.Warnings, fmt.Sprintf("%s: the new copies need %d pods, room for %s is left", name, l.Replicas, l.FreePods.String()))
 			}
 			if l.FreeMemory != nil && l.Memory.Cmp(*l.FreeMemory) > 0 {
 				l.Fits = false
