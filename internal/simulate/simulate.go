@@ -227,6 +227,9 @@ func Run(snap Snapshot, sc Scenario) (*Report, error) {
 	} else {
 		r.Outcomes = s.clusterFailover()
 	}
+	if r.Outcomes == nil {
+		r.Outcomes = []Outcome{}
+	}
 	sort.SliceStable(r.Outcomes, func(i, j int) bool {
 		a, b := r.Outcomes[i], r.Outcomes[j]
 		if a.Kind != b.Kind {
