@@ -45,8 +45,8 @@ func scheduledClusterValues(obj client.Object) []string {
 	return clusterNames(spec.Clusters)
 }
 
-// noExecuteTaints returns the NoExecute taints among taints.
-func noExecuteTaints(taints []corev1.Taint) []corev1.Taint {
+// NoExecuteTaints returns the NoExecute taints among taints.
+func NoExecuteTaints(taints []corev1.Taint) []corev1.Taint {
 	var out []corev1.Taint
 	for _, t := range taints {
 		if t.Effect == corev1.TaintEffectNoExecute {
@@ -89,7 +89,7 @@ type EvictionDeadline struct {
 //     binding back here. Karmada skips such taints, which tolerates them
 //     forever when its webhook did not stamp them.
 func NoExecuteDeadline(taints []corev1.Taint, tolerations []corev1.Toleration, now time.Time) EvictionDeadline {
-	taints = noExecuteTaints(taints)
+	taints = NoExecuteTaints(taints)
 	var used []corev1.Toleration
 	for _, taint := range taints {
 		idx := -1
@@ -277,7 +277,7 @@ func noExecuteTaintsChanged() predicate.Predicate {
 		if !ok {
 			return nil
 		}
-		return noExecuteTaints(c.Spec.Taints)
+		return NoExecuteTaints(c.Spec.Taints)
 	}
 	return predicate.Funcs{
 		CreateFunc: func(e event.CreateEvent) bool { return len(taintsOf(e.Object)) > 0 },
@@ -307,7 +307,7 @@ func (r *TaintManager) clusterTaints(ctx context.Context, clusters []workv1alpha
 	out := make(map[string][]corev1.Taint, len(clusters))
 	for i := range all {
 		if wanted[all[i].Name] {
-			out[all[i].Name] = noExecuteTaints(all[i].Spec.Taints) // a copy: the items are the cache's
+			out[all[i].Name] = NoExecuteTaints(all[i].Spec.Taints) // a copy: the items are the cache's
 		}
 	}
 	return out, nil

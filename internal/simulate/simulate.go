@@ -418,7 +418,7 @@ func (s *sim) clusterFailover() []Outcome {
 			de := failover.NoExecuteDeadline(e.Spec.Taints, tolerations, s.snap.Now)
 			dl := failover.NoExecuteDeadline(l.Spec.Taints, tolerations, s.snap.Now)
 			switch {
-			case de.Never && len(noExecute(e.Spec.Taints)) == 0:
+			case de.Never && len(failover.NoExecuteTaints(e.Spec.Taints)) == 0:
 				ev.Toleration = "no NoExecute taint"
 				o.step("%s: no NoExecute taint (no ClusterTaintPolicy adds one for this failure): not evicted", c)
 				o.Evictions = append(o.Evictions, ev)
@@ -492,16 +492,6 @@ func dueTime(d failover.EvictionDeadline, c *clusterv1alpha1.Cluster) time.Time 
 		return ready.LastTransitionTime.Time
 	}
 	return time.Time{}
-}
-
-func noExecute(ts []corev1.Taint) []corev1.Taint {
-	var out []corev1.Taint
-	for _, t := range ts {
-		if t.Effect == corev1.TaintEffectNoExecute {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 func maxTime(a, b time.Time) time.Time {
@@ -632,15 +622,15 @@ func (s *sim) schedule(o *Outcome, spec *workv1alpha2.ResourceBindingSpec, statu
 	})
 	out := spec.DeepCopy()
 	if err != nil {
-		o.step("scheduler: %v; the current placement %s is kept", err, formatTargets(spec.Clusters))
+		o.step("scheduler: %v; the current placement %s is kept", err, core.FormatTargets(spec.Clusters))
 		return out, err
 	}
 	out.Clusters = res.Clusters
 	if res.AffinityName != "" {
 		status.SchedulerObservedAffinityName = res.AffinityName
-		o.step("scheduler: %s (clusterAffinities term %q)", formatTargets(res.Clusters), res.AffinityName)
+		o.step("scheduler: %s (clusterAffinities term %q)", core.FormatTargets(res.Clusters), res.AffinityName)
 	} else {
-		o.step("scheduler: %s", formatTargets(res.Clusters))
+		o.step("scheduler: %s", core.FormatTargets(res.Clusters))
 	}
 	return out, nil
 }
@@ -703,7 +693,7 @@ func (s *sim) applicationFailover() (Outcome, error) {
 		scheduled = scheduled || t.Name == u.Cluster
 	}
 	if !scheduled {
-		return Outcome{}, fmt.Errorf("%s %s is not scheduled on %s; it is on %s", u.Kind, u.Binding, u.Cluster, formatTargets(b.Spec.Clusters))
+		return Outcome{}, fmt.Errorf("%s %s is not scheduled on %s; it is on %s", u.Kind, u.Binding, u.Cluster, core.FormatTargets(b.Spec.Clusters))
 	}
 	var app *policyv1alpha1.ApplicationFailoverBehavior
 	if b.Spec.Failover != nil {
@@ -789,14 +779,4 @@ func formatTaints(ts []corev1.Taint) string {
 		parts = append(parts, formatTaint(t))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// formatTargets renders clusters as {member1:2, member2:1}.
-func formatTargets(ts []workv1alpha2.TargetCluster) string {
-	parts := make([]string, 0, len(ts))
-	for _, t := range ts {
-		parts = append(parts, fmt.Sprintf("%s:%d", t.Name, t.Replicas))
-	}
-	sort.Strings(parts)
-	return "{" + strings.Join(parts, ", ") + "}"
 }

@@ -254,7 +254,7 @@ func predictThenFail(t *testing.T, e *cfEnv, failed []string) *simulate.Report {
 	if report.Totals.Held > 0 {
 		settled = failedAt.Add(e.periods.window() + 20*time.Second)
 	}
-	holdUntil(t, settled, "the bindings that stay keep their placement", func(ctx context.Context) (bool, string, error) {
+	stays(t, settled, "the bindings that stay keep their placement", func(ctx context.Context) (bool, string, error) {
 		for name, o := range predicted {
 			if o.Result == simulate.ResultEvicted {
 				continue
@@ -289,27 +289,6 @@ func allHealthy(rb *workv1alpha2.ResourceBinding) bool {
 		}
 	}
 	return true
-}
-
-// holdUntil checks cond until deadline and fails the test the first time
-// it does not hold.
-func holdUntil(t *testing.T, deadline time.Time, what string, cond func(ctx context.Context) (bool, string, error)) {
-	t.Helper()
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		ok, seen, err := cond(ctx)
-		cancel()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		if !ok {
-			t.Fatalf("%s: broken: %s", what, seen)
-		}
-		if time.Now().After(deadline) {
-			return
-		}
-		time.Sleep(time.Second)
-	}
 }
 
 // evictionOf finds rb's eviction from cluster, open (a task) or done (the
