@@ -32,6 +32,7 @@ unhealthy, Lifeboat moves the workload to another cluster and carries its state 
 		newHistoryCommand(),
 		newInterpretCommand(),
 		newBenchCommand(),
+		newSimulateCommand(),
 	)
 	root.AddCommand(newClusterCommands()...)
 	return root

@@ -19,7 +19,9 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
@@ -319,6 +321,11 @@ func Run(ctx context.Context, o *Options) error {
 			return fmt.Errorf("setting up controller %s: %w", c.name, err)
 		}
 	}
+	settings := failover.NewSettings(o.Cluster.StatusUpdateFrequency, o.Cluster.FailureThreshold, o.Cluster.ProbeTimeout,
+		o.ClusterFailover, o.FeatureGates, enabled["taint-manager"], enabled["application-failover"])
+	if err := mgr.Add(settingsPublisher(mgr.GetClient(), o.LeaderElectionNS, settings)); err != nil {
+		return err
+	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
@@ -343,4 +350,28 @@ func peopleWrite(groups []string) []string {
 		}
 	}
 	return out
+}
+
+// settingsPublisher publishes the failover settings once this replica leads
+// (a runnable that needs leader election), retrying until it succeeds or
+// the manager stops; a failure only costs dry runs their accuracy.
+func settingsPublisher(c client.Client, namespace string, s failover.Settings) manager.RunnableFunc {
+	return func(ctx context.Context) error {
+		log := ctrl.LoggerFrom(ctx).WithName("settings")
+		backoff := time.Second
+		for {
+			err := failover.PublishSettings(ctx, c, namespace, s)
+			if err == nil {
+				log.V(1).Info("failover settings published", "namespace", namespace, "configMap", failover.SettingsConfigMap)
+				return nil
+			}
+			log.Error(err, "publishing the failover settings; retrying", "retryAfter", backoff)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, time.Minute)
+		}
+	}
 }

@@ -201,26 +201,35 @@ func (r *ApplicationFailoverReconciler) reconcile(ctx context.Context, k binding
 // when the reconcile must return at once with the result and error.
 func (r *ApplicationFailoverReconciler) evict(ctx context.Context, k bindingKind, obj client.Object, app *policyv1alpha1.ApplicationFailoverBehavior, clusters []string, timers []workv1alpha2.UnhealthyCluster, now time.Time) (ctrl.Result, bool, error) {
 	spec, status := mustParts(obj)
-	before := clusterNames(spec.Clusters)
-
-	mode := app.EffectivePurgeMode()
-	grace, hasGrace := app.EffectiveGracePeriodSeconds()
-	var modeNote string
-	if mode == policyv1alpha1.PurgeModeGracefully && !r.Gates.Enabled(features.GracefulEviction) {
-		mode, hasGrace = policyv1alpha1.PurgeModeDirectly, false
-		modeNote = "feature gate GracefulEviction is off, so the old copy is purged directly"
-	}
-	var rules []policyv1alpha1.StatePreservationRule
-	if app.StatePreservation != nil && r.Gates.Enabled(features.StatefulFailoverInjection) {
-		rules = app.StatePreservation.Rules
-	}
-
 	since := map[string]metav1.Time{}
 	for _, t := range timers {
 		since[t.ClusterName] = t.UnhealthySince
 	}
-	var reports []evictionReport
-	newSpec := spec.DeepCopy()
+	p := PlanApplicationEviction(spec, status, app, clusters, since, k.appFailoverProducer, r.Gates, now)
+	return writeEvictions(ctx, r.Client, r.Recorder, obj, spec, p.Spec, clusters, p.reports, p.Mode, "an unhealthy application")
+}
+
+// PlanApplicationEviction is application failover's eviction of the given
+// clusters from a binding whose application was unhealthy there since
+// since: reason ApplicationFailure, the policy's purge mode and grace
+// period (Directly when the GracefulEviction gate is off), the state of its
+// statePreservation rules when the StatefulFailoverInjection gate is on.
+// spec and status are not modified.
+func PlanApplicationEviction(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, app *policyv1alpha1.ApplicationFailoverBehavior, clusters []string, since map[string]metav1.Time, producer string, gates *features.Gates, now time.Time) EvictionPlan {
+	before := clusterNames(spec.Clusters)
+	mode := app.EffectivePurgeMode()
+	grace, hasGrace := app.EffectiveGracePeriodSeconds()
+	var modeNote string
+	if mode == policyv1alpha1.PurgeModeGracefully && !gates.Enabled(features.GracefulEviction) {
+		mode, hasGrace = policyv1alpha1.PurgeModeDirectly, false
+		modeNote = "feature gate GracefulEviction is off, so the old copy is purged directly"
+	}
+	var rules []policyv1alpha1.StatePreservationRule
+	if app.StatePreservation != nil && gates.Enabled(features.StatefulFailoverInjection) {
+		rules = app.StatePreservation.Rules
+	}
+
+	p := EvictionPlan{Spec: spec.DeepCopy(), Mode: mode}
 	for _, cluster := range clusters {
 		state, problems, carried := captureForEviction(spec, status, rules, cluster)
 		notes := []string{fmt.Sprintf("the application was unhealthy in %s since %s, longer than the toleration of %s",
@@ -231,12 +240,12 @@ func (r *ApplicationFailoverReconciler) evict(ctx context.Context, k bindingKind
 		if carried != "" {
 			notes = append(notes, carried)
 		}
-		for _, p := range problems {
-			notes = append(notes, "state not preserved for "+p.String())
+		for _, pr := range problems {
+			notes = append(notes, "state not preserved for "+pr.String())
 		}
 		o := EvictOptions{
 			Reason:              workv1alpha2.EvictionReasonApplicationFailure,
-			Producer:            k.appFailoverProducer,
+			Producer:            producer,
 			PurgeMode:           mode,
 			PreservedLabelState: state,
 			Message:             strings.Join(notes, "; "),
@@ -246,10 +255,11 @@ func (r *ApplicationFailoverReconciler) evict(ctx context.Context, k bindingKind
 		if hasGrace {
 			o.GracePeriodSeconds = &grace
 		}
-		Evict(newSpec, cluster, o)
-		reports = append(reports, evictionReport{cluster: cluster, problems: problems, note: carried})
+		Evict(p.Spec, cluster, o)
+		p.Evicted = append(p.Evicted, cluster)
+		p.reports = append(p.reports, evictionReport{cluster: cluster, problems: problems, note: carried})
 	}
-	return writeEvictions(ctx, r.Client, r.Recorder, obj, spec, newSpec, clusters, reports, mode, "an unhealthy application")
+	return p
 }
 
 // writeTimers writes status.unhealthyClusters when it changed.

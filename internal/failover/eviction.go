@@ -125,7 +125,7 @@ func recovered(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Tim
 		if o.spec.Placement != nil {
 			tolerations = o.spec.Placement.ClusterTolerations
 		}
-		return noExecuteDeadline(c.Spec.Taints, tolerations, now).never
+		return NoExecuteDeadline(c.Spec.Taints, tolerations, now).Never
 	case workv1alpha2.EvictionReasonApplicationFailure:
 		item := aggregatedItem(o.status, task.FromCluster)
 		return item != nil && item.Health == workv1alpha2.ResourceHealthy

@@ -119,7 +119,7 @@ func clusterHealthChanged() predicate.Predicate {
 				}
 				return metav1.ConditionUnknown
 			}
-			return ready(o) != ready(n) || !equality.Semantic.DeepEqual(noExecuteTaints(o.Spec.Taints), noExecuteTaints(n.Spec.Taints))
+			return ready(o) != ready(n) || !equality.Semantic.DeepEqual(NoExecuteTaints(o.Spec.Taints), NoExecuteTaints(n.Spec.Taints))
 		},
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },

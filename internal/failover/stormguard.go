@@ -402,22 +402,9 @@ func (g *StormGuard) Admit(ctx context.Context, key, cluster string) (Admission,
 		return Admission{}, err
 	}
 	status := computeStormGuard(observeAll(clusters), g.cfg)
-	group := ""
-	for i := range clusters {
-		if clusters[i].Name == cluster {
-			group = clusters[i].Spec.Region
-			break
-		}
-	}
-	gs, _ := status.Group(group)
+	gs, target := groupOf(status, clusters, cluster)
+	group := gs.Name
 	now := g.clock.Now()
-	var target clusterHealth
-	for i := range clusters {
-		if clusters[i].Name == cluster {
-			target = observeCluster(&clusters[i])
-			break
-		}
-	}
 
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -453,6 +440,66 @@ func (g *StormGuard) Admit(ctx context.Context, key, cluster string) (Admission,
 	a.RetryAfter = wait
 	a.Reason = "waiting for the eviction rate limit"
 	return a, nil
+}
+
+// groupOf returns the status of cluster's group and the guard's view of
+// cluster (the zero view when it does not exist).
+func groupOf(status StormGuardStatus, clusters []clusterv1alpha1.Cluster, cluster string) (GroupStatus, clusterHealth) {
+	for i := range clusters {
+		if clusters[i].Name == cluster {
+			gs, _ := status.Group(clusters[i].Spec.Region)
+			return gs, observeCluster(&clusters[i])
+		}
+	}
+	gs, _ := status.Group("")
+	return gs, clusterHealth{}
+}
+
+// ComputeStormGuard is the guard's view of the given Clusters: every
+// group's state and rate.
+func ComputeStormGuard(clusters []clusterv1alpha1.Cluster, cfg StormGuardConfig) StormGuardStatus {
+	return computeStormGuard(observeAll(clusters), cfg)
+}
+
+// GuardHold is the storm guard's decision on the evictions from one
+// cluster, before pacing.
+type GuardHold struct {
+	// Group is the cluster's group and its status.
+	Group GroupStatus
+	// Halted: the group's rate is 0, nothing is evicted while the Clusters
+	// stay as they are.
+	Halted bool
+	// Until is the end of the settling window when that holds the
+	// evictions; zero when nothing does.
+	Until time.Time
+	// Reason says why evictions wait; empty when they do not.
+	Reason string
+}
+
+// StormGuardHold is what the guard decides at now on an eviction from
+// cluster, given the Clusters, without the memory of a running guard: no
+// token bucket (see PaceEvictions) and no record of an earlier moment when
+// every cluster was down.
+func StormGuardHold(clusters []clusterv1alpha1.Cluster, cluster string, cfg StormGuardConfig, now time.Time) GuardHold {
+	status := computeStormGuard(observeAll(clusters), cfg)
+	gs, target := groupOf(status, clusters, cluster)
+	h := evictionHold(status, gs, target, time.Time{}, now, cfg)
+	return GuardHold{Group: gs, Halted: h.held && h.settlingUntil.IsZero(), Until: h.settlingUntil, Reason: h.reason}
+}
+
+// PaceEvictions returns when each eviction of one group gets its token
+// from the guard's token bucket of rate (> 0), full at the first one's
+// time; due are the times the evictions are asked for, in order.
+func PaceEvictions(rate float64, due []time.Time) []time.Time {
+	out := make([]time.Time, len(due))
+	if len(due) == 0 {
+		return out
+	}
+	b := newTokenBucket(rate, due[0])
+	for i, t := range due {
+		out[i] = t.Add(b.reserve(t))
+	}
+	return out
 }
 
 // Refresh recomputes the groups and reports changes (gauges, Events).

@@ -45,8 +45,8 @@ func scheduledClusterValues(obj client.Object) []string {
 	return clusterNames(spec.Clusters)
 }
 
-// noExecuteTaints returns the NoExecute taints among taints.
-func noExecuteTaints(taints []corev1.Taint) []corev1.Taint {
+// NoExecuteTaints returns the NoExecute taints among taints.
+func NoExecuteTaints(taints []corev1.Taint) []corev1.Taint {
 	var out []corev1.Taint
 	for _, t := range taints {
 		if t.Effect == corev1.TaintEffectNoExecute {
@@ -56,23 +56,23 @@ func noExecuteTaints(taints []corev1.Taint) []corev1.Taint {
 	return out
 }
 
-// evictionDeadline is when a workload must leave a cluster because of its
+// EvictionDeadline is when a workload must leave a cluster because of its
 // NoExecute taints.
-type evictionDeadline struct {
-	// never: every taint is tolerated without a time limit (or there is no
+type EvictionDeadline struct {
+	// Never: every taint is tolerated without a time limit (or there is no
 	// NoExecute taint).
-	never bool
-	// at is when the workload must leave; the zero time means at once (a
+	Never bool
+	// At is when the workload must leave; the zero time means at once (a
 	// taint is not tolerated).
-	at time.Time
-	// taint decides: the untolerated taint, or the one whose toleration
+	At time.Time
+	// Taint decides: the untolerated taint, or the one whose toleration
 	// runs out first.
-	taint corev1.Taint
-	// seconds is that toleration's tolerationSeconds.
-	seconds int64
+	Taint corev1.Taint
+	// Seconds is that toleration's tolerationSeconds.
+	Seconds int64
 }
 
-// noExecuteDeadline is the taint manager's toleration rule, Karmada's and
+// NoExecuteDeadline is the taint manager's toleration rule, Karmada's and
 // Kubernetes' taint-eviction rule:
 //
 //  1. each NoExecute taint is matched with the first toleration that
@@ -88,8 +88,8 @@ type evictionDeadline struct {
 //     tool has none), and the stamp, a change of the taint, brings the
 //     binding back here. Karmada skips such taints, which tolerates them
 //     forever when its webhook did not stamp them.
-func noExecuteDeadline(taints []corev1.Taint, tolerations []corev1.Toleration, now time.Time) evictionDeadline {
-	taints = noExecuteTaints(taints)
+func NoExecuteDeadline(taints []corev1.Taint, tolerations []corev1.Toleration, now time.Time) EvictionDeadline {
+	taints = NoExecuteTaints(taints)
 	var used []corev1.Toleration
 	for _, taint := range taints {
 		idx := -1
@@ -100,7 +100,7 @@ func noExecuteDeadline(taints []corev1.Taint, tolerations []corev1.Toleration, n
 			}
 		}
 		if idx < 0 {
-			return evictionDeadline{taint: taint}
+			return EvictionDeadline{Taint: taint}
 		}
 		dup := false
 		for _, u := range used {
@@ -113,7 +113,7 @@ func noExecuteDeadline(taints []corev1.Taint, tolerations []corev1.Toleration, n
 			used = append(used, tolerations[idx])
 		}
 	}
-	d := evictionDeadline{never: true}
+	d := EvictionDeadline{Never: true}
 	for _, tol := range used {
 		if tol.TolerationSeconds == nil {
 			continue
@@ -127,8 +127,8 @@ func noExecuteDeadline(taints []corev1.Taint, tolerations []corev1.Toleration, n
 				added = taint.TimeAdded.Time
 			}
 			at := added.Add(tolerationDuration(*tol.TolerationSeconds))
-			if d.never || at.Before(d.at) {
-				d = evictionDeadline{at: at, taint: taint, seconds: *tol.TolerationSeconds}
+			if d.Never || at.Before(d.At) {
+				d = EvictionDeadline{At: at, Taint: taint, Seconds: *tol.TolerationSeconds}
 			}
 		}
 	}
@@ -143,36 +143,38 @@ func tolerationDuration(seconds int64) time.Duration {
 	return time.Duration(min(seconds, maxSeconds)) * time.Second
 }
 
-// taintEviction is one cluster to evict and why.
-type taintEviction struct {
-	cluster string
-	message string
+// TaintEviction is one cluster to evict and why.
+type TaintEviction struct {
+	// Cluster is the cluster to evict from.
+	Cluster string
+	// Message says why, for the eviction task and the history.
+	Message string
 }
 
-// planTaintEvictions decides which of a binding's scheduled clusters must
+// PlanTaintEvictions decides which of a binding's scheduled clusters must
 // be evicted at now, given each cluster's taints (a cluster missing from
 // taints does not exist: nothing is evicted from it) and the binding's
 // tolerations. requeueAfter is the time to the earliest future deadline
 // (0 for none).
-func planTaintEvictions(clusters []workv1alpha2.TargetCluster, taints map[string][]corev1.Taint, tolerations []corev1.Toleration, now time.Time) ([]taintEviction, time.Duration) {
-	var evict []taintEviction
+func PlanTaintEvictions(clusters []workv1alpha2.TargetCluster, taints map[string][]corev1.Taint, tolerations []corev1.Toleration, now time.Time) ([]TaintEviction, time.Duration) {
+	var evict []TaintEviction
 	var requeueAfter time.Duration
 	for _, c := range clusters {
 		ts, ok := taints[c.Name]
 		if !ok {
 			continue
 		}
-		d := noExecuteDeadline(ts, tolerations, now)
+		d := NoExecuteDeadline(ts, tolerations, now)
 		switch {
-		case d.never:
-		case d.at.IsZero():
-			evict = append(evict, taintEviction{cluster: c.Name, message: fmt.Sprintf(
-				"cluster %s has the taint %s, which the placement does not tolerate", c.Name, formatTaint(d.taint))})
-		case !now.Before(d.at):
-			evict = append(evict, taintEviction{cluster: c.Name, message: fmt.Sprintf(
-				"the placement tolerated the taint %s of cluster %s for %ds, until %s", formatTaint(d.taint), c.Name, d.seconds, d.at.UTC().Format(time.RFC3339))})
+		case d.Never:
+		case d.At.IsZero():
+			evict = append(evict, TaintEviction{Cluster: c.Name, Message: fmt.Sprintf(
+				"cluster %s has the taint %s, which the placement does not tolerate", c.Name, formatTaint(d.Taint))})
+		case !now.Before(d.At):
+			evict = append(evict, TaintEviction{Cluster: c.Name, Message: fmt.Sprintf(
+				"the placement tolerated the taint %s of cluster %s for %ds, until %s", formatTaint(d.Taint), c.Name, d.Seconds, d.At.UTC().Format(time.RFC3339))})
 		default:
-			if wait := d.at.Sub(now); requeueAfter == 0 || wait < requeueAfter {
+			if wait := d.At.Sub(now); requeueAfter == 0 || wait < requeueAfter {
 				requeueAfter = wait
 			}
 		}
@@ -275,7 +277,7 @@ func noExecuteTaintsChanged() predicate.Predicate {
 		if !ok {
 			return nil
 		}
-		return noExecuteTaints(c.Spec.Taints)
+		return NoExecuteTaints(c.Spec.Taints)
 	}
 	return predicate.Funcs{
 		CreateFunc: func(e event.CreateEvent) bool { return len(taintsOf(e.Object)) > 0 },
@@ -305,7 +307,7 @@ func (r *TaintManager) clusterTaints(ctx context.Context, clusters []workv1alpha
 	out := make(map[string][]corev1.Taint, len(clusters))
 	for i := range all {
 		if wanted[all[i].Name] {
-			out[all[i].Name] = noExecuteTaints(all[i].Spec.Taints) // a copy: the items are the cache's
+			out[all[i].Name] = NoExecuteTaints(all[i].Spec.Taints) // a copy: the items are the cache's
 		}
 	}
 	return out, nil
@@ -340,24 +342,24 @@ func (r *TaintManager) reconcile(ctx context.Context, k bindingKind, req ctrl.Re
 		tolerations = spec.Placement.ClusterTolerations
 	}
 	now := r.Clock.Now()
-	due, requeueAfter := planTaintEvictions(spec.Clusters, taints, tolerations, now)
+	due, requeueAfter := PlanTaintEvictions(spec.Clusters, taints, tolerations, now)
 	if len(due) == 0 {
 		return ctrl.Result{RequeueAfter: requeueAfter}, nil
 	}
 
 	// The storm guard admits each eviction or says when to ask again.
-	var admitted []taintEviction
+	var admitted []TaintEviction
 	for _, e := range due {
 		if r.Guard == nil {
 			admitted = append(admitted, e)
 			continue
 		}
-		a, err := r.Guard.Admit(ctx, k.short+"/"+req.String()+"@"+e.cluster, e.cluster)
+		a, err := r.Guard.Admit(ctx, k.short+"/"+req.String()+"@"+e.Cluster, e.Cluster)
 		if err != nil {
 			return ctrl.Result{}, fmt.Errorf("asking the storm guard: %w", err)
 		}
 		if !a.Allowed {
-			log.V(1).Info("eviction held by the storm guard", "cluster", e.cluster, "group", a.Group, "state", a.State.String(), "reason", a.Reason, "retryAfter", a.RetryAfter)
+			log.V(1).Info("eviction held by the storm guard", "cluster", e.Cluster, "group", a.Group, "state", a.State.String(), "reason", a.Reason, "retryAfter", a.RetryAfter)
 			if requeueAfter == 0 || a.RetryAfter < requeueAfter {
 				requeueAfter = a.RetryAfter
 			}
@@ -376,32 +378,64 @@ func (r *TaintManager) reconcile(ctx context.Context, k bindingKind, req ctrl.Re
 
 // evict writes the evictions in one spec Update. done is true when the
 // reconcile must return at once with the result and error.
-func (r *TaintManager) evict(ctx context.Context, k bindingKind, obj client.Object, evictions []taintEviction, now time.Time) (ctrl.Result, bool, error) {
+func (r *TaintManager) evict(ctx context.Context, k bindingKind, obj client.Object, evictions []TaintEviction, now time.Time) (ctrl.Result, bool, error) {
 	spec, status := mustParts(obj)
+	p := PlanTaintEviction(spec, status, evictions, r.DefaultPurgeMode, r.Gates, now)
+	return writeEvictions(ctx, r.Client, r.Recorder, obj, spec, p.Spec, p.Evicted, p.reports, p.Mode, "a tainted cluster")
+}
+
+// EvictionPlan is the spec a failover controller writes to evict clusters
+// from a binding.
+type EvictionPlan struct {
+	// Spec is the binding's spec after the evictions (a copy).
+	Spec *workv1alpha2.ResourceBindingSpec
+	// Mode is the purge mode of the new tasks.
+	Mode policyv1alpha1.PurgeMode
+	// Evicted are the clusters, in order.
+	Evicted []string
+	// reports tell the user what the evictions carried or could not.
+	reports []evictionReport
+}
+
+// StateProblems are the statePreservation rules whose value could not be
+// captured for the eviction from cluster.
+func (p EvictionPlan) StateProblems(cluster string) []StateProblem {
+	for _, r := range p.reports {
+		if r.cluster == cluster {
+			return r.problems
+		}
+	}
+	return nil
+}
+
+// PlanTaintEviction is the taint manager's eviction of the given clusters
+// from a binding: reason TaintUntolerated, the purge mode of
+// spec.failover.cluster (defaultMode without one), the state of its
+// statePreservation rules when the StatefulFailoverInjection gate is on.
+// spec and status are not modified.
+func PlanTaintEviction(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, evictions []TaintEviction, defaultMode policyv1alpha1.PurgeMode, gates *features.Gates, now time.Time) EvictionPlan {
 	var behavior *policyv1alpha1.ClusterFailoverBehavior
 	if spec.Failover != nil {
 		behavior = spec.Failover.Cluster
 	}
-	mode := behavior.EffectivePurgeMode(r.DefaultPurgeMode)
+	mode := behavior.EffectivePurgeMode(defaultMode)
 	var rules []policyv1alpha1.StatePreservationRule
-	if behavior != nil && behavior.StatePreservation != nil && r.Gates.Enabled(features.StatefulFailoverInjection) {
+	if behavior != nil && behavior.StatePreservation != nil && gates.Enabled(features.StatefulFailoverInjection) {
 		rules = behavior.StatePreservation.Rules
 	}
 
-	var reports []evictionReport
+	p := EvictionPlan{Spec: spec.DeepCopy(), Mode: mode}
 	before := clusterNames(spec.Clusters)
-	newSpec := spec.DeepCopy()
-	var evicted []string
 	for _, e := range evictions {
-		state, problems, carried := captureForEviction(spec, status, rules, e.cluster)
-		notes := []string{e.message}
+		state, problems, carried := captureForEviction(spec, status, rules, e.Cluster)
+		notes := []string{e.Message}
 		if carried != "" {
 			notes = append(notes, carried)
 		}
-		for _, p := range problems {
-			notes = append(notes, "state not preserved for "+p.String())
+		for _, pr := range problems {
+			notes = append(notes, "state not preserved for "+pr.String())
 		}
-		Evict(newSpec, e.cluster, EvictOptions{
+		Evict(p.Spec, e.Cluster, EvictOptions{
 			Reason:              workv1alpha2.EvictionReasonTaintUntolerated,
 			Producer:            workv1alpha2.EvictionProducerTaintManager,
 			PurgeMode:           mode,
@@ -410,8 +444,8 @@ func (r *TaintManager) evict(ctx context.Context, k bindingKind, obj client.Obje
 			ClustersBefore:      before,
 			Now:                 now,
 		})
-		evicted = append(evicted, e.cluster)
-		reports = append(reports, evictionReport{cluster: e.cluster, problems: problems, note: carried})
+		p.Evicted = append(p.Evicted, e.Cluster)
+		p.reports = append(p.reports, evictionReport{cluster: e.Cluster, problems: problems, note: carried})
 	}
-	return writeEvictions(ctx, r.Client, r.Recorder, obj, spec, newSpec, evicted, reports, mode, "a tainted cluster")
+	return p
 }

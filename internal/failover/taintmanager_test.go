@@ -55,36 +55,36 @@ func TestNoExecuteDeadline(t *testing.T) {
 	cases := map[string]struct {
 		taints      []corev1.Taint
 		tolerations []corev1.Toleration
-		want        evictionDeadline
+		want        EvictionDeadline
 	}{
-		"no taints": {want: evictionDeadline{never: true}},
+		"no taints": {want: EvictionDeadline{Never: true}},
 		"NoSchedule only": {
 			taints: []corev1.Taint{{Key: notReadyKey, Effect: corev1.TaintEffectNoSchedule}},
-			want:   evictionDeadline{never: true},
+			want:   EvictionDeadline{Never: true},
 		},
 		"untolerated: now": {
 			taints: []corev1.Taint{noExec(notReadyKey, 0)},
-			want:   evictionDeadline{taint: noExec(notReadyKey, 0)},
+			want:   EvictionDeadline{Taint: noExec(notReadyKey, 0)},
 		},
 		"tolerated without seconds: forever": {
 			taints:      []corev1.Taint{noExec(notReadyKey, 0)},
 			tolerations: []corev1.Toleration{toleration(notReadyKey, nil)},
-			want:        evictionDeadline{never: true},
+			want:        EvictionDeadline{Never: true},
 		},
 		"tolerated 30s: timeAdded + 30s": {
 			taints:      []corev1.Taint{noExec(notReadyKey, 10)},
 			tolerations: []corev1.Toleration{toleration(notReadyKey, ptr.To[int64](30))},
-			want:        evictionDeadline{at: at(40), taint: noExec(notReadyKey, 10), seconds: 30},
+			want:        EvictionDeadline{At: at(40), Taint: noExec(notReadyKey, 10), Seconds: 30},
 		},
 		"tolerationSeconds 0: at timeAdded": {
 			taints:      []corev1.Taint{noExec(notReadyKey, 10)},
 			tolerations: []corev1.Toleration{toleration(notReadyKey, ptr.To[int64](0))},
-			want:        evictionDeadline{at: at(10), taint: noExec(notReadyKey, 10)},
+			want:        EvictionDeadline{At: at(10), Taint: noExec(notReadyKey, 10)},
 		},
 		"negative tolerationSeconds: before timeAdded": {
 			taints:      []corev1.Taint{noExec(notReadyKey, 10)},
 			tolerations: []corev1.Toleration{toleration(notReadyKey, ptr.To[int64](-5))},
-			want:        evictionDeadline{at: at(5), taint: noExec(notReadyKey, 10), seconds: -5},
+			want:        EvictionDeadline{At: at(5), Taint: noExec(notReadyKey, 10), Seconds: -5},
 		},
 		"the earliest deadline over several taints": {
 			taints: []corev1.Taint{noExec(notReadyKey, 0), noExec(other, 100)},
@@ -92,7 +92,7 @@ func TestNoExecuteDeadline(t *testing.T) {
 				toleration(notReadyKey, ptr.To[int64](300)),
 				toleration(other, ptr.To[int64](60)),
 			},
-			want: evictionDeadline{at: at(160), taint: noExec(other, 100), seconds: 60},
+			want: EvictionDeadline{At: at(160), Taint: noExec(other, 100), Seconds: 60},
 		},
 		"one taint tolerated forever, one for 60s: 60s": {
 			taints: []corev1.Taint{noExec(notReadyKey, 0), noExec(other, 0)},
@@ -100,12 +100,12 @@ func TestNoExecuteDeadline(t *testing.T) {
 				toleration(notReadyKey, nil),
 				toleration(other, ptr.To[int64](60)),
 			},
-			want: evictionDeadline{at: at(60), taint: noExec(other, 0), seconds: 60},
+			want: EvictionDeadline{At: at(60), Taint: noExec(other, 0), Seconds: 60},
 		},
 		"one of two taints untolerated: now": {
 			taints:      []corev1.Taint{noExec(notReadyKey, 0), noExec(other, 0)},
 			tolerations: []corev1.Toleration{toleration(notReadyKey, nil)},
-			want:        evictionDeadline{taint: noExec(other, 0)},
+			want:        EvictionDeadline{Taint: noExec(other, 0)},
 		},
 		"the first matching toleration of a taint is used": {
 			taints: []corev1.Taint{noExec(notReadyKey, 0)},
@@ -113,7 +113,7 @@ func TestNoExecuteDeadline(t *testing.T) {
 				toleration(notReadyKey, nil),
 				{Operator: corev1.TolerationOpExists, TolerationSeconds: ptr.To[int64](5)},
 			},
-			want: evictionDeadline{never: true},
+			want: EvictionDeadline{Never: true},
 		},
 		"a used wildcard counts for every taint it tolerates": {
 			taints: []corev1.Taint{noExec(notReadyKey, 50), noExec(other, 0)},
@@ -123,50 +123,50 @@ func TestNoExecuteDeadline(t *testing.T) {
 			},
 			// The wildcard is used for "other", and also tolerates not-ready
 			// (added at 50): min(150, 70, 20) = 20.
-			want: evictionDeadline{at: at(20), taint: noExec(other, 0), seconds: 20},
+			want: EvictionDeadline{At: at(20), Taint: noExec(other, 0), Seconds: 20},
 		},
 		"Equal with another value does not tolerate": {
 			taints:      []corev1.Taint{{Key: notReadyKey, Value: "a", Effect: corev1.TaintEffectNoExecute, TimeAdded: mt(0)}},
 			tolerations: []corev1.Toleration{{Key: notReadyKey, Operator: corev1.TolerationOpEqual, Value: "b"}},
-			want:        evictionDeadline{taint: corev1.Taint{Key: notReadyKey, Value: "a", Effect: corev1.TaintEffectNoExecute, TimeAdded: mt(0)}},
+			want:        EvictionDeadline{Taint: corev1.Taint{Key: notReadyKey, Value: "a", Effect: corev1.TaintEffectNoExecute, TimeAdded: mt(0)}},
 		},
 		"a NoSchedule toleration does not tolerate NoExecute": {
 			taints:      []corev1.Taint{noExec(notReadyKey, 0)},
 			tolerations: []corev1.Toleration{{Key: notReadyKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
-			want:        evictionDeadline{taint: noExec(notReadyKey, 0)},
+			want:        EvictionDeadline{Taint: noExec(notReadyKey, 0)},
 		},
 		"an empty effect tolerates every effect": {
 			taints:      []corev1.Taint{noExec(notReadyKey, 0)},
 			tolerations: []corev1.Toleration{{Key: notReadyKey, Operator: corev1.TolerationOpExists}},
-			want:        evictionDeadline{never: true},
+			want:        EvictionDeadline{Never: true},
 		},
 		"a taint without timeAdded counts as added now, never as tolerated forever": {
 			taints:      []corev1.Taint{noExec(notReadyKey, -1)},
 			tolerations: []corev1.Toleration{toleration(notReadyKey, ptr.To[int64](30))},
-			want:        evictionDeadline{at: at(100 + 30), taint: noExec(notReadyKey, -1), seconds: 30},
+			want:        EvictionDeadline{At: at(100 + 30), Taint: noExec(notReadyKey, -1), Seconds: 30},
 		},
 		"a taint without timeAdded and tolerationSeconds 0: now": {
 			taints:      []corev1.Taint{noExec(notReadyKey, -1)},
 			tolerations: []corev1.Toleration{toleration(notReadyKey, ptr.To[int64](0))},
-			want:        evictionDeadline{at: at(100), taint: noExec(notReadyKey, -1)},
+			want:        EvictionDeadline{At: at(100), Taint: noExec(notReadyKey, -1)},
 		},
 		"a taint without timeAdded tolerated without seconds: forever": {
 			taints:      []corev1.Taint{noExec(notReadyKey, -1)},
 			tolerations: []corev1.Toleration{toleration(notReadyKey, nil)},
-			want:        evictionDeadline{never: true},
+			want:        EvictionDeadline{Never: true},
 		},
 		"tolerationSeconds past what a Duration holds does not wrap into the past": {
 			taints:      []corev1.Taint{noExec(notReadyKey, 10)},
 			tolerations: []corev1.Toleration{toleration(notReadyKey, ptr.To[int64](math.MaxInt64))},
-			want: evictionDeadline{at: at(10).Add(time.Duration(math.MaxInt64/int64(time.Second)) * time.Second),
-				taint: noExec(notReadyKey, 10), seconds: math.MaxInt64},
+			want: EvictionDeadline{At: at(10).Add(time.Duration(math.MaxInt64/int64(time.Second)) * time.Second),
+				Taint: noExec(notReadyKey, 10), Seconds: math.MaxInt64},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := noExecuteDeadline(tc.taints, tc.tolerations, at(100))
-			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(evictionDeadline{})); diff != "" {
-				t.Errorf("noExecuteDeadline (-want +got):\n%s", diff)
+			got := NoExecuteDeadline(tc.taints, tc.tolerations, at(100))
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(EvictionDeadline{})); diff != "" {
+				t.Errorf("NoExecuteDeadline (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -215,11 +215,11 @@ func TestPlanTaintEvictions(t *testing.T) {
 			if now.IsZero() {
 				now = t0
 			}
-			evict, requeue := planTaintEvictions(clusters, tc.taints, tc.tolerations, now)
+			evict, requeue := PlanTaintEvictions(clusters, tc.taints, tc.tolerations, now)
 			var got, msgs []string
 			for _, e := range evict {
-				got = append(got, e.cluster)
-				msgs = append(msgs, e.message)
+				got = append(got, e.Cluster)
+				msgs = append(msgs, e.Message)
 			}
 			if diff := cmp.Diff(tc.wantEvict, got); diff != "" {
 				t.Errorf("evict (-want +got):\n%s", diff)

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -431,11 +429,4 @@ func normalize(ts []workv1alpha2.TargetCluster) []workv1alpha2.TargetCluster {
 }
 
 // formatTargets renders spec.clusters as {member1:2, member2:1}.
-func formatTargets(ts []workv1alpha2.TargetCluster) string {
-	parts := make([]string, 0, len(ts))
-	for _, t := range ts {
-		parts = append(parts, fmt.Sprintf("%s:%d", t.Name, t.Replicas))
-	}
-	sort.Strings(parts)
-	return "{" + strings.Join(parts, ", ") + "}"
-}
+func formatTargets(ts []workv1alpha2.TargetCluster) string { return core.FormatTargets(ts) }

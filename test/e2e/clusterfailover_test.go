@@ -56,6 +56,9 @@ func TestClusterFailover(t *testing.T) {
 	e.scenario(t, "a NoExecute taint patched without timeAdded is stamped and evicts after tolerationSeconds", patchedTaint)
 	e.scenario(t, "a flapping member stops receiving a Duplicated copy", flapping)
 	e.scenario(t, "mass failover of 200 Deployments", massFailover)
+	e.scenario(t, "simulate predicts one member's failover", simulateOneMember)
+	e.scenario(t, "simulate predicts two members failing together", simulateTwoMembers)
+	e.scenario(t, "simulate predicts the storm guard's halt when every member fails", simulateAllMembers)
 }
 
 // TestClusterFailoverDefaultPeriods runs the storm guard's promises with

@@ -36,6 +36,7 @@ func TestFailoverSeedWalkthrough(t *testing.T) {
 	applyFile(t, ns, "failover/000-nginx-never.yaml")
 
 	x := waitPlacedHealthy(t, cp, ns, "nginx", "")
+	predicted := predictUnhealthy(t, ns, "deploy/nginx", x)
 
 	t.Cleanup(func() { _, _ = kubectlE(kubeconfig, "--context", x, "uncordon", x+"-control-plane") })
 	kubectl(t, kubeconfig, "--context", x, "cordon", x+"-control-plane")
@@ -67,6 +68,9 @@ func TestFailoverSeedWalkthrough(t *testing.T) {
 	}
 	if got := scheduledClusters(rb); !slices.Equal(got, []string{y}) {
 		t.Fatalf("spec.clusters = %v, want [%s]", got, y)
+	}
+	if got, want := targetsOf(rb.Spec.Clusters), targetsOf(predicted.After); got != want || len(predicted.Evictions) != 1 || predicted.Evictions[0].PurgeMode != task.PurgeMode {
+		t.Errorf("lifeboat simulate --unhealthy predicted %s with purge mode %v; the failover placed %s with %s", want, predicted.Evictions, got, task.PurgeMode)
 	}
 	// What the seed shows with kubectl get rb -o yaml.
 	out := kubectl(t, kubeconfig, "-n", ns, "get", "rb", "nginx-deployment", "-o", "yaml")
