@@ -203,10 +203,13 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 	//    the user removed. A workload leaves a cluster only when a new
 	//    placement fits somewhere, through an eviction, or when its
 	//    template or policy is deleted.
+	//    A fresh schedule that moves the workload keeps the copies it
+	//    leaves until the new placement is Healthy (gracefulPlacement).
 	target := result.Clusters
 	if schedErr != nil {
 		target = keptPlacement(b.spec.Clusters, byName)
 	}
+	write := gracefulPlacement(b.spec, target, d.fresh, schedErr == nil, byName, r.clock().Now())
 	specWritten := false
 	if schedErr == nil || (len(clusters) > 0 && !equality.Semantic.DeepEqual(normalize(b.spec.Clusters), normalize(target))) {
 		placement, err := json.Marshal(b.spec.Placement)
@@ -218,6 +221,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 		if !equality.Semantic.DeepEqual(normalize(b.spec.Clusters), normalize(target)) || recordPlacement {
 			before := obj.DeepCopyObject().(client.Object)
 			b.spec.Clusters = target
+			if write.tasks != nil {
+				b.spec.GracefulEvictionTasks = write.tasks
+			}
 			if recordPlacement {
 				if annotations == nil {
 					annotations = map[string]string{}
@@ -229,6 +235,10 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 				return r.writeFailed(ctx, err, "patching binding spec")
 			}
 			specWritten = true
+			if len(write.rebalancedFrom) > 0 {
+				log.Info("rebalanced; the copies left behind stay until the new placement is Healthy",
+					"from", write.rebalancedFrom, "clusters", formatTargets(target))
+			}
 		}
 	}
 	failMessage := ""
