@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,7 +23,7 @@ func (r *Reconciler) workloads(ctx context.Context, rb *appsv1alpha1.WorkloadReb
 	if s := rb.Spec.WorkloadSelector; s != nil {
 		selected, err := r.selected(ctx, s)
 		switch {
-		case isNoMatch(err):
+		case meta.IsNoMatchError(err):
 			r.Recorder.Eventf(rb, corev1.EventTypeWarning, EventReasonSelectorFailed,
 				"spec.workloadSelector: no kind %q is served in %s; it selects nothing", s.Kind, s.APIVersion)
 		case err != nil:
