@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 
+	appsv1alpha1 "github.com/lifeboat-dev/lifeboat/api/apps/v1alpha1"
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	configv1alpha1 "github.com/lifeboat-dev/lifeboat/api/config/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
@@ -22,6 +23,7 @@ import (
 func TestValidFixturesDecodeStrictly(t *testing.T) {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
+		appsv1alpha1.AddToScheme,
 		clusterv1alpha1.AddToScheme,
 		configv1alpha1.AddToScheme,
 		policyv1alpha1.AddToScheme,

@@ -17,6 +17,7 @@ func TestAll(t *testing.T) {
 		"propagationpolicies.policy.karmada.io",
 		"resourcebindings.work.karmada.io",
 		"resourceinterpretercustomizations.config.karmada.io",
+		"workloadrebalancers.apps.karmada.io",
 		"works.work.karmada.io",
 	}
 	if len(crds) != len(want) {

@@ -28,6 +28,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 	"github.com/lifeboat-dev/lifeboat/internal/orphans"
 	"github.com/lifeboat-dev/lifeboat/internal/policycheck"
+	"github.com/lifeboat-dev/lifeboat/internal/rebalancer"
 	"github.com/lifeboat-dev/lifeboat/internal/scheduler"
 	"github.com/lifeboat-dev/lifeboat/internal/served"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
@@ -286,6 +287,15 @@ func allControllers() []controller {
 				Guard:                   guard,
 				Enabled:                 o.EnableNoExecuteTaintEviction,
 				DefaultPurgeMode:        o.PurgeMode(),
+				MaxConcurrentReconciles: d.opts.Concurrency,
+			}).SetupWithManager(mgr)
+		}},
+		{"workload-rebalancer", func(mgr ctrl.Manager, d deps) error {
+			return (&rebalancer.Reconciler{
+				Client:                  watched(mgr),
+				Templates:               mgr.GetAPIReader(),
+				Recorder:                recorder(mgr, "workload-rebalancer-controller"),
+				Clock:                   d.clock,
 				MaxConcurrentReconciles: d.opts.Concurrency,
 			}).SetupWithManager(mgr)
 		}},

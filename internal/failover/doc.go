@@ -3,7 +3,9 @@
 // behind may go. It works on ResourceBindings and ClusterResourceBindings
 // alike (their shared ResourceBindingSpec and ResourceBindingStatus).
 //
-// One mechanism, several triggers: Evict moves a cluster from
+// One mechanism, several triggers (application failover, the taint
+// manager, and the scheduler's rebalance, reason Rebalance, when a
+// requested fresh schedule moves a workload): Evict moves a cluster from
 // spec.clusters into spec.gracefulEvictionTasks, in one
 // optimistic-concurrency write by the caller. The scheduler skips clusters
 // with a task, the binding controller renders Works by asking the Hooks

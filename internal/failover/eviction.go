@@ -108,7 +108,13 @@ func gracePeriod(task *workv1alpha2.GracefulEvictionTask, defaultGrace time.Dura
 // The Cluster must exist, not be deleting and be Ready, and then:
 //   - TaintUntolerated: the taint manager would not evict the workload from
 //     it (no NoExecute taint that the placement does not tolerate for good);
-//   - ApplicationFailure: the copy left there reports Healthy.
+//   - ApplicationFailure: the copy left there reports Healthy;
+//   - Rebalance: as TaintUntolerated. The cluster was healthy when a
+//     rebalance moved the workload away; if the new placement is lost
+//     before the task closes (its cluster failed and was evicted in turn),
+//     the copy the rebalance kept is the workload again instead of
+//     waiting, excluded from scheduling, for a grace period that never
+//     starts.
 //
 // Evictions for other reasons (written by users or other tools) are never
 // undone.
@@ -120,7 +126,7 @@ func recovered(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Tim
 		return false
 	}
 	switch task.Reason {
-	case workv1alpha2.EvictionReasonTaintUntolerated:
+	case workv1alpha2.EvictionReasonTaintUntolerated, workv1alpha2.EvictionReasonRebalance:
 		var tolerations []corev1.Toleration
 		if o.spec.Placement != nil {
 			tolerations = o.spec.Placement.ClusterTolerations
@@ -270,7 +276,10 @@ func planTasks(o observed, now time.Time) taskPlan {
 
 // recoveredReason says why an eviction is undone, for Events and logs.
 func recoveredReason(task *workv1alpha2.GracefulEvictionTask) string {
-	if task.Reason == workv1alpha2.EvictionReasonApplicationFailure {
+	switch task.Reason {
+	case workv1alpha2.EvictionReasonRebalance:
+		return fmt.Sprintf("the workload rebalanced away from %s lost its new placement while %s is Ready; it stays in %s", task.FromCluster, task.FromCluster, task.FromCluster)
+	case workv1alpha2.EvictionReasonApplicationFailure:
 		return fmt.Sprintf("the application in %s is healthy again and no other cluster took the workload; it stays in %s", task.FromCluster, task.FromCluster)
 	}
 	return fmt.Sprintf("%s is Ready again without an untolerated NoExecute taint and no other cluster took the workload; it stays in %s", task.FromCluster, task.FromCluster)

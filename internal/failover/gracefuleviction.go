@@ -323,7 +323,10 @@ func (r *GracefulEvictionReconciler) reportHistory(obj client.Object, spec *work
 		eventBoth(r.Recorder, obj, spec, "Warning", EventReasonEvicted, "%s", msg)
 	}
 	for _, h := range change.healed {
-		r.Metrics.failoverTook(h.ReplacementHealthyTime.Sub(detectionTime(spec, h)))
+		if h.Reason != workv1alpha2.EvictionReasonRebalance {
+			// A rebalance moves a healthy workload: not a failover.
+			r.Metrics.failoverTook(h.ReplacementHealthyTime.Sub(detectionTime(spec, h)))
+		}
 		eventBoth(r.Recorder, obj, spec, "Normal", EventReasonReplacementHealthy,
 			"The replacement of the copy evicted from %s is healthy on %s, %s after the eviction.",
 			h.FromCluster, strings.Join(h.ClustersAfter, ","), h.ReplacementHealthyTime.Sub(h.Time.Time))

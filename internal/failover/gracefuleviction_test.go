@@ -37,6 +37,27 @@ func TestTaskDone(t *testing.T) {
 			wantDone:   true,
 			wantReason: "is healthy",
 		},
+		"Rebalance: the new placement healthy": {
+			task: func() workv1alpha2.GracefulEvictionTask {
+				t := graceful
+				t.Reason, t.Producer = workv1alpha2.EvictionReasonRebalance, workv1alpha2.EvictionProducerScheduler
+				return t
+			}(),
+			binding:    makeBinding("a").clusters("member1").health("member1", healthy).health("member2", healthy),
+			now:        30,
+			wantDone:   true,
+			wantReason: "is healthy",
+		},
+		"Rebalance: the new placement not healthy yet keeps the old copy": {
+			task: func() workv1alpha2.GracefulEvictionTask {
+				t := graceful
+				t.Reason, t.Producer = workv1alpha2.EvictionReasonRebalance, workv1alpha2.EvictionProducerScheduler
+				return t
+			}(),
+			binding:    makeBinding("a").clusters("member1").health("member1", workv1alpha2.ResourceUnknown).health("member2", healthy),
+			now:        30,
+			wantReason: "waiting for the replacement",
+		},
 		"Gracefully (old spelling Graciously): replacement healthy": {
 			task:     withGrace(makeTask("member2", policyv1alpha1.PurgeModeGraciously, 0, "member2"), 600),
 			binding:  makeBinding("a").clusters("member1").health("member1", healthy),
@@ -287,6 +308,11 @@ func TestPlanTasksUndoesEvictionsOfRecoveredClusters(t *testing.T) {
 		return b
 	}
 	replicas := func(b *bindingWrapper, n int32) *bindingWrapper { b.Spec.Replicas = n; return b }
+	rebalanceTask := func(from string) workv1alpha2.GracefulEvictionTask {
+		t := makeTask(from, policyv1alpha1.PurgeModeGracefully, 0, from)
+		t.Reason, t.Producer, t.Replicas = workv1alpha2.EvictionReasonRebalance, workv1alpha2.EvictionProducerScheduler, ptr.To[int32](2)
+		return t
+	}
 
 	for name, tc := range map[string]struct {
 		binding       *bindingWrapper
@@ -371,6 +397,28 @@ func TestPlanTasksUndoesEvictionsOfRecoveredClusters(t *testing.T) {
 		},
 		"must not: the application's health is Unknown": {
 			binding:  makeBinding("a").health("member2", workv1alpha2.ResourceUnknown).task(withGrace(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0, "member2"), 60)),
+			wantKept: []string{"member2"},
+		},
+		"a rebalance whose new placement was lost (its cluster evicted in turn): the copy it kept is the workload again": {
+			binding: replicas(makeBinding("a").task(rebalanceTask("member2")).
+				task(taintTask("member1", policyv1alpha1.PurgeModeGracefully, 2)), 2),
+			clusters:     []*clusterv1alpha1.Cluster{ready("member2"), notReady("member1")},
+			wantRestored: []workv1alpha2.TargetCluster{{Name: "member2", Replicas: 2}},
+			wantKept:     []string{"member1"},
+		},
+		"must not: a rebalance whose new placement is placed but not Healthy yet (the cluster left is Ready)": {
+			binding:  makeBinding("a").clusters("member1").health("member1", unhealthy).task(withGrace(rebalanceTask("member2"), 1000000)),
+			clusters: []*clusterv1alpha1.Cluster{ready("member2")},
+			wantKept: []string{"member2"},
+		},
+		"must not: a rebalance without placement whose cluster is not Ready": {
+			binding:  makeBinding("a").task(rebalanceTask("member2")),
+			clusters: []*clusterv1alpha1.Cluster{notReady("member2")},
+			wantKept: []string{"member2"},
+		},
+		"must not: a rebalance without placement whose cluster got an untolerated NoExecute taint": {
+			binding:  makeBinding("a").task(rebalanceTask("member2")),
+			clusters: []*clusterv1alpha1.Cluster{tainted(ready("member2"), "cluster.karmada.io/not-ready")},
 			wantKept: []string{"member2"},
 		},
 		"must not: an eviction written by another tool": {

@@ -196,7 +196,10 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 	}
 	log.V(4).Info("scheduling binding", "trigger", pass.Trigger, "fresh", pass.Fresh)
 	// 3. Write the spec (see PlanPass for what a failed schedule keeps).
+	//    A fresh schedule that moves the workload keeps the copies it
+	//    leaves until the new placement is Healthy (gracefulPlacement).
 	result, schedErr, target := pass.Result, pass.Err, pass.Clusters
+	write := gracefulPlacement(b.spec, target, pass.Fresh, schedErr == nil, byName, r.clock().Now())
 	specWritten := false
 	if schedErr == nil || (len(clusters) > 0 && !equality.Semantic.DeepEqual(normalize(b.spec.Clusters), normalize(target))) {
 		placement, err := json.Marshal(b.spec.Placement)
@@ -208,6 +211,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 		if !equality.Semantic.DeepEqual(normalize(b.spec.Clusters), normalize(target)) || recordPlacement {
 			before := obj.DeepCopyObject().(client.Object)
 			b.spec.Clusters = target
+			if write.tasks != nil {
+				b.spec.GracefulEvictionTasks = write.tasks
+			}
 			if recordPlacement {
 				if annotations == nil {
 					annotations = map[string]string{}
@@ -219,6 +225,10 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 				return r.writeFailed(ctx, err, "patching binding spec")
 			}
 			specWritten = true
+			if len(write.rebalancedFrom) > 0 {
+				log.Info("rebalanced; the copies left behind stay until the new placement is Healthy",
+					"from", write.rebalancedFrom, "clusters", formatTargets(target))
+			}
 		}
 	}
 	failMessage := ""

@@ -18,6 +18,11 @@
 //     current spec.clusters (minus clusters that are gone or being
 //     deleted): a workload never loses its running copy because a new
 //     placement fits nowhere;
+//   - spec.gracefulEvictionTasks, only in the write of a fresh schedule
+//     (spec.rescheduleTriggeredAt consumed) that moves the workload away
+//     from a cluster: that cluster gets a task with reason Rebalance
+//     (gracefulPlacement), so its copy stays until the new placement is
+//     Healthy. Existing tasks are never changed;
 //   - status.conditions[type=Scheduled] (reasons Success, NoClusterFit,
 //     Unschedulable, SchedulerError), status.schedulerObservedGeneration,
 //     status.schedulerObservingAffinityName and status.lastScheduledTime

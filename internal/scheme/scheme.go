@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
+	appsv1alpha1 "github.com/lifeboat-dev/lifeboat/api/apps/v1alpha1"
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	configv1alpha1 "github.com/lifeboat-dev/lifeboat/api/config/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
@@ -27,6 +28,7 @@ func New() (*runtime.Scheme, error) {
 		workv1alpha1.AddToScheme,
 		workv1alpha2.AddToScheme,
 		configv1alpha1.AddToScheme,
+		appsv1alpha1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return nil, fmt.Errorf("building scheme: %w", err)
@@ -43,5 +45,6 @@ func OwnGroups() []string {
 		policyv1alpha1.GroupName,
 		workv1alpha2.GroupName,
 		configv1alpha1.GroupName,
+		appsv1alpha1.GroupName,
 	}
 }

@@ -48,6 +48,11 @@ const (
 	// EvictionReasonApplicationFailure: the application stayed Unhealthy in
 	// the cluster for longer than tolerationSeconds.
 	EvictionReasonApplicationFailure = "ApplicationFailure"
+	// EvictionReasonRebalance (Lifeboat): a requested fresh schedule
+	// (spec.rescheduleTriggeredAt, e.g. from a WorkloadRebalancer) moved
+	// the workload away from a healthy cluster; its copy there stays until
+	// the new placement is Healthy.
+	EvictionReasonRebalance = "Rebalance"
 )
 
 // Eviction producers (GracefulEvictionTask.Producer).
@@ -60,6 +65,10 @@ const (
 	// EvictionProducerCRBApplicationFailover is the producer of application
 	// failover on ClusterResourceBindings.
 	EvictionProducerCRBApplicationFailover = "cluster-resource-binding-application-failover-controller"
+	// EvictionProducerScheduler (Lifeboat) is the producer of rebalance
+	// evictions: the scheduler writes them with the placement that
+	// replaces the cluster.
+	EvictionProducerScheduler = "Scheduler"
 )
 
 // Labels, annotations and finalizers of bindings.

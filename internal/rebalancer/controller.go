@@ -1,0 +1,303 @@
+package rebalancer
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	appsv1alpha1 "github.com/lifeboat-dev/lifeboat/api/apps/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/detector"
+)
+
+// Event reasons on WorkloadRebalancers.
+const (
+	EventReasonFinished         = "RebalanceFinished"
+	EventReasonSelectorFailed   = "WorkloadSelectorFailed"
+	EventReasonTooManyWorkloads = "TooManyWorkloads"
+)
+
+// IndexPendingBindings indexes WorkloadRebalancers by the bindings of
+// their workloads that have no result yet (pendingBindingKeys), so that a
+// binding's schedule brings back the rebalancers waiting for it.
+const IndexPendingBindings = "rebalancer.lifeboat.dev/pending-binding"
+
+// conflictRetry is when a reconcile that lost a write race runs again.
+const conflictRetry = time.Second
+
+// Reconciler runs WorkloadRebalancers. Its fields are its dependencies.
+type Reconciler struct {
+	// Client reads rebalancers and bindings (from the cache) and writes.
+	Client client.Client
+	// Templates lists resource templates for spec.workloadSelector (their
+	// metadata only; the API server, not a cache: the kinds are arbitrary).
+	Templates client.Reader
+	// Recorder records Events on rebalancers.
+	Recorder record.EventRecorder
+	// Clock tells the time.
+	Clock clock.PassiveClock
+	// MaxConcurrentReconciles; 0 means 1.
+	MaxConcurrentReconciles int
+}
+
+// SetupWithManager registers the controller: rebalancers, and the
+// bindings they wait for (a change of generation or of
+// status.lastScheduledTime).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	ctx := context.Background()
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &appsv1alpha1.WorkloadRebalancer{}, IndexPendingBindings, pendingBindingKeys); err != nil {
+		return fmt.Errorf("indexing WorkloadRebalancers by pending binding: %w", err)
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("workload-rebalancer").
+		For(&appsv1alpha1.WorkloadRebalancer{}).
+		Watches(&workv1alpha2.ResourceBinding{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor), builder.WithPredicates(scheduleChanged())).
+		Watches(&workv1alpha2.ClusterResourceBinding{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor), builder.WithPredicates(scheduleChanged())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
+		Complete(r)
+}
+
+// bindingKey names a binding in IndexPendingBindings.
+func bindingKey(namespace, name string) string {
+	if namespace == "" {
+		return "crb/" + name
+	}
+	return "rb/" + namespace + "/" + name
+}
+
+// pendingBindingKeys is the index function of IndexPendingBindings.
+func pendingBindingKeys(obj client.Object) []string {
+	rb, ok := obj.(*appsv1alpha1.WorkloadRebalancer)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, w := range rb.Status.ObservedWorkloads {
+		if w.Result == "" {
+			out = append(out, bindingKey(w.Workload.Namespace, detector.BindingName(w.Workload.Kind, w.Workload.Name)))
+		}
+	}
+	return out
+}
+
+// waitingFor maps a binding to the rebalancers waiting for it.
+func (r *Reconciler) waitingFor(ctx context.Context, obj client.Object) []reconcile.Request {
+	var list appsv1alpha1.WorkloadRebalancerList
+	if err := r.Client.List(ctx, &list, client.MatchingFields{IndexPendingBindings: bindingKey(obj.GetNamespace(), obj.GetName())}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing the rebalancers waiting for a binding", "binding", obj.GetName())
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: list.Items[i].Name}})
+	}
+	return out
+}
+
+// scheduleChanged passes binding creations, deletions, and updates that
+// change the generation or status.lastScheduledTime.
+func scheduleChanged() predicate.Predicate {
+	last := func(obj client.Object) (*metav1.Time, bool) {
+		switch b := obj.(type) {
+		case *workv1alpha2.ResourceBinding:
+			return b.Status.LastScheduledTime, true
+		case *workv1alpha2.ClusterResourceBinding:
+			return b.Status.LastScheduledTime, true
+		}
+		return nil, false
+	}
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, ok1 := last(e.ObjectOld)
+			n, ok2 := last(e.ObjectNew)
+			return ok1 && ok2 && (e.ObjectOld.GetGeneration() != e.ObjectNew.GetGeneration() || !equality.Semantic.DeepEqual(o, n))
+		},
+	}
+}
+
+// Reconcile carries out one rebalancer (see the package documentation).
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	rb := &appsv1alpha1.WorkloadRebalancer{}
+	if err := r.Client.Get(ctx, req.NamespacedName, rb); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if rb.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	now := r.Clock.Now()
+
+	// 1. A new generation: record its workloads and request time first.
+	if rb.Status.ObservedGeneration != rb.Generation || rb.Status.RescheduleTriggeredAt == nil {
+		workloads, err := r.workloads(ctx, rb)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		status, dropped := observeGeneration(rb.Status, rb.Generation, workloads, now)
+		if dropped > 0 {
+			r.Recorder.Eventf(rb, corev1.EventTypeWarning, EventReasonTooManyWorkloads,
+				"%d workloads beyond the first %d are left out; rebalance them with another WorkloadRebalancer", dropped, appsv1alpha1.MaxWorkloads)
+		}
+		rb.Status = status
+		if err := r.Client.Status().Update(ctx, rb); err != nil {
+			return writeFailed(ctx, err, "recording the workloads of a new generation")
+		}
+		log.V(1).Info("rebalancer generation observed", "generation", rb.Generation, "workloads", len(status.ObservedWorkloads))
+	}
+
+	// 2 and 3. Request a fresh schedule of each pending workload; collect
+	// the results.
+	status := *rb.Status.DeepCopy()
+	for i := range status.ObservedWorkloads {
+		w := &status.ObservedWorkloads[i]
+		if w.Result != "" {
+			continue
+		}
+		b, err := r.binding(ctx, w.Workload)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		s := decideWorkload(*status.RescheduleTriggeredAt, b.view())
+		if s.trigger != nil {
+			if err := r.trigger(ctx, b.obj, *s.trigger); err != nil {
+				return writeFailed(ctx, err, "requesting a fresh schedule")
+			}
+			log.Info("fresh schedule requested", "workload", describe(w.Workload), "binding", b.obj.GetName(), "rescheduleTriggeredAt", s.trigger.UTC())
+			continue
+		}
+		w.Result, w.Reason = s.result, s.reason
+	}
+	justFinished := status.FinishTime == nil && finished(status.ObservedWorkloads)
+	if justFinished {
+		t := metav1.NewTime(now).Rfc3339Copy()
+		status.FinishTime = &t
+	}
+	if !equality.Semantic.DeepEqual(status, rb.Status) {
+		rb.Status = status
+		if err := r.Client.Status().Update(ctx, rb); err != nil {
+			return writeFailed(ctx, err, "recording results")
+		}
+		if justFinished {
+			ok, failed := count(status.ObservedWorkloads)
+			r.Recorder.Eventf(rb, corev1.EventTypeNormal, EventReasonFinished, "Rebalance finished: %d successful, %d failed.", ok, failed)
+			log.Info("rebalance finished", "successful", ok, "failed", failed)
+		}
+	}
+
+	// 4. Expire.
+	at, ok := expiry(rb.Spec, rb.Status)
+	if !ok {
+		return ctrl.Result{}, nil
+	}
+	if wait := at.Sub(now); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	if err := r.Client.Delete(ctx, rb, client.Preconditions{UID: &rb.UID}); err != nil && !apierrors.IsNotFound(err) {
+		return writeFailed(ctx, err, "deleting the finished rebalancer")
+	}
+	log.Info("finished rebalancer deleted after its ttlSecondsAfterFinished")
+	return ctrl.Result{}, nil
+}
+
+// foundBinding is a workload's binding: obj nil when there is none.
+type foundBinding struct {
+	obj    client.Object
+	spec   *workv1alpha2.ResourceBindingSpec
+	status *workv1alpha2.ResourceBindingStatus
+}
+
+func (b foundBinding) view() *bindingView {
+	if b.obj == nil {
+		return nil
+	}
+	return &bindingView{rescheduleTriggeredAt: b.spec.RescheduleTriggeredAt, lastScheduledTime: b.status.LastScheduledTime}
+}
+
+// binding finds the binding of a workload as the detector names it, and
+// only if it binds that very template (a binding's name is shared by
+// templates whose kinds differ only in group).
+func (r *Reconciler) binding(ctx context.Context, w appsv1alpha1.ObjectReference) (foundBinding, error) {
+	key := types.NamespacedName{Namespace: w.Namespace, Name: detector.BindingName(w.Kind, w.Name)}
+	var b foundBinding
+	if w.Namespace != "" {
+		rb := &workv1alpha2.ResourceBinding{}
+		b = foundBinding{obj: rb, spec: &rb.Spec, status: &rb.Status}
+	} else {
+		crb := &workv1alpha2.ClusterResourceBinding{}
+		b = foundBinding{obj: crb, spec: &crb.Spec, status: &crb.Status}
+	}
+	if err := r.Client.Get(ctx, key, b.obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return foundBinding{}, nil
+		}
+		return foundBinding{}, fmt.Errorf("reading the binding of %s: %w", describe(w), err)
+	}
+	gv, err := schema.ParseGroupVersion(w.APIVersion)
+	if err != nil || b.obj.GetDeletionTimestamp() != nil ||
+		!detector.BindsTemplate(b.spec.Resource, gv.WithKind(w.Kind).GroupKind(), w.Namespace, w.Name) {
+		return foundBinding{}, nil
+	}
+	return b, nil
+}
+
+// trigger writes spec.rescheduleTriggeredAt, with the binding's
+// resourceVersion: a binding that changed meanwhile is decided again.
+func (r *Reconciler) trigger(ctx context.Context, obj client.Object, at metav1.Time) error {
+	before := obj.DeepCopyObject().(client.Object)
+	switch b := obj.(type) {
+	case *workv1alpha2.ResourceBinding:
+		b.Spec.RescheduleTriggeredAt = &at
+	case *workv1alpha2.ClusterResourceBinding:
+		b.Spec.RescheduleTriggeredAt = &at
+	}
+	return r.Client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
+}
+
+// writeFailed turns a lost write race into a quick re-read and wraps
+// other errors.
+func writeFailed(ctx context.Context, err error, what string) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		ctrl.LoggerFrom(ctx).V(1).Info("write conflict; re-reading", "write", what)
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	if apierrors.IsNotFound(err) {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, fmt.Errorf("%s: %w", what, err)
+}
+
+func count(ws []appsv1alpha1.ObservedWorkload) (ok, failed int) {
+	for _, w := range ws {
+		switch w.Result {
+		case appsv1alpha1.RebalanceSuccessful:
+			ok++
+		case appsv1alpha1.RebalanceFailed:
+			failed++
+		}
+	}
+	return ok, failed
+}
+
+func describe(w appsv1alpha1.ObjectReference) string {
+	if w.Namespace == "" {
+		return fmt.Sprintf("%s %s %s", w.APIVersion, w.Kind, w.Name)
+	}
+	return fmt.Sprintf("%s %s %s/%s", w.APIVersion, w.Kind, w.Namespace, w.Name)
+}

@@ -1,0 +1,75 @@
+package scheduler
+
+import (
+	"time"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/failover"
+)
+
+// placementWrite is what a schedule writes into spec: the new clusters and,
+// for a rebalance, the eviction tasks that keep the copies it moves away
+// from until the new placement is Healthy.
+type placementWrite struct {
+	clusters []workv1alpha2.TargetCluster
+	// tasks is the new spec.gracefulEvictionTasks; nil leaves them as
+	// they are.
+	tasks []workv1alpha2.GracefulEvictionTask
+	// rebalancedFrom names the clusters a rebalance moved away from.
+	rebalancedFrom []string
+}
+
+// gracefulPlacement decides how target replaces spec.clusters:
+//
+//  1. Only a successful fresh schedule (a consumed spec.rescheduleTriggeredAt,
+//     as a WorkloadRebalancer writes) that places the workload somewhere
+//     is a rebalance. Any other schedule writes target as it is.
+//  2. Every cluster of spec.clusters that target drops, and that still
+//     exists and is not being deleted, is evicted as failover.Evict does
+//     (reason Rebalance, producer Scheduler, purge mode Gracefully, its
+//     replicas): in the same write as the new placement, so the binding
+//     controller keeps the copy there and the graceful-eviction controller
+//     removes it once the new placement is Healthy (or its grace period
+//     has passed). A cluster that is gone or deleting is dropped at once.
+//  3. A cluster that already has an eviction task keeps that task as it
+//     is (a real failover's task is never overwritten).
+//  4. Clusters that stay, even with other replicas, are not evicted: the
+//     same placement writes nothing.
+func gracefulPlacement(spec *workv1alpha2.ResourceBindingSpec, target []workv1alpha2.TargetCluster, fresh, succeeded bool,
+	clusters map[string]*clusterv1alpha1.Cluster, now time.Time) placementWrite {
+	w := placementWrite{clusters: target}
+	if !fresh || !succeeded || len(target) == 0 {
+		return w
+	}
+	staying := make(map[string]bool, len(target))
+	for _, t := range target {
+		staying[t.Name] = true
+	}
+	evicted := *spec
+	evicted.Clusters = append([]workv1alpha2.TargetCluster(nil), spec.Clusters...)
+	evicted.GracefulEvictionTasks = append([]workv1alpha2.GracefulEvictionTask(nil), spec.GracefulEvictionTasks...)
+	before := make([]string, 0, len(spec.Clusters))
+	for _, t := range spec.Clusters {
+		before = append(before, t.Name)
+	}
+	for _, t := range spec.Clusters {
+		c, ok := clusters[t.Name]
+		if staying[t.Name] || !ok || c.DeletionTimestamp != nil {
+			continue
+		}
+		failover.Evict(&evicted, t.Name, failover.EvictOptions{
+			Reason:         workv1alpha2.EvictionReasonRebalance,
+			Producer:       workv1alpha2.EvictionProducerScheduler,
+			PurgeMode:      policyv1alpha1.PurgeModeGracefully,
+			ClustersBefore: before,
+			Now:            now,
+		})
+		w.rebalancedFrom = append(w.rebalancedFrom, t.Name)
+	}
+	if len(w.rebalancedFrom) > 0 {
+		w.tasks = evicted.GracefulEvictionTasks
+	}
+	return w
+}

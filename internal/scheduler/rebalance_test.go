@@ -1,0 +1,199 @@
+package scheduler
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	st "github.com/lifeboat-dev/lifeboat/internal/scheduler/schedtesting"
+)
+
+func rebalanceTask(cluster string, replicas int32, before ...string) workv1alpha2.GracefulEvictionTask {
+	return workv1alpha2.GracefulEvictionTask{
+		FromCluster:            cluster,
+		PurgeMode:              policyv1alpha1.PurgeModeGracefully,
+		Replicas:               ptr.To(replicas),
+		Reason:                 workv1alpha2.EvictionReasonRebalance,
+		Producer:               workv1alpha2.EvictionProducerScheduler,
+		ClustersBeforeFailover: before,
+		CreationTimestamp:      ptr.To(metav1.NewTime(testNow)),
+	}
+}
+
+func TestGracefulPlacement(t *testing.T) {
+	members := map[string]*clusterv1alpha1.Cluster{
+		"member1": st.MakeCluster("member1").Obj(),
+		"member2": st.MakeCluster("member2").Obj(),
+		"member3": st.MakeCluster("member3").Deleting().Obj(),
+	}
+	on := func(pairs ...any) []workv1alpha2.TargetCluster {
+		var out []workv1alpha2.TargetCluster
+		for i := 0; i < len(pairs); i += 2 {
+			out = append(out, workv1alpha2.TargetCluster{Name: pairs[i].(string), Replicas: int32(pairs[i+1].(int))})
+		}
+		return out
+	}
+	taintTask := workv1alpha2.GracefulEvictionTask{
+		FromCluster: "member2", Reason: workv1alpha2.EvictionReasonTaintUntolerated, Producer: workv1alpha2.EvictionProducerTaintManager,
+		PurgeMode: policyv1alpha1.PurgeModeDirectly,
+	}
+	cases := map[string]struct {
+		spec          *workv1alpha2.ResourceBindingSpec
+		target        []workv1alpha2.TargetCluster
+		fresh, ok     bool
+		wantTasks     []workv1alpha2.GracefulEvictionTask
+		wantRebalance []string
+	}{
+		"a fresh schedule that moves the workload keeps the old copy in a Rebalance task": {
+			spec: st.MakeBinding("default", "nginx").Cluster("member2", 2).SpecObj(), target: on("member1", 2), fresh: true, ok: true,
+			wantTasks: []workv1alpha2.GracefulEvictionTask{rebalanceTask("member2", 2, "member2")}, wantRebalance: []string{"member2"},
+		},
+		"only the dropped cluster gets a task; the one that stays with other replicas does not": {
+			spec: st.MakeBinding("default", "nginx").Cluster("member1", 1).Cluster("member2", 1).SpecObj(), target: on("member1", 2), fresh: true, ok: true,
+			wantTasks: []workv1alpha2.GracefulEvictionTask{rebalanceTask("member2", 1, "member1", "member2")}, wantRebalance: []string{"member2"},
+		},
+		"must not: the same placement writes no task": {
+			spec: st.MakeBinding("default", "nginx").Cluster("member1", 2).SpecObj(), target: on("member1", 2), fresh: true, ok: true,
+		},
+		"must not: new replicas on the same clusters write no task": {
+			spec: st.MakeBinding("default", "nginx").Cluster("member1", 1).Cluster("member2", 1).SpecObj(), target: on("member1", 2, "member2", 0), fresh: true, ok: true,
+		},
+		"must not: a schedule that is not fresh is not a rebalance": {
+			spec: st.MakeBinding("default", "nginx").Cluster("member2", 2).SpecObj(), target: on("member1", 2), ok: true,
+		},
+		"must not: a failed fresh schedule evicts nothing": {
+			spec: st.MakeBinding("default", "nginx").Cluster("member2", 2).SpecObj(), target: on("member2", 2), fresh: true,
+		},
+		"must not: an empty placement evicts nothing": {
+			spec: st.MakeBinding("default", "nginx").Cluster("member2", 2).SpecObj(), fresh: true, ok: true,
+		},
+		"must not: a failover's task for the dropped cluster is kept as it is": {
+			spec: func() *workv1alpha2.ResourceBindingSpec {
+				s := st.MakeBinding("default", "nginx").Cluster("member2", 2).SpecObj()
+				s.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{taintTask}
+				return s
+			}(),
+			target: on("member1", 2), fresh: true, ok: true,
+			wantTasks: []workv1alpha2.GracefulEvictionTask{taintTask}, wantRebalance: []string{"member2"},
+		},
+		"a deleting cluster is dropped without a task": {
+			spec: st.MakeBinding("default", "nginx").Cluster("member3", 2).SpecObj(), target: on("member1", 2), fresh: true, ok: true,
+		},
+		"a cluster that is gone is dropped without a task": {
+			spec: st.MakeBinding("default", "nginx").Cluster("member9", 2).SpecObj(), target: on("member1", 2), fresh: true, ok: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			orig := tc.spec.DeepCopy()
+			w := gracefulPlacement(tc.spec, tc.target, tc.fresh, tc.ok, members, testNow)
+			if !reflect.DeepEqual(w.clusters, tc.target) {
+				t.Errorf("clusters: got %v, want %v", w.clusters, tc.target)
+			}
+			if !reflect.DeepEqual(w.tasks, tc.wantTasks) {
+				t.Errorf("tasks:\n got %+v\nwant %+v", w.tasks, tc.wantTasks)
+			}
+			if !reflect.DeepEqual(w.rebalancedFrom, tc.wantRebalance) {
+				t.Errorf("rebalancedFrom: got %v, want %v", w.rebalancedFrom, tc.wantRebalance)
+			}
+			if !reflect.DeepEqual(tc.spec, orig) {
+				t.Errorf("the binding's spec was modified")
+			}
+		})
+	}
+}
+
+// A WorkloadRebalancer after a failover: the workload runs in the backup
+// group (member2); a fresh schedule takes it back to member1 and keeps the
+// copy in member2 in the same spec write.
+func TestReconcileRebalanceKeepsTheOldCopy(t *testing.T) {
+	groups := st.MakePlacement().AffinityTerm("primary", "member1").AffinityTerm("backup", "member2").Obj()
+	lastHour := metav1.NewTime(testNow.Add(-time.Hour))
+	rb := st.MakeBinding("default", "nginx").Replicas(2).Placement(groups).Cluster("member2", 2).
+		Annotation(workv1alpha2.AppliedPlacementAnnotation, appliedJSON(t, groups)).
+		SchedulerStatus(1, &lastHour, "backup").Condition(scheduledCondition()).
+		RescheduleTriggeredAt(metav1.NewTime(testNow.Add(-time.Minute))).Obj()
+	h := newHarness(t, append(threeMembers(), rb)...)
+
+	_, got := h.reconcileRB(t, "nginx-deployment")
+
+	if want := []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}}; !reflect.DeepEqual(got.Spec.Clusters, want) {
+		t.Errorf("spec.clusters: got %v, want %v", got.Spec.Clusters, want)
+	}
+	want := []workv1alpha2.GracefulEvictionTask{rebalanceTask("member2", 2, "member2")}
+	if !equality.Semantic.DeepEqual(got.Spec.GracefulEvictionTasks, want) {
+		t.Errorf("tasks:\n got %+v\nwant %+v", got.Spec.GracefulEvictionTasks, want)
+	}
+	if h.writes != 2 {
+		t.Errorf("writes: got %d, want 2 (one spec patch with placement and task, one status patch)", h.writes)
+	}
+	if got.Status.SchedulerObservedAffinityName != "primary" || !got.Status.LastScheduledTime.Time.Equal(testNow) {
+		t.Errorf("status: affinity %q, lastScheduledTime %v", got.Status.SchedulerObservedAffinityName, got.Status.LastScheduledTime)
+	}
+
+	// Consumed: the next pass writes nothing, and member2, which has the
+	// task, is not chosen again meanwhile.
+	h.writes = 0
+	_, got = h.reconcileRB(t, "nginx-deployment")
+	if h.writes != 0 || len(got.Spec.GracefulEvictionTasks) != 1 {
+		t.Errorf("second pass: %d writes, tasks %+v", h.writes, got.Spec.GracefulEvictionTasks)
+	}
+}
+
+func TestReconcileRebalanceMustNotMove(t *testing.T) {
+	groups := st.MakePlacement().AffinityTerm("primary", "member1").AffinityTerm("backup", "member2").Obj()
+	lastHour := metav1.NewTime(testNow.Add(-time.Hour))
+	cases := map[string]struct {
+		clusters   []*clusterv1alpha1.Cluster
+		placedOn   string
+		tasks      []string
+		wantWrites int
+	}{
+		"already on the first group: only the status records the schedule": {
+			clusters: []*clusterv1alpha1.Cluster{st.MakeCluster("member1").Obj(), st.MakeCluster("member2").Obj()},
+			placedOn: "member1", wantWrites: 1,
+		},
+		"no group fits: the current placement is kept, and its copy": {
+			// member1 is gone; member2 has an application failure's task.
+			clusters: []*clusterv1alpha1.Cluster{st.MakeCluster("member2").Obj()},
+			placedOn: "member2", tasks: []string{"member2"}, wantWrites: 1,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rb := st.MakeBinding("default", "nginx").Replicas(2).Placement(groups).Cluster(tc.placedOn, 2).
+				Annotation(workv1alpha2.AppliedPlacementAnnotation, appliedJSON(t, groups)).
+				SchedulerStatus(1, &lastHour, "backup").Condition(scheduledCondition()).
+				RescheduleTriggeredAt(metav1.NewTime(testNow.Add(-time.Minute)))
+			for _, c := range tc.tasks {
+				rb = rb.EvictionTask(c)
+			}
+			objs := []client.Object{rb.Obj()}
+			for _, c := range tc.clusters {
+				objs = append(objs, c)
+			}
+			h := newHarness(t, objs...)
+
+			_, got := h.reconcileRB(t, "nginx-deployment")
+
+			if want := []workv1alpha2.TargetCluster{{Name: tc.placedOn, Replicas: 2}}; !reflect.DeepEqual(got.Spec.Clusters, want) {
+				t.Errorf("spec.clusters: got %v, want %v", got.Spec.Clusters, want)
+			}
+			if len(got.Spec.GracefulEvictionTasks) != len(tc.tasks) ||
+				(len(tc.tasks) > 0 && got.Spec.GracefulEvictionTasks[0].Reason != workv1alpha2.EvictionReasonApplicationFailure) {
+				t.Errorf("tasks: %+v", got.Spec.GracefulEvictionTasks)
+			}
+			if h.writes != tc.wantWrites {
+				t.Errorf("writes: got %d, want %d", h.writes, tc.wantWrites)
+			}
+		})
+	}
+}
