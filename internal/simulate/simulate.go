@@ -251,6 +251,14 @@ type sim struct {
 	byName      map[string]*clusterv1alpha1.Cluster
 	// hit are the clusters the scenario fails or taints.
 	hit map[string]bool
+	// paced are each group's first and last paced evictions.
+	paced map[string]*groupTimes
+}
+
+// groupTimes are the first and last evictions of a group, as early and as
+// late as they can come.
+type groupTimes struct {
+	earlyFirst, earlyLast, lateFirst, lateLast time.Time
 }
 
 func (s *sim) validate() error {
@@ -501,13 +509,17 @@ func maxTime(a, b time.Time) time.Time {
 	return b
 }
 
-// pace gives each pending eviction its time from its group's token bucket.
+// pace gives each pending eviction its time from its group's token bucket:
+// the earliest it can get (early), and the latest (late).
 func (s *sim) pace(pending []pendingEviction) {
 	byGroup := map[string][]int{}
 	for i := range pending {
 		byGroup[pending[i].group] = append(byGroup[pending[i].group], i)
 	}
-	for _, idx := range byGroup {
+	s.paced = map[string]*groupTimes{}
+	for group, idx := range byGroup {
+		gt := &groupTimes{}
+		s.paced[group] = gt
 		for _, late := range []bool{false, true} {
 			due := func(i int) time.Time {
 				if late {
@@ -521,12 +533,27 @@ func (s *sim) pace(pending []pendingEviction) {
 				times[k] = due(i)
 			}
 			paced := failover.PaceEvictions(pending[idx[0]].rate, times)
-			for k, i := range idx {
-				if late {
-					pending[i].atLate = paced[k]
-				} else {
-					pending[i].atEarly = paced[k]
+			if late {
+				gt.lateFirst, gt.lateLast = paced[0], paced[len(paced)-1]
+			} else {
+				gt.earlyFirst, gt.earlyLast = paced[0], paced[len(paced)-1]
+			}
+			// Evictions due at the same moment take their tokens in
+			// whatever order the taint manager reaches them: each may get
+			// the first token of its tie or the last.
+			for start := 0; start < len(idx); {
+				end := start + 1
+				for end < len(idx) && times[end].Equal(times[start]) {
+					end++
 				}
+				for _, i := range idx[start:end] {
+					if late {
+						pending[i].atLate = paced[end-1]
+					} else {
+						pending[i].atEarly = paced[start]
+					}
+				}
+				start = end
 			}
 		}
 	}

@@ -123,7 +123,16 @@ func (s *sim) totals(outcomes []Outcome) Totals {
 			}
 		}
 	}
+	// The last eviction of a paced group comes at its last token, whichever
+	// binding gets it.
+	for _, g := range s.paced {
+		lastEvicted = later(lastEvicted, &Seconds{Min: seconds(s.snap.Now, g.earlyLast), Max: seconds(s.snap.Now, g.lateLast)})
+	}
 	t.AllEvicted, t.AllHealthy = lastEvicted, lastHealthy
+	if lastHealthy != nil && lastEvicted != nil {
+		startup := s.sc.StartupTime.Seconds()
+		t.AllHealthy = later(lastHealthy, &Seconds{Min: lastEvicted.Min + startup, Max: lastEvicted.Max + startup})
+	}
 	for name, l := range added {
 		l.Fits = true
 		if c := s.byName[name]; c != nil && c.Status.ResourceSummary != nil {
@@ -178,28 +187,17 @@ func (s *sim) guardVerdicts(outcomes []Outcome) []GroupVerdict {
 		}
 		verdicts[c.Spec.Region] = v
 	}
-	first := map[string]*Seconds{}
 	for i := range outcomes {
 		for _, e := range outcomes[i].Evictions {
-			if e.At == nil {
-				continue
+			if e.At != nil {
+				verdicts[groupOf[e.Cluster]].Evictions++
 			}
-			g := groupOf[e.Cluster]
-			v := verdicts[g]
-			v.Evictions++
-			if f := first[g]; f == nil || e.At.Min < f.Min {
-				first[g] = &Seconds{Min: e.At.Min, Max: e.At.Max}
-			}
-			v.Span.Min = max(v.Span.Min, e.At.Min)
-			v.Span.Max = max(v.Span.Max, e.At.Max)
 		}
 	}
 	out := make([]GroupVerdict, 0, len(verdicts))
 	for g, v := range verdicts {
-		if f := first[g]; f != nil {
-			v.Span.Min -= f.Min
-			v.Span.Max -= f.Max
-			v.Span.Min, v.Span.Max = round(v.Span.Min), round(v.Span.Max)
+		if p := s.paced[g]; p != nil {
+			v.Span = Seconds{Min: round(p.earlyLast.Sub(p.earlyFirst).Seconds()), Max: round(p.lateLast.Sub(p.lateFirst).Seconds())}
 		}
 		out = append(out, *v)
 	}

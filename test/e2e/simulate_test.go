@@ -180,11 +180,15 @@ func predictThenFail(t *testing.T, e *cfEnv, failed []string) *simulate.Report {
 		}
 	}
 	t.Logf("prediction for %v: %s", failed, summarizePrediction(predicted))
-	for i := 0; i < 3; i++ {
-		for _, v := range simVariants {
-			name := fmt.Sprintf("%s-%d-deployment", v.name, i)
-			if _, ok := predicted[name]; !ok && v.name != "elsewhere" {
-				t.Fatalf("no prediction for %s, which runs on member2", name)
+	// Every binding on a failed member has its prediction.
+	var onFailed workv1alpha2.ResourceBindingList
+	if err := e.cp.List(context.Background(), &onFailed, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, rb := range onFailed.Items {
+		for _, c := range rb.Spec.Clusters {
+			if _, ok := predicted[rb.Name]; !ok && slices.Contains(failed, c.Name) {
+				t.Fatalf("no prediction for %s, which runs on %s", rb.Name, c.Name)
 			}
 		}
 	}
