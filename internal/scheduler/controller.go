@@ -199,7 +199,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 	//    A fresh schedule that moves the workload keeps the copies it
 	//    leaves until the new placement is Healthy (gracefulPlacement).
 	result, schedErr, target := pass.Result, pass.Err, pass.Clusters
-	write := gracefulPlacement(b.spec, target, pass.Fresh, schedErr == nil, byName, r.clock().Now())
+	write := gracefulPlacement(b.spec, target, pass.Fresh, schedErr == nil, rescheduleReason(obj.GetAnnotations()), byName, r.clock().Now())
 	specWritten := false
 	if schedErr == nil || (len(clusters) > 0 && !equality.Semantic.DeepEqual(normalize(b.spec.Clusters), normalize(target))) {
 		placement, err := json.Marshal(b.spec.Placement)

@@ -28,7 +28,8 @@ type placementWrite struct {
 //     is a rebalance. Any other schedule writes target as it is.
 //  2. Every cluster of spec.clusters that target drops, and that still
 //     exists and is not being deleted, is evicted as failover.Evict does
-//     (reason Rebalance, producer Scheduler, purge mode Gracefully, its
+//     (reason rescheduleReason: Rebalance, or Failback when the failback
+//     controller asked; producer Scheduler, purge mode Gracefully, its
 //     replicas): in the same write as the new placement, so the binding
 //     controller keeps the copy there and the graceful-eviction controller
 //     removes it once the new placement is Healthy (or its grace period
@@ -38,7 +39,7 @@ type placementWrite struct {
 //  4. Clusters that stay, even with other replicas, are not evicted: the
 //     same placement writes nothing.
 func gracefulPlacement(spec *workv1alpha2.ResourceBindingSpec, target []workv1alpha2.TargetCluster, fresh, succeeded bool,
-	clusters map[string]*clusterv1alpha1.Cluster, now time.Time) placementWrite {
+	reason string, clusters map[string]*clusterv1alpha1.Cluster, now time.Time) placementWrite {
 	w := placementWrite{clusters: target}
 	if !fresh || !succeeded || len(target) == 0 {
 		return w
@@ -60,7 +61,7 @@ func gracefulPlacement(spec *workv1alpha2.ResourceBindingSpec, target []workv1al
 			continue
 		}
 		failover.Evict(&evicted, t.Name, failover.EvictOptions{
-			Reason:         workv1alpha2.EvictionReasonRebalance,
+			Reason:         reason,
 			Producer:       workv1alpha2.EvictionProducerScheduler,
 			PurgeMode:      policyv1alpha1.PurgeModeGracefully,
 			ClustersBefore: before,
@@ -72,4 +73,15 @@ func gracefulPlacement(spec *workv1alpha2.ResourceBindingSpec, target []workv1al
 		w.tasks = evicted.GracefulEvictionTasks
 	}
 	return w
+}
+
+// rescheduleReason is the reason of the eviction tasks a requested fresh
+// schedule writes: Failback when the binding's RescheduleReasonAnnotation
+// says so (the failback controller set spec.rescheduleTriggeredAt),
+// Rebalance for everything else.
+func rescheduleReason(annotations map[string]string) string {
+	if annotations[workv1alpha2.RescheduleReasonAnnotation] == workv1alpha2.EvictionReasonFailback {
+		return workv1alpha2.EvictionReasonFailback
+	}
+	return workv1alpha2.EvictionReasonRebalance
 }
