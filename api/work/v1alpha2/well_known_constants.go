@@ -86,6 +86,10 @@ const (
 	// evictions: the scheduler writes them with the placement that
 	// replaces the cluster.
 	EvictionProducerScheduler = "Scheduler"
+	// EvictionProducerGracefulEviction (Lifeboat) is the producer of
+	// FailbackAbandoned history entries: the graceful-eviction controller
+	// gives a failback up.
+	EvictionProducerGracefulEviction = "graceful-eviction-controller"
 )
 
 // Labels, annotations and finalizers of bindings.
