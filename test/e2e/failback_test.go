@@ -33,7 +33,8 @@ func TestFailback(t *testing.T) {
 	t.Parallel()
 	periods := shortPeriods
 	periods.args = append(append([]string(nil), shortPeriods.args...),
-		fmt.Sprintf("--failback-max-concurrent=%d", failbackMax), "--graceful-eviction-hold=5s")
+		// A rate high enough that the cap, not the rate, holds them back.
+		fmt.Sprintf("--failback-max-concurrent=%d", failbackMax), "--failback-rate=100", "--graceful-eviction-hold=5s")
 	e := startCFEnv(t, periods)
 	t.Cleanup(func() {
 		if problems := controllerLogTripwires(e.state, 0); len(problems) > 0 {
