@@ -251,3 +251,27 @@ func TestReconcileFailbackTask(t *testing.T) {
 		t.Errorf("tasks:\n got %+v\nwant %+v", got.Spec.GracefulEvictionTasks, want)
 	}
 }
+
+// After an abandoned failback the graceful-eviction controller puts the
+// cluster the workload left back into spec.clusters, while the scheduler
+// last observed the first term (the failback's). The next ordinary pass
+// must keep the copy that runs: it must not move the workload back to the
+// cluster whose copy was just given up, without a task.
+func TestReconcileAfterAbandonedFailbackMustNotMove(t *testing.T) {
+	groups := st.MakePlacement().AffinityTerm("primary", "member1").AffinityTerm("backup", "member2").Obj()
+	lastHour := metav1.NewTime(testNow.Add(-time.Hour))
+	rb := st.MakeBinding("default", "nginx").Replicas(2).Placement(groups).Cluster("member2", 2).Generation(2).
+		Annotation(workv1alpha2.AppliedPlacementAnnotation, appliedJSON(t, groups)).
+		SchedulerStatus(1, &lastHour, "primary").Condition(scheduledCondition()).
+		RescheduleTriggeredAt(metav1.NewTime(testNow.Add(-2 * time.Hour))).Obj()
+	h := newHarness(t, append(threeMembers(), rb)...)
+
+	_, got := h.reconcileRB(t, "nginx-deployment")
+
+	if want := []workv1alpha2.TargetCluster{{Name: "member2", Replicas: 2}}; !reflect.DeepEqual(got.Spec.Clusters, want) {
+		t.Errorf("spec.clusters: got %v, want %v (the copy that runs)", got.Spec.Clusters, want)
+	}
+	if len(got.Spec.GracefulEvictionTasks) != 0 {
+		t.Errorf("tasks: %+v", got.Spec.GracefulEvictionTasks)
+	}
+}
