@@ -235,9 +235,13 @@ func (r *Reconciler) reconcile(ctx context.Context, k kind, req ctrl.Request) (c
 		return r.follow(ctx, obj, spec, status, v)
 	}
 
-	// 2. Decide.
+	// 2. Decide; the Clusters are read only for a binding that has
+	// somewhere to go back to.
+	if !mayMove(spec, status) {
+		return ctrl.Result{}, nil
+	}
 	var clusters clusterv1alpha1.ClusterList
-	if err := r.Client.List(ctx, &clusters); err != nil {
+	if err := r.Client.List(ctx, &clusters, client.UnsafeDisableDeepCopy); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing clusters: %w", err)
 	}
 	cs := make([]*clusterv1alpha1.Cluster, 0, len(clusters.Items))

@@ -171,6 +171,13 @@ func decideCluster(in Input, x string, c *clusterv1alpha1.Cluster, window time.D
 		Reason: fmt.Sprintf("cluster %s has been Ready since %s and a fresh schedule places it there", x, since.UTC().Format(time.RFC3339))}
 }
 
+// mayMove is the part of Decide that needs no Cluster: rules 1 to 3. A
+// binding it refuses is Stay whatever the clusters.
+func mayMove(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) bool {
+	return spec.Failover != nil && spec.Failover.Failback != nil && len(spec.GracefulEvictionTasks) == 0 &&
+		!reschedulePending(spec, status) && len(failedOverFrom(spec, status, spec.Failover.Failback.AfterApplicationFailover)) > 0
+}
+
 func stay(reason string) Decision { return Decision{Verdict: Stay, Reason: reason} }
 
 // reschedulePending: a requested fresh schedule was not taken yet (as the

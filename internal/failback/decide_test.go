@@ -136,6 +136,11 @@ func TestDecide(t *testing.T) {
 			if tc.reason != "" && !contains(d.Reason, tc.reason) {
 				t.Errorf("reason %q, want it to say %q", d.Reason, tc.reason)
 			}
+			// mayMove, the controller's shortcut, never refuses what
+			// Decide would not refuse for the same reason.
+			if !tc.inFlight && !mayMove(&b.Spec, &b.Status) && d.Verdict != Stay {
+				t.Errorf("mayMove refused a %s", d.Verdict)
+			}
 			if !equalBinding(b, orig) {
 				t.Error("the binding was modified")
 			}
