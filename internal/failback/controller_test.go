@@ -351,3 +351,28 @@ func observations(h prometheus.Histogram) uint64 {
 	}
 	return m.GetHistogram().GetSampleCount()
 }
+
+// ClusterResourceBindings (ClusterPropagationPolicies) move back the same
+// way.
+func TestReconcileStartsFailbackOfClusterResourceBinding(t *testing.T) {
+	rb := makeBinding("a").obj()
+	crb := &workv1alpha2.ClusterResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: "a-deployment", Generation: rb.Generation}, Spec: rb.Spec, Status: rb.Status}
+	e := newEnv(t, 10, append(members(-600), crb)...)
+	if _, err := e.r.reconcile(context.Background(), kinds[1], ctrl.Request{NamespacedName: types.NamespacedName{Name: crb.Name}}); err != nil {
+		t.Fatal(err)
+	}
+	got := &workv1alpha2.ClusterResourceBinding{}
+	if err := e.client.Get(context.Background(), types.NamespacedName{Name: crb.Name}, got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.RescheduleTriggeredAt == nil || got.Annotations[FailbackAnnotation] == "" {
+		t.Errorf("no failback asked for: %+v %v", got.Spec.RescheduleTriggeredAt, got.Annotations)
+	}
+	open, err := e.r.openFailbacks(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !open["crb//a-deployment"] || len(open) != 1 {
+		t.Errorf("open failbacks %v, want the ClusterResourceBinding", open)
+	}
+}
