@@ -174,6 +174,7 @@ func allControllers() []controller {
 				Unreadable: func(name string) bool {
 					return d.guard.Stored(clusterv1alpha1.SchemeGroupVersion.WithKind("Cluster").GroupKind(), "", name)
 				},
+				Gates: d.opts.FeatureGates,
 			}).SetupWithManager(mgr)
 		}},
 		{"binding", func(mgr ctrl.Manager, d deps) error {

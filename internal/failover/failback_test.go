@@ -6,9 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/utils/ptr"
+
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
-	"k8s.io/utils/ptr"
+	"github.com/lifeboat-dev/lifeboat/internal/features"
 )
 
 // failbackTask is the task a failback from member2 back to member1
@@ -208,5 +210,54 @@ func eventSeen(e *env, reason string) bool {
 		default:
 			return false
 		}
+	}
+}
+
+// A failback's task carries the state of the copy it leaves, captured by
+// the policy's statePreservation rules as a failover's would be.
+func TestFailbackState(t *testing.T) {
+	off := features.New()
+	if err := off.Set("StatefulFailoverInjection=false"); err != nil {
+		t.Fatal(err)
+	}
+	withRules := func(b *bindingWrapper, cluster bool) *bindingWrapper {
+		sp := &policyv1alpha1.StatePreservation{Rules: []policyv1alpha1.StatePreservationRule{rule("job", "{ .jobID }")}}
+		if cluster {
+			b.Spec.Failover = &policyv1alpha1.FailoverBehavior{Cluster: &policyv1alpha1.ClusterFailoverBehavior{StatePreservation: sp}}
+		} else {
+			b.Spec.Failover = &policyv1alpha1.FailoverBehavior{Application: &policyv1alpha1.ApplicationFailoverBehavior{StatePreservation: sp}}
+		}
+		return b
+	}
+	running := func() *bindingWrapper {
+		return makeBinding("a").clusters("member1").reflected("member2", map[string]interface{}{"jobID": "j-7"})
+	}
+	cases := map[string]struct {
+		binding *bindingWrapper
+		gates   *features.Gates
+		want    map[string]string
+		note    string
+	}{
+		"cluster failover rules":                   {binding: withRules(running(), true), want: map[string]string{"job": "j-7"}},
+		"application failover rules":               {binding: withRules(running(), false), want: map[string]string{"job": "j-7"}},
+		"no rules":                                 {binding: running()},
+		"the gate off":                             {binding: withRules(running(), true), gates: off},
+		"no value: the failback goes on, and says": {binding: withRules(makeBinding("a").clusters("member1").health("member2", workv1alpha2.ResourceHealthy), true), note: "state not preserved"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := tc.binding.obj()
+			gates := tc.gates
+			if gates == nil {
+				gates = features.New()
+			}
+			state, note := FailbackState(&b.Spec, &b.Status, "member2", gates)
+			if len(state) != len(tc.want) || state["job"] != tc.want["job"] {
+				t.Errorf("state %v, want %v", state, tc.want)
+			}
+			if !strings.Contains(note, tc.note) {
+				t.Errorf("note %q, want it to say %q", note, tc.note)
+			}
+		})
 	}
 }

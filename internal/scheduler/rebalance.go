@@ -34,12 +34,14 @@ type placementWrite struct {
 //     controller keeps the copy there and the graceful-eviction controller
 //     removes it once the new placement is Healthy (or its grace period
 //     has passed). A cluster that is gone or deleting is dropped at once.
+//     With state set (a failback), each task carries the state it returns
+//     for the cluster left, as a failover's task would.
 //  3. A cluster that already has an eviction task keeps that task as it
 //     is (a real failover's task is never overwritten).
 //  4. Clusters that stay, even with other replicas, are not evicted: the
 //     same placement writes nothing.
 func gracefulPlacement(spec *workv1alpha2.ResourceBindingSpec, target []workv1alpha2.TargetCluster, fresh, succeeded bool,
-	reason string, clusters map[string]*clusterv1alpha1.Cluster, now time.Time) placementWrite {
+	reason string, state stateFunc, clusters map[string]*clusterv1alpha1.Cluster, now time.Time) placementWrite {
 	w := placementWrite{clusters: target}
 	if !fresh || !succeeded || len(target) == 0 {
 		return w
@@ -60,13 +62,17 @@ func gracefulPlacement(spec *workv1alpha2.ResourceBindingSpec, target []workv1al
 		if staying[t.Name] || !ok || c.DeletionTimestamp != nil {
 			continue
 		}
-		failover.Evict(&evicted, t.Name, failover.EvictOptions{
+		opts := failover.EvictOptions{
 			Reason:         reason,
 			Producer:       workv1alpha2.EvictionProducerScheduler,
 			PurgeMode:      policyv1alpha1.PurgeModeGracefully,
 			ClustersBefore: before,
 			Now:            now,
-		})
+		}
+		if state != nil {
+			opts.PreservedLabelState, opts.Message = state(t.Name)
+		}
+		failover.Evict(&evicted, t.Name, opts)
 		w.rebalancedFrom = append(w.rebalancedFrom, t.Name)
 	}
 	if len(w.rebalancedFrom) > 0 {
@@ -74,6 +80,10 @@ func gracefulPlacement(spec *workv1alpha2.ResourceBindingSpec, target []workv1al
 	}
 	return w
 }
+
+// stateFunc returns the state an eviction task of cluster carries, and a
+// message about it.
+type stateFunc func(cluster string) (map[string]string, string)
 
 // rescheduleReason is the reason of the eviction tasks a requested fresh
 // schedule writes: Failback when the binding's RescheduleReasonAnnotation

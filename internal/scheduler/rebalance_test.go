@@ -71,6 +71,7 @@ func TestGracefulPlacement(t *testing.T) {
 		target        []workv1alpha2.TargetCluster
 		fresh, ok     bool
 		reason        string
+		state         stateFunc
 		wantTasks     []workv1alpha2.GracefulEvictionTask
 		wantRebalance []string
 	}{
@@ -82,6 +83,18 @@ func TestGracefulPlacement(t *testing.T) {
 			spec: st.MakeBinding("default", "nginx").Cluster("member2", 2).SpecObj(), target: on("member1", 2), fresh: true, ok: true,
 			reason:    workv1alpha2.EvictionReasonFailback,
 			wantTasks: []workv1alpha2.GracefulEvictionTask{withReason(rebalanceTask("member2", 2, "member2"), workv1alpha2.EvictionReasonFailback)}, wantRebalance: []string{"member2"},
+		},
+		"a failback's task carries the state of the copy it leaves": {
+			spec: st.MakeBinding("default", "nginx").Cluster("member2", 2).SpecObj(), target: on("member1", 2), fresh: true, ok: true,
+			reason: workv1alpha2.EvictionReasonFailback,
+			state: func(cluster string) (map[string]string, string) {
+				return map[string]string{"job": "id-in-" + cluster}, "captured"
+			},
+			wantTasks: []workv1alpha2.GracefulEvictionTask{func() workv1alpha2.GracefulEvictionTask {
+				t := withReason(rebalanceTask("member2", 2, "member2"), workv1alpha2.EvictionReasonFailback)
+				t.PreservedLabelState, t.Message = map[string]string{"job": "id-in-member2"}, "captured"
+				return t
+			}()}, wantRebalance: []string{"member2"},
 		},
 		"only the dropped cluster gets a task; the one that stays with other replicas does not": {
 			spec: st.MakeBinding("default", "nginx").Cluster("member1", 1).Cluster("member2", 1).SpecObj(), target: on("member1", 2), fresh: true, ok: true,
@@ -125,7 +138,7 @@ func TestGracefulPlacement(t *testing.T) {
 			if reason == "" {
 				reason = workv1alpha2.EvictionReasonRebalance
 			}
-			w := gracefulPlacement(tc.spec, tc.target, tc.fresh, tc.ok, reason, members, testNow)
+			w := gracefulPlacement(tc.spec, tc.target, tc.fresh, tc.ok, reason, tc.state, members, testNow)
 			if !reflect.DeepEqual(w.clusters, tc.target) {
 				t.Errorf("clusters: got %v, want %v", w.clusters, tc.target)
 			}
