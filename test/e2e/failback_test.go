@@ -9,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -162,4 +164,119 @@ spec:
 				n, moved.Format(time.RFC3339), moved.Sub(readySince), readySince.Format(time.RFC3339), failbackWindow)
 		}
 	}
+}
+
+// TestFailbackAbandoned attacks the way back: the copy moved back to
+// member1 never becomes available (its image cannot be pulled there), so
+// the failback is given up when the grace period passes. The copy in
+// member2 must never be deleted, the workload must stay on member2, the
+// history and an Event must say so, and member1 is not tried again within
+// the window.
+func TestFailbackAbandoned(t *testing.T) {
+	t.Parallel()
+	const grace = 30 * time.Second
+	const window = 15 * time.Second
+	periods := shortPeriods
+	periods.args = append(append([]string(nil), shortPeriods.args...),
+		fmt.Sprintf("--graceful-eviction-timeout=%s", grace), "--graceful-eviction-hold=5s")
+	e := startCFEnv(t, periods)
+	t.Cleanup(func() {
+		if problems := controllerLogTripwires(e.state, 0); len(problems) > 0 {
+			t.Errorf("the private controller manager logged problems no test may cause:\n%s", strings.Join(problems, "\n"))
+		}
+	})
+	ns := e.namespace(t, "failback-abandoned")
+	e.apply(t, ns, cfDeployment("stuck", 2))
+	e.apply(t, ns, fmt.Sprintf(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: stuck
+spec:
+  resourceSelectors:
+    - %s
+  placement:
+    clusterAffinities:
+      - affinityName: primary
+        clusterNames: [member1]
+      - affinityName: backup
+        clusterNames: [member2]
+    spreadConstraints:
+      - spreadByField: cluster
+        maxGroups: 1
+        minGroups: 1
+  failover:
+    cluster: {}
+    failback:
+      stabilizationSeconds: %d
+`, byName("stuck"), int(window.Seconds())))
+	if on := e.waitPlaced(t, ns, "stuck", 2, ""); on != "member1" {
+		t.Fatalf("stuck placed on %s, want member1", on)
+	}
+	e.kill(t, "member1")
+	if on := e.waitPlaced(t, ns, "stuck", 2, "member1"); on != "member2" {
+		t.Fatalf("stuck failed over to %s, want member2", on)
+	}
+	// From now on a copy in member1 cannot become available.
+	e.apply(t, ns, fakeRegistry("stuck", []string{"member1"}, ""))
+	e.start(t, "member1")
+	e.waitGoneFrom(t, ns, "stuck", "member1")
+	w := e.watchDeployments(t, ns, "stuck", "member2")
+
+	e.waitHistory(t, ns, "stuck", "member2", workv1alpha2.EvictionReasonFailback)
+	abandoned := e.waitHistoryWithin(t, ns, "stuck", "member1", workv1alpha2.EvictionReasonFailbackAbandoned, cfTimeout+grace)
+	if strings.Join(abandoned.ClustersAfter, ",") != "member2" {
+		t.Errorf("FailbackAbandoned entry: %+v", abandoned)
+	}
+	e.waitGoneFrom(t, ns, "stuck", "member1")
+	ctx := context.Background()
+	rb, err := e.binding(ctx, ns, "stuck")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs := scheduledClusters(rb); strings.Join(cs, ",") != "member2" || len(rb.Spec.GracefulEvictionTasks) != 0 {
+		t.Errorf("after the abandonment: scheduled to %v, tasks %s; want member2, none", cs, cfTasks(rb))
+	}
+	if d, err := e.memberDeployment(ctx, "member2", ns, "stuck"); err != nil || !deploymentReady(d, 2) || d.DeletionTimestamp != nil {
+		t.Errorf("the copy in member2 after the abandonment: %v %s", err, summarizeDeployments(map[string]*appsv1.Deployment{"member2": d}))
+	}
+	if gone, ok := w.goneAt("member2"); ok {
+		t.Errorf("the copy in member2 was deleted at %s: %s", gone.Format(time.RFC3339Nano), w)
+	}
+	events, err := e.cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=FailbackAbandoned"})
+	if err != nil || len(events.Items) == 0 {
+		t.Errorf("no FailbackAbandoned Event (%v)", err)
+	}
+	// Not again within the window: no new failback before it ends.
+	until := abandoned.Time.Add(window - 2*time.Second)
+	for time.Now().Before(until) {
+		rb, err := e.binding(ctx, ns, "stuck")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cs := scheduledClusters(rb); strings.Join(cs, ",") != "member2" || len(rb.Spec.GracefulEvictionTasks) != 0 {
+			t.Fatalf("%s after the abandonment: scheduled to %v, tasks %s", time.Since(abandoned.Time.Time).Round(time.Second), cs, cfTasks(rb))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// waitHistoryWithin is waitHistory with its own timeout.
+func (e *cfEnv) waitHistoryWithin(t *testing.T, ns, name, from, reason string, timeout time.Duration) workv1alpha2.FailoverHistoryItem {
+	t.Helper()
+	var entry workv1alpha2.FailoverHistoryItem
+	cfEventually(t, timeout, describe("failover history of %s: %s from %s", name, reason, from), func(ctx context.Context) (bool, string, error) {
+		rb, err := e.binding(ctx, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		for _, h := range rb.Status.FailoverHistory {
+			if h.FromCluster == from && h.Reason == reason {
+				entry = h
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprintf("history %+v; clusters %v; tasks %s", rb.Status.FailoverHistory, scheduledClusters(rb), cfTasks(rb)), nil
+	})
+	return entry
 }
