@@ -24,7 +24,7 @@ func NewOptions() *Options {
 // AddFlags registers the options on fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MaxConcurrent, "failback-max-concurrent", o.MaxConcurrent,
-		"Most failbacks (spec.failover.failback) open at once over the whole fleet: moved back and not yet Healthy, or given up; 0 starts none. Lifeboat's flag.")
+		"Most failbacks (spec.failover.failback) open at once over the whole fleet: asked for and not yet completed or given up; 0 starts none. Lifeboat's flag.")
 	fs.Float64Var(&o.Rate, "failback-rate", o.Rate,
 		"Failbacks started per second over the whole fleet; 0 does not limit the rate. Lifeboat's flag.")
 }
