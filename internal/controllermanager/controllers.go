@@ -21,6 +21,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/dependencies"
 	"github.com/lifeboat-dev/lifeboat/internal/detector"
 	"github.com/lifeboat-dev/lifeboat/internal/execution"
+	"github.com/lifeboat-dev/lifeboat/internal/failback"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
 	"github.com/lifeboat-dev/lifeboat/internal/features"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
@@ -173,6 +174,7 @@ func allControllers() []controller {
 				Unreadable: func(name string) bool {
 					return d.guard.Stored(clusterv1alpha1.SchemeGroupVersion.WithKind("Cluster").GroupKind(), "", name)
 				},
+				Gates: d.opts.FeatureGates,
 			}).SetupWithManager(mgr)
 		}},
 		{"binding", func(mgr ctrl.Manager, d deps) error {
@@ -296,6 +298,25 @@ func allControllers() []controller {
 				Templates:               mgr.GetAPIReader(),
 				Recorder:                recorder(mgr, "workload-rebalancer-controller"),
 				Clock:                   d.clock,
+				MaxConcurrentReconciles: d.opts.Concurrency,
+			}).SetupWithManager(mgr)
+		}},
+		{"failback", func(mgr ctrl.Manager, d deps) error {
+			o := d.opts.Failback
+			gate, err := failback.NewGate(o.MaxConcurrent, o.Rate, d.clock.Now())
+			if err != nil {
+				return err
+			}
+			m, err := failback.NewMetrics(ctrlmetrics.Registry)
+			if err != nil {
+				return err
+			}
+			return (&failback.Reconciler{
+				Client:                  watched(mgr),
+				Recorder:                recorder(mgr, "failback-controller"),
+				Clock:                   d.clock,
+				Gate:                    gate,
+				Metrics:                 m,
 				MaxConcurrentReconciles: d.opts.Concurrency,
 			}).SetupWithManager(mgr)
 		}},

@@ -27,6 +27,7 @@ import (
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/binding"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
+	"github.com/lifeboat-dev/lifeboat/internal/failback"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
 	"github.com/lifeboat-dev/lifeboat/internal/features"
 	"github.com/lifeboat-dev/lifeboat/internal/intern"
@@ -63,6 +64,8 @@ type Options struct {
 	ClusterFailover *failover.ClusterFailoverOptions
 	// Orphans configures the clean-up of what Lifeboat left in members.
 	Orphans *orphans.Options
+	// Failback bounds how much moves back at once.
+	Failback *failback.Options
 	// PprofBindAddress serves net/http/pprof; empty disables it.
 	PprofBindAddress string
 	// MemoryLimit is the Go runtime's soft memory limit as a quantity
@@ -112,6 +115,7 @@ func NewOptions() *Options {
 		FeatureGates:           features.New(),
 		ClusterFailover:        failover.NewClusterFailoverOptions(),
 		Orphans:                orphans.NewOptions(),
+		Failback:               failback.NewOptions(),
 	}
 }
 
@@ -137,6 +141,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.FeatureGates.AddFlag(fs)
 	o.ClusterFailover.AddFlags(fs)
 	o.Orphans.AddFlags(fs)
+	o.Failback.AddFlags(fs)
 }
 
 // checkGCPercent accepts a --gc-percent of 0 (Go's default) or more. GOGC's
@@ -185,6 +190,9 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	if err := o.Orphans.Validate(); err != nil {
+		return err
+	}
+	if err := o.Failback.Validate(); err != nil {
 		return err
 	}
 	limit, err := memoryLimit(o.MemoryLimit)

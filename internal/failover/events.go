@@ -36,6 +36,10 @@ const (
 	// EventReasonEvictionCancelled (Normal): an eviction was undone because
 	// its cluster recovered before another cluster took the workload.
 	EventReasonEvictionCancelled = "EvictionCancelled"
+	// EventReasonFailbackAbandoned (Warning): the copy a failback moved
+	// back was not healthy within the grace period; the workload stays
+	// where it ran.
+	EventReasonFailbackAbandoned = "FailbackAbandoned"
 )
 
 // Condition of a binding written by the graceful-eviction controller while

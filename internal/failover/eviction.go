@@ -109,7 +109,7 @@ func gracePeriod(task *workv1alpha2.GracefulEvictionTask, defaultGrace time.Dura
 //   - TaintUntolerated: the taint manager would not evict the workload from
 //     it (no NoExecute taint that the placement does not tolerate for good);
 //   - ApplicationFailure: the copy left there reports Healthy;
-//   - Rebalance: as TaintUntolerated. The cluster was healthy when a
+//   - Rebalance and Failback: as TaintUntolerated. The cluster was healthy when a
 //     rebalance moved the workload away; if the new placement is lost
 //     before the task closes (its cluster failed and was evicted in turn),
 //     the copy the rebalance kept is the workload again instead of
@@ -126,7 +126,7 @@ func recovered(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Tim
 		return false
 	}
 	switch task.Reason {
-	case workv1alpha2.EvictionReasonTaintUntolerated, workv1alpha2.EvictionReasonRebalance:
+	case workv1alpha2.EvictionReasonTaintUntolerated, workv1alpha2.EvictionReasonRebalance, workv1alpha2.EvictionReasonFailback:
 		var tolerations []corev1.Toleration
 		if o.spec.Placement != nil {
 			tolerations = o.spec.Placement.ClusterTolerations
@@ -170,6 +170,9 @@ func KeptReplicas(spec *workv1alpha2.ResourceBindingSpec, task *workv1alpha2.Gra
 //     for clean-up).
 //  5. Gracefully: done when the scheduler has placed the replacement and
 //     every scheduled cluster is Healthy, or when the grace period passed.
+//  6. Failback: done only when the copy moved back is Healthy (5); a
+//     grace period that passes abandons the failback (failbackAbandoned)
+//     instead of deleting the copy that runs.
 func taskDone(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Time) (bool, string) {
 	mode := policyv1alpha1.NormalizePurgeMode(task.PurgeMode)
 	switch {
@@ -199,6 +202,8 @@ func taskDone(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Time
 	switch {
 	case scheduled(o.generation, o.status) && placementHealthy(o.spec, o.status):
 		return true, fmt.Sprintf("the replacement on %v is healthy", clusterNames(o.spec.Clusters))
+	case task.Reason == workv1alpha2.EvictionReasonFailback:
+		return false, fmt.Sprintf("waiting for the copy moved back to %v to be healthy", clusterNames(o.spec.Clusters))
 	case expired:
 		return true, fmt.Sprintf("the grace period of %s passed before the replacement was healthy", grace)
 	default:
@@ -221,6 +226,11 @@ type taskPlan struct {
 	// them.
 	cancelled []removedTask
 	restored  []workv1alpha2.TargetCluster
+	// abandoned are the failbacks given up: their task goes and its
+	// cluster returns to spec.clusters (restored) while the clusters the
+	// workload was moved back to (dropped) leave it, in one write.
+	abandoned []abandonedFailback
+	dropped   []string
 	// changed: spec must be written (tasks removed, cancelled or stamped).
 	changed bool
 	// stamped: a task got its creation time.
@@ -238,7 +248,10 @@ type taskPlan struct {
 //     that never stopped running is the workload again and receives
 //     template changes; the cluster is no longer excluded by the
 //     scheduler;
-//  2. otherwise taskDone decides.
+//  2. a Failback task whose grace period passed before the copy moved
+//     back became Healthy is abandoned (failbackAbandoned): the copy
+//     that runs is the workload again, the one moved back goes;
+//  3. otherwise taskDone decides.
 func planTasks(o observed, now time.Time) taskPlan {
 	var p taskPlan
 	noTarget := len(o.spec.Clusters) == 0
@@ -253,6 +266,19 @@ func planTasks(o observed, now time.Time) taskPlan {
 			// Two tasks from one cluster go together; it comes back once.
 			if !slices.ContainsFunc(p.restored, func(t workv1alpha2.TargetCluster) bool { return t.Name == task.FromCluster }) {
 				p.restored = append(p.restored, restoredTarget(o.spec, &task))
+			}
+			p.changed = true
+			continue
+		}
+		if a, ok := failbackAbandoned(&task, o, now); ok {
+			p.abandoned = append(p.abandoned, a)
+			if !slices.ContainsFunc(p.restored, func(t workv1alpha2.TargetCluster) bool { return t.Name == task.FromCluster }) {
+				p.restored = append(p.restored, restoredTarget(o.spec, &task))
+			}
+			for _, c := range a.dropped {
+				if !slices.Contains(p.dropped, c) {
+					p.dropped = append(p.dropped, c)
+				}
 			}
 			p.changed = true
 			continue
@@ -283,4 +309,87 @@ func recoveredReason(task *workv1alpha2.GracefulEvictionTask) string {
 		return fmt.Sprintf("the application in %s is healthy again and no other cluster took the workload; it stays in %s", task.FromCluster, task.FromCluster)
 	}
 	return fmt.Sprintf("%s is Ready again without an untolerated NoExecute taint and no other cluster took the workload; it stays in %s", task.FromCluster, task.FromCluster)
+}
+
+// abandonedFailback is a failback given up.
+type abandonedFailback struct {
+	task workv1alpha2.GracefulEvictionTask
+	// dropped are the clusters the workload was moved back to: in
+	// spec.clusters now and not before the failback.
+	dropped []string
+	// at is when the failback was given up: the task's deadline, so that
+	// its history entry is the same however often it is derived.
+	at time.Time
+}
+
+// failbackAbandoned decides whether a failback is given up: its task has
+// reason Failback, its grace period (counted as for any task, see
+// taskDeadline) has passed, and the placement it moved to is not Healthy.
+// The copy the task keeps is never deleted this way: the cluster it runs
+// in goes back into spec.clusters and the clusters of the failback leave.
+// A user's suppressDeletion is left to taskDone.
+func failbackAbandoned(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Time) (abandonedFailback, bool) {
+	if task.Reason != workv1alpha2.EvictionReasonFailback || task.SuppressDeletion != nil || len(o.spec.Clusters) == 0 {
+		return abandonedFailback{}, false
+	}
+	deadline, timed := taskDeadline(task, o, now)
+	if !timed || now.Before(deadline) {
+		return abandonedFailback{}, false
+	}
+	if scheduled(o.generation, o.status) && placementHealthy(o.spec, o.status) {
+		return abandonedFailback{}, false
+	}
+	a := abandonedFailback{task: *task, at: deadline}
+	for _, c := range o.spec.Clusters {
+		if c.Name != task.FromCluster && !contains(task.ClustersBeforeFailover, c.Name) {
+			a.dropped = append(a.dropped, c.Name)
+		}
+	}
+	return a, true
+}
+
+// afterAbandon is spec.clusters once the plan's abandoned failbacks are
+// undone: without the dropped clusters, with the restored ones.
+func afterAbandon(clusters []workv1alpha2.TargetCluster, p taskPlan) []workv1alpha2.TargetCluster {
+	out := make([]workv1alpha2.TargetCluster, 0, len(clusters)+len(p.restored))
+	for _, c := range clusters {
+		if !slices.Contains(p.dropped, c.Name) {
+			out = append(out, c)
+		}
+	}
+	return append(out, p.restored...)
+}
+
+// abandonedHistory returns history with one FailbackAbandoned entry per
+// cluster an abandoned failback dropped (fromCluster is that cluster,
+// clustersBefore the failback's placement, clustersAfter the placement
+// restored), unless an entry for it at that time exists already.
+func abandonedHistory(history []workv1alpha2.FailoverHistoryItem, abandoned []abandonedFailback, before, after []string) []workv1alpha2.FailoverHistoryItem {
+	out := history
+	for _, a := range abandoned {
+		stamp := metav1.NewTime(a.at).Rfc3339Copy()
+		for _, c := range a.dropped {
+			if slices.ContainsFunc(out, func(h workv1alpha2.FailoverHistoryItem) bool {
+				return h.FromCluster == c && h.Reason == workv1alpha2.EvictionReasonFailbackAbandoned && h.Time.Unix() == stamp.Unix()
+			}) {
+				continue
+			}
+			out = append(out, workv1alpha2.FailoverHistoryItem{
+				Time:                   stamp,
+				Reason:                 workv1alpha2.EvictionReasonFailbackAbandoned,
+				Producer:               workv1alpha2.EvictionProducerGracefulEviction,
+				FromCluster:            c,
+				PurgeMode:              policyv1alpha1.PurgeModeGracefully,
+				ClustersBefore:         append([]string(nil), before...),
+				ClustersAfter:          append([]string(nil), after...),
+				ReplacementHealthyTime: stamp.DeepCopy(),
+				Message: fmt.Sprintf("the copy moved back to %s was not healthy within the grace period; the workload stays in %s",
+					c, a.task.FromCluster),
+			})
+		}
+	}
+	if extra := len(out) - workv1alpha2.MaxFailoverHistoryItems; extra > 0 {
+		out = out[extra:]
+	}
+	return out
 }

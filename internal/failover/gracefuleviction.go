@@ -197,8 +197,14 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 	if plan.changed {
 		kept := *spec
 		kept.GracefulEvictionTasks = plan.kept
-		kept.Clusters = append(append([]workv1alpha2.TargetCluster(nil), spec.Clusters...), plan.restored...)
+		kept.Clusters = afterAbandon(spec.Clusters, plan)
 		after = &kept
+	}
+	if len(plan.abandoned) > 0 {
+		// The abandonment is in the history before the spec write, as
+		// every eviction is, and records when the failback was given up,
+		// which keeps the failback controller away for a window.
+		newStatus.FailoverHistory = abandonedHistory(newStatus.FailoverHistory, plan.abandoned, clusterNames(spec.Clusters), clusterNames(after.Clusters))
 	}
 	cond, keepCond := targetCondition(obj.GetGeneration(), after, status)
 	wasNoTarget := meta.IsStatusConditionFalse(status.Conditions, ConditionFailoverTargetAvailable)
@@ -216,13 +222,14 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 		}
 		meta.SetStatusCondition(&newStatus.Conditions, *cond)
 	}
-	writeStatus := !change.empty() || !conditionsEqual(status.Conditions, newStatus.Conditions)
+	writeStatus := !change.empty() || !conditionsEqual(status.Conditions, newStatus.Conditions) ||
+		len(newStatus.FailoverHistory) != len(status.FailoverHistory)
 	if !writeStatus && !plan.changed {
 		r.Wave.Release(key)
 		r.Metrics.setOpenTasks(key, len(spec.GracefulEvictionTasks))
 		return ctrl.Result{RequeueAfter: plan.requeueAfter}, nil
 	}
-	if len(plan.cancelled) == 0 && holdable(plan, cond, wasNoTarget) {
+	if len(plan.cancelled) == 0 && len(plan.abandoned) == 0 && holdable(plan, cond, wasNoTarget) {
 		if after, held := r.Wave.Hold(key, now); held {
 			log.V(1).Info("clean-up held while other failovers are in flight", "lookAgainIn", after)
 			r.Metrics.setOpenTasks(key, len(spec.GracefulEvictionTasks))
@@ -255,6 +262,12 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 			r.Metrics.cancelled(c.task.Reason)
 			eventBoth(r.Recorder, obj, spec, "Normal", EventReasonEvictionCancelled,
 				"The eviction from cluster %s is cancelled: %s.", c.task.FromCluster, c.reason)
+		}
+		for _, a := range plan.abandoned {
+			log.Info("failback abandoned; the copy that runs stays", "cluster", a.task.FromCluster, "dropped", a.dropped)
+			eventBoth(r.Recorder, obj, spec, "Warning", EventReasonFailbackAbandoned,
+				"The failback to %s is abandoned: the copy moved back was not healthy within the grace period; the workload stays in %s.",
+				strings.Join(a.dropped, ","), a.task.FromCluster)
 		}
 		for _, rm := range plan.removed {
 			log.Info("eviction task done", "cluster", rm.task.FromCluster, "reason", rm.reason)
@@ -323,14 +336,25 @@ func (r *GracefulEvictionReconciler) reportHistory(obj client.Object, spec *work
 		eventBoth(r.Recorder, obj, spec, "Warning", EventReasonEvicted, "%s", msg)
 	}
 	for _, h := range change.healed {
-		if h.Reason != workv1alpha2.EvictionReasonRebalance {
-			// A rebalance moves a healthy workload: not a failover.
+		if !movedHealthy(h.Reason) {
+			// A rebalance or failback moves a healthy workload: not a
+			// failover.
 			r.Metrics.failoverTook(h.ReplacementHealthyTime.Sub(detectionTime(spec, h)))
 		}
 		eventBoth(r.Recorder, obj, spec, "Normal", EventReasonReplacementHealthy,
 			"The replacement of the copy evicted from %s is healthy on %s, %s after the eviction.",
 			h.FromCluster, strings.Join(h.ClustersAfter, ","), h.ReplacementHealthyTime.Sub(h.Time.Time))
 	}
+}
+
+// movedHealthy reports whether an eviction reason moves a healthy
+// workload (a requested move, not a failover).
+func movedHealthy(reason string) bool {
+	switch reason {
+	case workv1alpha2.EvictionReasonRebalance, workv1alpha2.EvictionReasonFailback, workv1alpha2.EvictionReasonFailbackAbandoned:
+		return true
+	}
+	return false
 }
 
 // detectionTime is when the failure behind h was first observed: for an

@@ -66,7 +66,8 @@ func healthySince(status *workv1alpha2.ResourceBindingStatus, now time.Time) tim
 //     placement once the scheduler has placed it (and it is not empty);
 //  3. entries without replacementHealthyTime get now (healthySince, in the
 //     controller), but never a time before their eviction, once every
-//     cluster of the new placement is Healthy;
+//     cluster of the new placement is Healthy; a failback that was
+//     abandoned later never gets one (its copy never became Healthy);
 //  4. at most MaxFailoverHistoryItems entries are kept, oldest dropped.
 func syncHistory(generation int64, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, now time.Time) ([]workv1alpha2.FailoverHistoryItem, historyChange) {
 	var change historyChange
@@ -127,7 +128,7 @@ func syncHistory(generation int64, spec *workv1alpha2.ResourceBindingSpec, statu
 				h.ClustersAfter = clusterNames(spec.Clusters)
 			}
 		}
-		if healthy && h.ReplacementHealthyTime == nil && len(h.ClustersAfter) > 0 {
+		if healthy && h.ReplacementHealthyTime == nil && len(h.ClustersAfter) > 0 && !abandonedLater(history[i+1:], *h) {
 			// A placement already Healthy before the eviction (the
 			// survivors of a Duplicated workload) was Healthy at once.
 			stamp := metav1.NewTime(now).Rfc3339Copy()
@@ -164,8 +165,25 @@ func placementBeforeNext(later []workv1alpha2.FailoverHistoryItem, t metav1.Time
 // historyOpen reports whether syncHistory may still change an entry: the
 // replacement was not placed or has not been Healthy yet.
 func historyOpen(status *workv1alpha2.ResourceBindingStatus) bool {
-	for _, h := range status.FailoverHistory {
+	for i, h := range status.FailoverHistory {
+		if abandonedLater(status.FailoverHistory[i+1:], h) {
+			continue
+		}
 		if len(h.ClustersAfter) == 0 || h.ReplacementHealthyTime == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// abandonedLater reports whether h is a failback that a later entry of
+// later (sorted by time) records as abandoned.
+func abandonedLater(later []workv1alpha2.FailoverHistoryItem, h workv1alpha2.FailoverHistoryItem) bool {
+	if h.Reason != workv1alpha2.EvictionReasonFailback {
+		return false
+	}
+	for _, n := range later {
+		if n.Reason == workv1alpha2.EvictionReasonFailbackAbandoned && !n.Time.Before(&h.Time) && contains(h.ClustersAfter, n.FromCluster) {
 			return true
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/features"
 )
 
 // StateProblem is a statePreservation rule whose value could not be
@@ -275,4 +276,33 @@ func captureForEviction(spec *workv1alpha2.ResourceBindingSpec, status *workv1al
 	}
 	state, problems := CaptureState(rules, raw, cluster)
 	return state, problems, ""
+}
+
+// FailbackState is the state a failback carries in the eviction task of
+// the cluster it leaves, as a failover would: captured, with the gate
+// StatefulFailoverInjection on, by the statePreservation rules of
+// spec.failover.cluster (else spec.failover.application) from the copy
+// that runs in cluster. message says which rules produced nothing.
+func FailbackState(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, cluster string, gates *features.Gates) (map[string]string, string) {
+	if spec.Failover == nil || !gates.Enabled(features.StatefulFailoverInjection) {
+		return nil, ""
+	}
+	var sp *policyv1alpha1.StatePreservation
+	switch {
+	case spec.Failover.Cluster != nil && spec.Failover.Cluster.StatePreservation != nil:
+		sp = spec.Failover.Cluster.StatePreservation
+	case spec.Failover.Application != nil && spec.Failover.Application.StatePreservation != nil:
+		sp = spec.Failover.Application.StatePreservation
+	default:
+		return nil, ""
+	}
+	state, problems, carried := captureForEviction(spec, status, sp.Rules, cluster)
+	var notes []string
+	if carried != "" {
+		notes = append(notes, carried)
+	}
+	for _, p := range problems {
+		notes = append(notes, "state not preserved for "+p.String())
+	}
+	return state, strings.Join(notes, "; ")
 }

@@ -170,6 +170,8 @@ func TestFailedOverFrom(t *testing.T) {
 		binding("back-already", []string{"member1"}, from("member1", workv1alpha2.EvictionReasonTaintUntolerated)),
 		binding("other-cluster", []string{"member1"}, from("member2", workv1alpha2.EvictionReasonTaintUntolerated)),
 		binding("rebalanced-away", []string{"member2"}, from("member1", workv1alpha2.EvictionReasonRebalance)),
+		binding("failed-back-away", []string{"member2"}, from("member1", workv1alpha2.EvictionReasonFailback)),
+		binding("failback-abandoned", []string{"member2"}, from("member1", workv1alpha2.EvictionReasonFailbackAbandoned)),
 		binding("never-failed", []string{"member2"}),
 	}, "member1")
 	want := []appsv1alpha1.ObjectReference{deploy("app"), deploy("moved")}

@@ -88,7 +88,8 @@ type bindingRecord struct {
 // failedOverFrom returns, sorted, the templates of the bindings that failed
 // over away from cluster and do not run there now: an entry of
 // status.failoverHistory from cluster for a failure (any reason but
-// Rebalance, which moved a healthy workload on purpose), and cluster not in
+// Rebalance and Failback, which moved a healthy workload on purpose, and
+// FailbackAbandoned, a failback given up), and cluster not in
 // spec.clusters.
 func failedOverFrom(bindings []bindingRecord, cluster string) []appsv1alpha1.ObjectReference {
 	var out []appsv1alpha1.ObjectReference
@@ -97,7 +98,8 @@ func failedOverFrom(bindings []bindingRecord, cluster string) []appsv1alpha1.Obj
 			continue
 		}
 		if !slices.ContainsFunc(b.status.FailoverHistory, func(h workv1alpha2.FailoverHistoryItem) bool {
-			return h.FromCluster == cluster && h.Reason != workv1alpha2.EvictionReasonRebalance
+			return h.FromCluster == cluster && h.Reason != workv1alpha2.EvictionReasonRebalance &&
+				h.Reason != workv1alpha2.EvictionReasonFailback && h.Reason != workv1alpha2.EvictionReasonFailbackAbandoned
 		}) {
 			continue
 		}

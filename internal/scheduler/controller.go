@@ -21,6 +21,8 @@ import (
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
+	"github.com/lifeboat-dev/lifeboat/internal/failover"
+	"github.com/lifeboat-dev/lifeboat/internal/features"
 	"github.com/lifeboat-dev/lifeboat/internal/scheduler/core"
 )
 
@@ -76,6 +78,9 @@ type Reconciler struct {
 	// copy there is not removed because the controllers cannot read the
 	// Cluster.
 	Unreadable func(name string) bool
+	// Gates turn state capture for failbacks on or off
+	// (StatefulFailoverInjection); nil uses the defaults.
+	Gates *features.Gates
 }
 
 // binding is the part of a ResourceBinding or ClusterResourceBinding the
@@ -199,7 +204,14 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 	//    A fresh schedule that moves the workload keeps the copies it
 	//    leaves until the new placement is Healthy (gracefulPlacement).
 	result, schedErr, target := pass.Result, pass.Err, pass.Clusters
-	write := gracefulPlacement(b.spec, target, pass.Fresh, schedErr == nil, byName, r.clock().Now())
+	reason := rescheduleReason(obj.GetAnnotations())
+	var state stateFunc
+	if reason == workv1alpha2.EvictionReasonFailback {
+		state = func(cluster string) (map[string]string, string) {
+			return failover.FailbackState(b.spec, b.status, cluster, r.Gates)
+		}
+	}
+	write := gracefulPlacement(b.spec, target, pass.Fresh, schedErr == nil, reason, state, byName, r.clock().Now())
 	specWritten := false
 	if schedErr == nil || (len(clusters) > 0 && !equality.Semantic.DeepEqual(normalize(b.spec.Clusters), normalize(target))) {
 		placement, err := json.Marshal(b.spec.Placement)

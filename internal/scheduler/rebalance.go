@@ -28,17 +28,20 @@ type placementWrite struct {
 //     is a rebalance. Any other schedule writes target as it is.
 //  2. Every cluster of spec.clusters that target drops, and that still
 //     exists and is not being deleted, is evicted as failover.Evict does
-//     (reason Rebalance, producer Scheduler, purge mode Gracefully, its
+//     (reason rescheduleReason: Rebalance, or Failback when the failback
+//     controller asked; producer Scheduler, purge mode Gracefully, its
 //     replicas): in the same write as the new placement, so the binding
 //     controller keeps the copy there and the graceful-eviction controller
 //     removes it once the new placement is Healthy (or its grace period
 //     has passed). A cluster that is gone or deleting is dropped at once.
+//     With state set (a failback), each task carries the state it returns
+//     for the cluster left, as a failover's task would.
 //  3. A cluster that already has an eviction task keeps that task as it
 //     is (a real failover's task is never overwritten).
 //  4. Clusters that stay, even with other replicas, are not evicted: the
 //     same placement writes nothing.
 func gracefulPlacement(spec *workv1alpha2.ResourceBindingSpec, target []workv1alpha2.TargetCluster, fresh, succeeded bool,
-	clusters map[string]*clusterv1alpha1.Cluster, now time.Time) placementWrite {
+	reason string, state stateFunc, clusters map[string]*clusterv1alpha1.Cluster, now time.Time) placementWrite {
 	w := placementWrite{clusters: target}
 	if !fresh || !succeeded || len(target) == 0 {
 		return w
@@ -59,17 +62,36 @@ func gracefulPlacement(spec *workv1alpha2.ResourceBindingSpec, target []workv1al
 		if staying[t.Name] || !ok || c.DeletionTimestamp != nil {
 			continue
 		}
-		failover.Evict(&evicted, t.Name, failover.EvictOptions{
-			Reason:         workv1alpha2.EvictionReasonRebalance,
+		opts := failover.EvictOptions{
+			Reason:         reason,
 			Producer:       workv1alpha2.EvictionProducerScheduler,
 			PurgeMode:      policyv1alpha1.PurgeModeGracefully,
 			ClustersBefore: before,
 			Now:            now,
-		})
+		}
+		if state != nil {
+			opts.PreservedLabelState, opts.Message = state(t.Name)
+		}
+		failover.Evict(&evicted, t.Name, opts)
 		w.rebalancedFrom = append(w.rebalancedFrom, t.Name)
 	}
 	if len(w.rebalancedFrom) > 0 {
 		w.tasks = evicted.GracefulEvictionTasks
 	}
 	return w
+}
+
+// stateFunc returns the state an eviction task of cluster carries, and a
+// message about it.
+type stateFunc func(cluster string) (map[string]string, string)
+
+// rescheduleReason is the reason of the eviction tasks a requested fresh
+// schedule writes: Failback when the binding's RescheduleReasonAnnotation
+// says so (the failback controller set spec.rescheduleTriggeredAt),
+// Rebalance for everything else.
+func rescheduleReason(annotations map[string]string) string {
+	if annotations[workv1alpha2.RescheduleReasonAnnotation] == workv1alpha2.EvictionReasonFailback {
+		return workv1alpha2.EvictionReasonFailback
+	}
+	return workv1alpha2.EvictionReasonRebalance
 }

@@ -28,6 +28,27 @@ func rebalanceTask(cluster string, replicas int32, before ...string) workv1alpha
 	}
 }
 
+func withReason(t workv1alpha2.GracefulEvictionTask, reason string) workv1alpha2.GracefulEvictionTask {
+	t.Reason = reason
+	return t
+}
+
+func TestRescheduleReason(t *testing.T) {
+	cases := map[string]struct {
+		annotations map[string]string
+		want        string
+	}{
+		"no annotation":   {want: workv1alpha2.EvictionReasonRebalance},
+		"failback":        {annotations: map[string]string{workv1alpha2.RescheduleReasonAnnotation: "Failback"}, want: workv1alpha2.EvictionReasonFailback},
+		"any other value": {annotations: map[string]string{workv1alpha2.RescheduleReasonAnnotation: "TaintUntolerated"}, want: workv1alpha2.EvictionReasonRebalance},
+	}
+	for name, tc := range cases {
+		if got := rescheduleReason(tc.annotations); got != tc.want {
+			t.Errorf("%s: got %q, want %q", name, got, tc.want)
+		}
+	}
+}
+
 func TestGracefulPlacement(t *testing.T) {
 	members := map[string]*clusterv1alpha1.Cluster{
 		"member1": st.MakeCluster("member1").Obj(),
@@ -49,12 +70,31 @@ func TestGracefulPlacement(t *testing.T) {
 		spec          *workv1alpha2.ResourceBindingSpec
 		target        []workv1alpha2.TargetCluster
 		fresh, ok     bool
+		reason        string
+		state         stateFunc
 		wantTasks     []workv1alpha2.GracefulEvictionTask
 		wantRebalance []string
 	}{
 		"a fresh schedule that moves the workload keeps the old copy in a Rebalance task": {
 			spec: st.MakeBinding("default", "nginx").Cluster("member2", 2).SpecObj(), target: on("member1", 2), fresh: true, ok: true,
 			wantTasks: []workv1alpha2.GracefulEvictionTask{rebalanceTask("member2", 2, "member2")}, wantRebalance: []string{"member2"},
+		},
+		"a failback keeps the old copy in a Failback task": {
+			spec: st.MakeBinding("default", "nginx").Cluster("member2", 2).SpecObj(), target: on("member1", 2), fresh: true, ok: true,
+			reason:    workv1alpha2.EvictionReasonFailback,
+			wantTasks: []workv1alpha2.GracefulEvictionTask{withReason(rebalanceTask("member2", 2, "member2"), workv1alpha2.EvictionReasonFailback)}, wantRebalance: []string{"member2"},
+		},
+		"a failback's task carries the state of the copy it leaves": {
+			spec: st.MakeBinding("default", "nginx").Cluster("member2", 2).SpecObj(), target: on("member1", 2), fresh: true, ok: true,
+			reason: workv1alpha2.EvictionReasonFailback,
+			state: func(cluster string) (map[string]string, string) {
+				return map[string]string{"job": "id-in-" + cluster}, "captured"
+			},
+			wantTasks: []workv1alpha2.GracefulEvictionTask{func() workv1alpha2.GracefulEvictionTask {
+				t := withReason(rebalanceTask("member2", 2, "member2"), workv1alpha2.EvictionReasonFailback)
+				t.PreservedLabelState, t.Message = map[string]string{"job": "id-in-member2"}, "captured"
+				return t
+			}()}, wantRebalance: []string{"member2"},
 		},
 		"only the dropped cluster gets a task; the one that stays with other replicas does not": {
 			spec: st.MakeBinding("default", "nginx").Cluster("member1", 1).Cluster("member2", 1).SpecObj(), target: on("member1", 2), fresh: true, ok: true,
@@ -94,7 +134,11 @@ func TestGracefulPlacement(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			orig := tc.spec.DeepCopy()
-			w := gracefulPlacement(tc.spec, tc.target, tc.fresh, tc.ok, members, testNow)
+			reason := tc.reason
+			if reason == "" {
+				reason = workv1alpha2.EvictionReasonRebalance
+			}
+			w := gracefulPlacement(tc.spec, tc.target, tc.fresh, tc.ok, reason, tc.state, members, testNow)
 			if !reflect.DeepEqual(w.clusters, tc.target) {
 				t.Errorf("clusters: got %v, want %v", w.clusters, tc.target)
 			}
@@ -195,5 +239,52 @@ func TestReconcileRebalanceMustNotMove(t *testing.T) {
 				t.Errorf("writes: got %d, want %d", h.writes, tc.wantWrites)
 			}
 		})
+	}
+}
+
+// A fresh schedule asked for by the failback controller writes the task
+// of the cluster it leaves with reason Failback, in the same spec write.
+func TestReconcileFailbackTask(t *testing.T) {
+	groups := st.MakePlacement().AffinityTerm("primary", "member1").AffinityTerm("backup", "member2").Obj()
+	lastHour := metav1.NewTime(testNow.Add(-time.Hour))
+	rb := st.MakeBinding("default", "nginx").Replicas(2).Placement(groups).Cluster("member2", 2).
+		Annotation(workv1alpha2.AppliedPlacementAnnotation, appliedJSON(t, groups)).
+		Annotation(workv1alpha2.RescheduleReasonAnnotation, workv1alpha2.EvictionReasonFailback).
+		SchedulerStatus(1, &lastHour, "backup").Condition(scheduledCondition()).
+		RescheduleTriggeredAt(metav1.NewTime(testNow.Add(-time.Minute))).Obj()
+	h := newHarness(t, append(threeMembers(), rb)...)
+
+	_, got := h.reconcileRB(t, "nginx-deployment")
+
+	if want := []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}}; !reflect.DeepEqual(got.Spec.Clusters, want) {
+		t.Errorf("spec.clusters: got %v, want %v", got.Spec.Clusters, want)
+	}
+	want := []workv1alpha2.GracefulEvictionTask{withReason(rebalanceTask("member2", 2, "member2"), workv1alpha2.EvictionReasonFailback)}
+	if !equality.Semantic.DeepEqual(got.Spec.GracefulEvictionTasks, want) {
+		t.Errorf("tasks:\n got %+v\nwant %+v", got.Spec.GracefulEvictionTasks, want)
+	}
+}
+
+// After an abandoned failback the graceful-eviction controller puts the
+// cluster the workload left back into spec.clusters, while the scheduler
+// last observed the first term (the failback's). The next ordinary pass
+// must keep the copy that runs: it must not move the workload back to the
+// cluster whose copy was just given up, without a task.
+func TestReconcileAfterAbandonedFailbackMustNotMove(t *testing.T) {
+	groups := st.MakePlacement().AffinityTerm("primary", "member1").AffinityTerm("backup", "member2").Obj()
+	lastHour := metav1.NewTime(testNow.Add(-time.Hour))
+	rb := st.MakeBinding("default", "nginx").Replicas(2).Placement(groups).Cluster("member2", 2).Generation(2).
+		Annotation(workv1alpha2.AppliedPlacementAnnotation, appliedJSON(t, groups)).
+		SchedulerStatus(1, &lastHour, "primary").Condition(scheduledCondition()).
+		RescheduleTriggeredAt(metav1.NewTime(testNow.Add(-2 * time.Hour))).Obj()
+	h := newHarness(t, append(threeMembers(), rb)...)
+
+	_, got := h.reconcileRB(t, "nginx-deployment")
+
+	if want := []workv1alpha2.TargetCluster{{Name: "member2", Replicas: 2}}; !reflect.DeepEqual(got.Spec.Clusters, want) {
+		t.Errorf("spec.clusters: got %v, want %v (the copy that runs)", got.Spec.Clusters, want)
+	}
+	if len(got.Spec.GracefulEvictionTasks) != 0 {
+		t.Errorf("tasks: %+v", got.Spec.GracefulEvictionTasks)
 	}
 }

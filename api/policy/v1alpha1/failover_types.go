@@ -1,6 +1,7 @@
 package v1alpha1
 
 // FailoverBehavior says how resources fail over.
+// +kubebuilder:validation:XValidation:rule="!has(self.failback) || has(self.cluster) || has(self.application)",message="failback requires cluster or application failover: set failover.cluster or failover.application",fieldPath=".failback"
 type FailoverBehavior struct {
 	// Application configures application failover: moving the resources
 	// away from a cluster where they stay unhealthy. Nil disables it.
@@ -12,6 +13,47 @@ type FailoverBehavior struct {
 	// controller's defaults.
 	// +optional
 	Cluster *ClusterFailoverBehavior `json:"cluster,omitempty"`
+
+	// Failback (a Lifeboat extension; Karmada has none) moves the
+	// resources back to a cluster they failed over away from, once that
+	// cluster has been Ready for StabilizationSeconds and a fresh schedule
+	// would place them there again. The move is graceful: the copy in the
+	// current cluster stays until the copy moved back is Healthy. Nil
+	// leaves the resources where failover put them.
+	// +optional
+	Failback *FailbackBehavior `json:"failback,omitempty"`
+}
+
+// FailbackBehavior configures automatic failback (a Lifeboat extension).
+type FailbackBehavior struct {
+	// StabilizationSeconds is how long a recovered cluster must have been
+	// Ready, without a break, before anything moves back to it. A flap
+	// restarts the window.
+	// +optional
+	// +kubebuilder:default=600
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=86400
+	StabilizationSeconds *int32 `json:"stabilizationSeconds,omitempty"`
+
+	// AfterApplicationFailover also moves back resources that left a
+	// cluster because the application there was unhealthy (reason
+	// ApplicationFailure). False (the default) moves back only after a
+	// cluster failover (reason TaintUntolerated).
+	// +optional
+	AfterApplicationFailover bool `json:"afterApplicationFailover,omitempty"`
+}
+
+// DefaultFailbackStabilizationSeconds is the stabilization window when
+// StabilizationSeconds is unset.
+const DefaultFailbackStabilizationSeconds int32 = 600
+
+// EffectiveStabilizationSeconds is StabilizationSeconds, or its default
+// when unset or not positive.
+func (f *FailbackBehavior) EffectiveStabilizationSeconds() int32 {
+	if f == nil || f.StabilizationSeconds == nil || *f.StabilizationSeconds <= 0 {
+		return DefaultFailbackStabilizationSeconds
+	}
+	return *f.StabilizationSeconds
 }
 
 // ApplicationFailoverBehavior configures application failover.

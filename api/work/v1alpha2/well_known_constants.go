@@ -53,7 +53,24 @@ const (
 	// the workload away from a healthy cluster; its copy there stays until
 	// the new placement is Healthy.
 	EvictionReasonRebalance = "Rebalance"
+	// EvictionReasonFailback (Lifeboat): a fresh schedule asked for by the
+	// failback controller moved the workload back to a cluster it had
+	// failed over away from; its copy in the cluster it leaves stays until
+	// the copy moved back is Healthy.
+	EvictionReasonFailback = "Failback"
+	// EvictionReasonFailbackAbandoned (Lifeboat, history only): the copy
+	// moved back did not become Healthy within the grace period; the
+	// workload stays where it was and the cluster it was moved back to is
+	// dropped. The entry's fromCluster is that cluster.
+	EvictionReasonFailbackAbandoned = "FailbackAbandoned"
 )
+
+// RescheduleReasonAnnotation (Lifeboat) on a binding says why
+// spec.rescheduleTriggeredAt was set. With the value
+// EvictionReasonFailback, the scheduler writes the eviction tasks of a
+// move with reason Failback instead of Rebalance. Only the failback
+// controller sets it, and removes it once the schedule was taken.
+const RescheduleReasonAnnotation = "failover.lifeboat.dev/reschedule-reason"
 
 // Eviction producers (GracefulEvictionTask.Producer).
 const (
@@ -69,6 +86,10 @@ const (
 	// evictions: the scheduler writes them with the placement that
 	// replaces the cluster.
 	EvictionProducerScheduler = "Scheduler"
+	// EvictionProducerGracefulEviction (Lifeboat) is the producer of
+	// FailbackAbandoned history entries: the graceful-eviction controller
+	// gives a failback up.
+	EvictionProducerGracefulEviction = "graceful-eviction-controller"
 )
 
 // Labels, annotations and finalizers of bindings.

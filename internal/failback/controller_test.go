@@ -1,0 +1,378 @@
+package failback
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
+	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
+)
+
+// env is a fake control plane for the failback controller.
+type env struct {
+	t        *testing.T
+	client   client.Client
+	clock    *clocktesting.FakeClock
+	recorder *record.FakeRecorder
+	metrics  *Metrics
+	writes   int
+	r        *Reconciler
+}
+
+func newEnv(t *testing.T, maxConcurrent int, objs ...client.Object) *env {
+	t.Helper()
+	s, err := lbscheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, clock: clocktesting.NewFakeClock(at(0)), recorder: record.NewFakeRecorder(100)}
+	e.client = fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).
+		WithStatusSubresource(&workv1alpha2.ResourceBinding{}, &workv1alpha2.ClusterResourceBinding{}).
+		WithIndex(&workv1alpha2.ResourceBinding{}, IndexFailedOverFrom, failedOverFromValues).
+		WithIndex(&workv1alpha2.ResourceBinding{}, IndexOpen, openValues).
+		WithIndex(&workv1alpha2.ClusterResourceBinding{}, IndexFailedOverFrom, failedOverFromValues).
+		WithIndex(&workv1alpha2.ClusterResourceBinding{}, IndexOpen, openValues).
+		WithInterceptorFuncs(interceptor.Funcs{
+			Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+				e.writes++
+				return c.Patch(ctx, obj, patch, opts...)
+			},
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+				e.writes++
+				return c.Update(ctx, obj, opts...)
+			},
+		}).Build()
+	if e.metrics, err = NewMetrics(prometheus.NewRegistry()); err != nil {
+		t.Fatal(err)
+	}
+	gate, err := NewGate(maxConcurrent, 0, at(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.r = &Reconciler{Client: e.client, Recorder: e.recorder, Clock: e.clock, Gate: gate, Metrics: e.metrics}
+	return e
+}
+
+func (e *env) reconcile(name string) ctrl.Result {
+	e.t.Helper()
+	res, err := e.r.reconcile(context.Background(), kinds[0], ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: name}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return res
+}
+
+func (e *env) rb(name string) *workv1alpha2.ResourceBinding {
+	e.t.Helper()
+	b := &workv1alpha2.ResourceBinding{}
+	if err := e.client.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: name}, b); err != nil {
+		e.t.Fatal(err)
+	}
+	return b
+}
+
+func members(member1ReadyAt int) []client.Object {
+	return []client.Object{readySince("member1", member1ReadyAt), readySince("member2", -7200)}
+}
+
+func TestReconcileStartsFailback(t *testing.T) {
+	b := makeBinding("a").obj()
+	e := newEnv(t, 10, append(members(-600), b)...)
+
+	if res := e.reconcile(b.Name); res.RequeueAfter != 0 {
+		t.Errorf("requeue %s, want none", res.RequeueAfter)
+	}
+	got := e.rb(b.Name)
+	if got.Spec.RescheduleTriggeredAt == nil || !got.Spec.RescheduleTriggeredAt.Time.Equal(at(0)) {
+		t.Errorf("rescheduleTriggeredAt %v, want %s", got.Spec.RescheduleTriggeredAt, at(0))
+	}
+	if v := got.Annotations[workv1alpha2.RescheduleReasonAnnotation]; v != workv1alpha2.EvictionReasonFailback {
+		t.Errorf("reason annotation %q", v)
+	}
+	if v := got.Annotations[FailbackAnnotation]; v != "member1,"+at(-600).Format(time.RFC3339) {
+		t.Errorf("failback annotation %q", v)
+	}
+	if e.writes != 1 {
+		t.Errorf("writes %d, want 1", e.writes)
+	}
+	if ev := eventstest.Drain(e.recorder); len(ev) != 1 || !strings.Contains(ev[0], EventReasonFailbackStarted) {
+		t.Errorf("events %v", ev)
+	}
+	if n := counter(e.metrics.started); n != 1 {
+		t.Errorf("started %g", n)
+	}
+
+	// The request is in flight: a second pass writes nothing.
+	e.writes = 0
+	e.reconcile(b.Name)
+	if e.writes != 0 {
+		t.Errorf("second pass wrote %d times", e.writes)
+	}
+}
+
+func TestReconcileMustNotStart(t *testing.T) {
+	cases := map[string]struct {
+		binding     *workv1alpha2.ResourceBinding
+		readyAt     int
+		others      []client.Object
+		max         int
+		wantRequeue time.Duration
+	}{
+		"no failback configured": {binding: makeBinding("a").noFailback().obj(), readyAt: -600, max: 10},
+		"member1 not Ready for the whole window: look again when it ends": {
+			binding: makeBinding("a").obj(), readyAt: -590, max: 10, wantRequeue: 10 * time.Second,
+		},
+		"the fleet-wide cap is reached": {
+			binding: makeBinding("a").obj(), readyAt: -600, max: 1, wantRequeue: CapRetry,
+			others: []client.Object{func() client.Object {
+				o := makeBinding("b").obj()
+				o.Annotations = map[string]string{FailbackAnnotation: "member1," + at(-600).Format(time.RFC3339)}
+				return o
+			}()},
+		},
+		"a cap of 0 starts none": {binding: makeBinding("a").obj(), readyAt: -600, max: 0, wantRequeue: CapRetry},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, tc.max, append(append(members(tc.readyAt), tc.binding), tc.others...)...)
+			res := e.reconcile(tc.binding.Name)
+			if res.RequeueAfter != tc.wantRequeue {
+				t.Errorf("requeue %s, want %s", res.RequeueAfter, tc.wantRequeue)
+			}
+			if e.writes != 0 {
+				t.Errorf("%d writes, want none", e.writes)
+			}
+			if got := e.rb(tc.binding.Name); got.Spec.RescheduleTriggeredAt != nil {
+				t.Error("a reschedule was requested")
+			}
+		})
+	}
+}
+
+// follows builds a binding whose failback to member1 was asked for at
+// second 0 and has reached the given state.
+func following(mutate func(b *workv1alpha2.ResourceBinding)) *workv1alpha2.ResourceBinding {
+	b := makeBinding("a").obj()
+	req := metav1.NewTime(at(0))
+	b.Spec.RescheduleTriggeredAt = &req
+	b.Annotations = map[string]string{
+		FailbackAnnotation:                      "member1," + at(-600).Format(time.RFC3339),
+		workv1alpha2.RescheduleReasonAnnotation: workv1alpha2.EvictionReasonFailback,
+	}
+	mutate(b)
+	return b
+}
+
+func TestReconcileFollowsFailback(t *testing.T) {
+	failbackEntry := func(healthy bool) workv1alpha2.FailoverHistoryItem {
+		h := workv1alpha2.FailoverHistoryItem{Time: metav1.NewTime(at(1)), Reason: workv1alpha2.EvictionReasonFailback,
+			FromCluster: "member2", ClustersBefore: []string{"member2"}, ClustersAfter: []string{"member1"}}
+		if healthy {
+			h.ReplacementHealthyTime = &metav1.Time{Time: at(60)}
+		}
+		return h
+	}
+	scheduled := func(b *workv1alpha2.ResourceBinding) {
+		last := metav1.NewTime(at(1))
+		b.Status.LastScheduledTime = &last
+	}
+	failbackTask := workv1alpha2.GracefulEvictionTask{FromCluster: "member2", Reason: workv1alpha2.EvictionReasonFailback}
+	cases := map[string]struct {
+		binding    *workv1alpha2.ResourceBinding
+		wantClosed bool
+		wantEvent  string
+		completed  float64
+		abandoned  float64
+	}{
+		"must not close: the scheduler has not taken the request": {
+			binding: following(func(b *workv1alpha2.ResourceBinding) {}),
+		},
+		"must not close: the copy moved back is not Healthy yet": {
+			binding: following(func(b *workv1alpha2.ResourceBinding) {
+				scheduled(b)
+				b.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}}
+				b.Spec.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{failbackTask}
+				b.Status.FailoverHistory = append(b.Status.FailoverHistory, failbackEntry(false))
+			}),
+		},
+		"must not close: Healthy, but the task is still open": {
+			binding: following(func(b *workv1alpha2.ResourceBinding) {
+				scheduled(b)
+				b.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}}
+				b.Spec.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{failbackTask}
+				b.Status.FailoverHistory = append(b.Status.FailoverHistory, failbackEntry(true))
+			}),
+		},
+		"completed": {
+			binding: following(func(b *workv1alpha2.ResourceBinding) {
+				scheduled(b)
+				b.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}}
+				b.Status.FailoverHistory = append(b.Status.FailoverHistory, failbackEntry(true))
+			}),
+			wantClosed: true, wantEvent: EventReasonFailbackCompleted, completed: 1,
+		},
+		"abandoned": {
+			binding: following(func(b *workv1alpha2.ResourceBinding) {
+				scheduled(b)
+				b.Status.FailoverHistory = append(b.Status.FailoverHistory, failbackEntry(false), workv1alpha2.FailoverHistoryItem{
+					Time: metav1.NewTime(at(601)), Reason: workv1alpha2.EvictionReasonFailbackAbandoned, FromCluster: "member1",
+				})
+			}),
+			wantClosed: true, abandoned: 1,
+		},
+		"the schedule kept the placement": {
+			binding:    following(scheduled),
+			wantClosed: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, 10, append(members(-600), tc.binding)...)
+			e.reconcile(tc.binding.Name)
+			got := e.rb(tc.binding.Name)
+			_, open := got.Annotations[FailbackAnnotation]
+			_, reason := got.Annotations[workv1alpha2.RescheduleReasonAnnotation]
+			if open == tc.wantClosed || reason == tc.wantClosed {
+				t.Errorf("annotations %v; want closed %t", got.Annotations, tc.wantClosed)
+			}
+			if !tc.wantClosed && e.writes != 0 {
+				t.Errorf("an open failback wrote %d times", e.writes)
+			}
+			ev := eventstest.Drain(e.recorder)
+			if tc.wantEvent != "" && (len(ev) != 1 || !strings.Contains(ev[0], tc.wantEvent)) {
+				t.Errorf("events %v, want %s", ev, tc.wantEvent)
+			}
+			if tc.wantEvent == "" && len(ev) != 0 {
+				t.Errorf("events %v, want none", ev)
+			}
+			if n := counter(e.metrics.completed); n != tc.completed {
+				t.Errorf("completed %g, want %g", n, tc.completed)
+			}
+			if n := counter(e.metrics.abandoned); n != tc.abandoned {
+				t.Errorf("abandoned %g, want %g", n, tc.abandoned)
+			}
+			if tc.completed > 0 && observations(e.metrics.duration) != 1 {
+				t.Error("no duration observed")
+			}
+		})
+	}
+}
+
+func TestRequestTimeIsAfterTheLastSchedule(t *testing.T) {
+	now := at(0).Add(300 * time.Millisecond)
+	last := metav1.NewTime(at(0))
+	if got := requestTime(now, &workv1alpha2.ResourceBindingStatus{LastScheduledTime: &last}); !got.Time.Equal(at(1)) {
+		t.Errorf("got %s, want %s", got, at(1))
+	}
+	if got := requestTime(at(5), &workv1alpha2.ResourceBindingStatus{LastScheduledTime: &last}); !got.Time.Equal(at(5)) {
+		t.Errorf("got %s, want %s", got, at(5))
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	if err := NewOptions().Validate(); err != nil {
+		t.Errorf("defaults: %v", err)
+	}
+	for _, o := range []Options{{MaxConcurrent: -1, Rate: 1}, {MaxConcurrent: 1, Rate: -0.5}} {
+		if err := o.Validate(); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+}
+
+// The wiring the controller manager does, without starting anything.
+func TestSetupWithManager(t *testing.T) {
+	s, err := lbscheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mapper := func(*rest.Config, *http.Client) (meta.RESTMapper, error) {
+		m := meta.NewDefaultRESTMapper(nil)
+		m.Add(workv1alpha2.SchemeGroupVersion.WithKind("ResourceBinding"), meta.RESTScopeNamespace)
+		m.Add(workv1alpha2.SchemeGroupVersion.WithKind("ClusterResourceBinding"), meta.RESTScopeRoot)
+		m.Add(clusterv1alpha1.SchemeGroupVersion.WithKind("Cluster"), meta.RESTScopeRoot)
+		return m, nil
+	}
+	mgr, err := ctrl.NewManager(&rest.Config{Host: "http://127.0.0.1:1"}, ctrl.Options{Scheme: s, MapperProvider: mapper, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate, _ := NewGate(10, 1, at(0))
+	if err := (&Reconciler{Client: mgr.GetClient(), Recorder: record.NewFakeRecorder(1), Clock: clocktesting.NewFakeClock(at(0)), Gate: gate}).SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRelevantIsCheap(t *testing.T) {
+	if relevant(makeBinding("a").noFailback().obj()) {
+		t.Error("a binding without failback is relevant")
+	}
+	if !relevant(makeBinding("a").obj()) {
+		t.Error("a binding with failback is not relevant")
+	}
+	open := makeBinding("a").noFailback().obj()
+	open.Annotations = map[string]string{FailbackAnnotation: "x"}
+	if !relevant(open) {
+		t.Error("a binding with an open failback is not relevant")
+	}
+}
+
+func counter(c prometheus.Counter) float64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		panic(err)
+	}
+	return m.GetCounter().GetValue()
+}
+
+func observations(h prometheus.Histogram) uint64 {
+	var m dto.Metric
+	if err := h.Write(&m); err != nil {
+		panic(err)
+	}
+	return m.GetHistogram().GetSampleCount()
+}
+
+// ClusterResourceBindings (ClusterPropagationPolicies) move back the same
+// way.
+func TestReconcileStartsFailbackOfClusterResourceBinding(t *testing.T) {
+	rb := makeBinding("a").obj()
+	crb := &workv1alpha2.ClusterResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: "a-deployment", Generation: rb.Generation}, Spec: rb.Spec, Status: rb.Status}
+	e := newEnv(t, 10, append(members(-600), crb)...)
+	if _, err := e.r.reconcile(context.Background(), kinds[1], ctrl.Request{NamespacedName: types.NamespacedName{Name: crb.Name}}); err != nil {
+		t.Fatal(err)
+	}
+	got := &workv1alpha2.ClusterResourceBinding{}
+	if err := e.client.Get(context.Background(), types.NamespacedName{Name: crb.Name}, got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.RescheduleTriggeredAt == nil || got.Annotations[FailbackAnnotation] == "" {
+		t.Errorf("no failback asked for: %+v %v", got.Spec.RescheduleTriggeredAt, got.Annotations)
+	}
+	open, err := e.r.openFailbacks(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !open["crb//a-deployment"] || len(open) != 1 {
+		t.Errorf("open failbacks %v, want the ClusterResourceBinding", open)
+	}
+}

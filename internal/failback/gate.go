@@ -1,0 +1,103 @@
+package failback
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// CapRetry is how soon a failback held back by the fleet-wide cap looks
+// again: an open failback closes on another binding, which sends no event
+// to this one.
+const CapRetry = 5 * time.Second
+
+// recentTTL is how long a failback this process started counts as open
+// without the cache showing it yet (the write and the watch event race the
+// next decision).
+const recentTTL = 30 * time.Second
+
+// Gate admits failbacks fleet-wide: at most Max open at once, started at
+// most Rate per second. It is shared by the controllers of both binding
+// kinds, and its state is only a rate: a restart forgets nothing that
+// matters for safety, because the open failbacks are counted from the
+// bindings.
+type Gate struct {
+	max     int
+	limiter *rate.Limiter
+
+	mu     sync.Mutex
+	recent map[string]time.Time
+}
+
+// NewGate returns a gate for at most max open failbacks (0 starts none)
+// started at perSecond (0: no rate limit; the burst is one second of
+// failbacks, at least one).
+func NewGate(max int, perSecond float64, now time.Time) (*Gate, error) {
+	if max < 0 || perSecond < 0 {
+		return nil, fmt.Errorf("failback limits must not be negative (max concurrent %d, rate %g)", max, perSecond)
+	}
+	limit, burst := rate.Inf, 1
+	if perSecond > 0 {
+		limit, burst = rate.Limit(perSecond), max1(int(perSecond))
+	}
+	l := rate.NewLimiter(limit, burst)
+	// Start full at the injected clock's time.
+	l.SetLimitAt(now, limit)
+	return &Gate{max: max, limiter: l, recent: map[string]time.Time{}}, nil
+}
+
+func max1(n int) int {
+	if n < 1 {
+		return 1
+	}
+	return n
+}
+
+// Admission is the gate's answer.
+type Admission struct {
+	Allowed bool
+	// RetryAfter is when to ask again when not allowed.
+	RetryAfter time.Duration
+	// Reason says why not, for logs.
+	Reason string
+}
+
+// Admit decides whether binding key may start a failback now, given the
+// keys of the bindings whose failback is open (as the cache shows them).
+// An admitted failback counts as open at once; Forget takes it back when
+// it could not be written.
+func (g *Gate) Admit(key string, open map[string]bool, now time.Time) Admission {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := len(open)
+	for k, t := range g.recent {
+		switch {
+		case open[k] || now.Sub(t) > recentTTL:
+			delete(g.recent, k) // the cache has caught up, or it never will
+		default:
+			n++
+		}
+	}
+	if n >= g.max {
+		return Admission{RetryAfter: CapRetry, Reason: fmt.Sprintf("%d failbacks are open (at most %d)", n, g.max)}
+	}
+	r := g.limiter.ReserveN(now, 1)
+	if !r.OK() {
+		return Admission{RetryAfter: CapRetry, Reason: "the failback rate admits none"}
+	}
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return Admission{RetryAfter: d, Reason: "the failback rate is reached"}
+	}
+	g.recent[key] = now
+	return Admission{Allowed: true}
+}
+
+// Forget takes back an admission whose failback was not written.
+func (g *Gate) Forget(key string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.recent, key)
+}

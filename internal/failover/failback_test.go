@@ -1,0 +1,263 @@
+package failover
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/utils/ptr"
+
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/features"
+)
+
+// failbackTask is the task a failback from member2 back to member1
+// writes: created at second 0, grace period 600s.
+func failbackTask() workv1alpha2.GracefulEvictionTask {
+	t := withGrace(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0, "member2"), 600)
+	t.Reason, t.Producer = workv1alpha2.EvictionReasonFailback, workv1alpha2.EvictionProducerScheduler
+	t.Replicas = ptr.To[int32](2)
+	return t
+}
+
+// The copy a failback leaves (member2) is the one that runs: it goes only
+// once the copy moved back (member1) is Healthy. A grace period that runs
+// out gives the failback up instead.
+func TestFailbackTaskMustNotDeleteTheRunningCopy(t *testing.T) {
+	const (
+		healthy   = workv1alpha2.ResourceHealthy
+		unhealthy = workv1alpha2.ResourceUnhealthy
+		unknown   = workv1alpha2.ResourceUnknown
+	)
+	for name, tc := range map[string]struct {
+		binding       *bindingWrapper
+		now           int
+		wantRemoved   bool
+		wantAbandoned bool
+		wantClusters  []string
+	}{
+		"the copy moved back is healthy: the task is done": {
+			binding:      makeBinding("a").clusters("member1").health("member1", healthy).health("member2", healthy),
+			now:          30,
+			wantRemoved:  true,
+			wantClusters: []string{"member1"},
+		},
+		"must not: the copy moved back is unhealthy within the grace period": {
+			binding:      makeBinding("a").clusters("member1").health("member1", unhealthy).health("member2", healthy),
+			now:          30,
+			wantClusters: []string{"member1"},
+		},
+		"must not: the copy moved back is Unknown within the grace period": {
+			binding:      makeBinding("a").clusters("member1").health("member1", unknown).health("member2", healthy),
+			now:          599,
+			wantClusters: []string{"member1"},
+		},
+		"must not: the copy moved back has no status yet": {
+			binding:      makeBinding("a").clusters("member1").health("member2", healthy),
+			now:          30,
+			wantClusters: []string{"member1"},
+		},
+		"must not: healthy, but the scheduler has not placed the failback yet": {
+			binding:      makeBinding("a").clusters("member1").health("member1", healthy).unscheduled(),
+			now:          30,
+			wantClusters: []string{"member1"},
+		},
+		"must not: the grace period passed with the copy moved back unhealthy: abandoned, member2 comes back": {
+			binding:       makeBinding("a").clusters("member1").health("member1", unhealthy).health("member2", healthy),
+			now:           600,
+			wantAbandoned: true,
+			wantClusters:  []string{"member2"},
+		},
+		"must not: the grace period passed with no status from the copy moved back: abandoned": {
+			binding:       makeBinding("a").clusters("member1").health("member2", healthy),
+			now:           5000,
+			wantAbandoned: true,
+			wantClusters:  []string{"member2"},
+		},
+		"must not: the grace period passed healthy but unscheduled: abandoned, not deleted": {
+			binding:       makeBinding("a").clusters("member1").health("member1", healthy).unscheduled(),
+			now:           700,
+			wantAbandoned: true,
+			wantClusters:  []string{"member2"},
+		},
+		"the grace period passed but the copy moved back is healthy: done": {
+			binding:      makeBinding("a").clusters("member1").health("member1", healthy),
+			now:          700,
+			wantRemoved:  true,
+			wantClusters: []string{"member1"},
+		},
+		"must not: the cluster moved back to was lost and member2 is unknown: kept, never deleted": {
+			binding: makeBinding("a").health("member2", healthy),
+			now:     700,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := tc.binding.task(failbackTask()).obj()
+			p := planTasks(observed{generation: b.Generation, spec: &b.Spec, status: &b.Status, defaultGrace: DefaultGracePeriod}, at(tc.now))
+			removed := len(p.removed) > 0
+			if removed != tc.wantRemoved {
+				t.Errorf("removed (the copy in member2 may be deleted): got %t, want %t (%+v)", removed, tc.wantRemoved, p.removed)
+			}
+			if got := len(p.abandoned) > 0; got != tc.wantAbandoned {
+				t.Errorf("abandoned: got %t, want %t", got, tc.wantAbandoned)
+			}
+			if !removed && !tc.wantAbandoned && len(p.kept) != 1 {
+				t.Errorf("the task was not kept: %+v", p.kept)
+			}
+			var clusters []string
+			for _, c := range afterAbandon(b.Spec.Clusters, p) {
+				clusters = append(clusters, c.Name)
+			}
+			if !slices.Equal(clusters, tc.wantClusters) {
+				t.Errorf("spec.clusters after: got %v, want %v", clusters, tc.wantClusters)
+			}
+		})
+	}
+}
+
+// Other tasks keep their time-out: only a failback is given up instead.
+func TestFailbackAbandonIsOnlyForFailbacks(t *testing.T) {
+	for _, reason := range []string{workv1alpha2.EvictionReasonRebalance, workv1alpha2.EvictionReasonTaintUntolerated, workv1alpha2.EvictionReasonApplicationFailure} {
+		task := failbackTask()
+		task.Reason = reason
+		b := makeBinding("a").clusters("member1").health("member1", workv1alpha2.ResourceUnhealthy).task(task).obj()
+		if a, ok := failbackAbandoned(&task, observed{generation: b.Generation, spec: &b.Spec, status: &b.Status, defaultGrace: DefaultGracePeriod}, at(700)); ok {
+			t.Errorf("%s: abandoned %+v", reason, a)
+		}
+	}
+	task := withSuppress(failbackTask(), ptr.To(false))
+	b := makeBinding("a").clusters("member1").health("member1", workv1alpha2.ResourceUnhealthy).task(task).obj()
+	if _, ok := failbackAbandoned(&task, observed{generation: b.Generation, spec: &b.Spec, status: &b.Status, defaultGrace: DefaultGracePeriod}, at(700)); ok {
+		t.Error("a user's suppressDeletion: false is the user's to decide, not abandoned")
+	}
+}
+
+func TestAbandonedHistory(t *testing.T) {
+	b := makeBinding("a").clusters("member1").health("member1", workv1alpha2.ResourceUnhealthy).task(failbackTask()).obj()
+	p := planTasks(observed{generation: b.Generation, spec: &b.Spec, status: &b.Status, defaultGrace: DefaultGracePeriod}, at(900))
+	h := abandonedHistory(nil, p.abandoned, []string{"member1"}, []string{"member2"})
+	if len(h) != 1 {
+		t.Fatalf("history: %+v", h)
+	}
+	got := h[0]
+	if got.Reason != workv1alpha2.EvictionReasonFailbackAbandoned || got.FromCluster != "member1" || !got.Time.Time.Equal(at(600)) ||
+		!slices.Equal(got.ClustersBefore, []string{"member1"}) || !slices.Equal(got.ClustersAfter, []string{"member2"}) {
+		t.Errorf("entry: %+v (want FailbackAbandoned from member1 at the deadline, member1 → member2)", got)
+	}
+	if again := abandonedHistory(h, p.abandoned, []string{"member1"}, []string{"member2"}); len(again) != 1 {
+		t.Errorf("derived twice: %d entries, want 1", len(again))
+	}
+}
+
+// The graceful-eviction controller gives up a failback whose copy moved
+// back stays unhealthy: member2 (the copy that runs) returns to
+// spec.clusters, member1 leaves, the task goes, and the history and an
+// Event say so. The failback entry itself is never marked healthy.
+func TestReconcileAbandonsFailback(t *testing.T) {
+	b := makeBinding("nginx").clusters("member1").
+		health("member1", workv1alpha2.ResourceUnhealthy).health("member2", workv1alpha2.ResourceHealthy).
+		task(failbackTask()).obj()
+	e := newEnv(t, nil, b)
+	e.clock.SetTime(at(601))
+	r := e.gracefulEviction()
+	if _, err := r.reconcile(context.Background(), resourceBindingKind, reqFor(b.Name)); err != nil {
+		t.Fatal(err)
+	}
+	got := e.rb(b.Name)
+	if len(got.Spec.GracefulEvictionTasks) != 0 {
+		t.Errorf("tasks: %+v, want none", got.Spec.GracefulEvictionTasks)
+	}
+	if names := clusterNames(got.Spec.Clusters); !slices.Equal(names, []string{"member2"}) {
+		t.Errorf("spec.clusters: %+v, want member2 back", got.Spec.Clusters)
+	}
+	var reasons []string
+	for _, h := range got.Status.FailoverHistory {
+		reasons = append(reasons, h.Reason+":"+h.FromCluster)
+	}
+	if want := []string{"Failback:member2", "FailbackAbandoned:member1"}; !slices.Equal(reasons, want) {
+		t.Errorf("history: %v, want %v", reasons, want)
+	}
+	if !eventSeen(e, EventReasonFailbackAbandoned) {
+		t.Error("no FailbackAbandoned Event")
+	}
+
+	// The restored placement is Healthy: the failback entry stays without
+	// a healthy time, and the next pass writes nothing.
+	got.Status.SchedulerObservedGeneration = got.Generation
+	got.Status.AggregatedStatus = []workv1alpha2.AggregatedStatusItem{{ClusterName: "member2", Applied: true, Health: workv1alpha2.ResourceHealthy}}
+	e.updateStatus(got)
+	if _, err := r.reconcile(context.Background(), resourceBindingKind, reqFor(b.Name)); err != nil {
+		t.Fatal(err)
+	}
+	got = e.rb(b.Name)
+	if h := got.Status.FailoverHistory[0]; h.ReplacementHealthyTime != nil {
+		t.Errorf("the abandoned failback is marked healthy: %+v", h)
+	}
+	if historyOpen(&got.Status) {
+		t.Error("the history stays open after an abandoned failback")
+	}
+}
+
+func eventSeen(e *env, reason string) bool {
+	for {
+		select {
+		case ev := <-e.recorder.Events:
+			if strings.Contains(ev, reason) {
+				return true
+			}
+		default:
+			return false
+		}
+	}
+}
+
+// A failback's task carries the state of the copy it leaves, captured by
+// the policy's statePreservation rules as a failover's would be.
+func TestFailbackState(t *testing.T) {
+	off := features.New()
+	if err := off.Set("StatefulFailoverInjection=false"); err != nil {
+		t.Fatal(err)
+	}
+	withRules := func(b *bindingWrapper, cluster bool) *bindingWrapper {
+		sp := &policyv1alpha1.StatePreservation{Rules: []policyv1alpha1.StatePreservationRule{rule("job", "{ .jobID }")}}
+		if cluster {
+			b.Spec.Failover = &policyv1alpha1.FailoverBehavior{Cluster: &policyv1alpha1.ClusterFailoverBehavior{StatePreservation: sp}}
+		} else {
+			b.Spec.Failover = &policyv1alpha1.FailoverBehavior{Application: &policyv1alpha1.ApplicationFailoverBehavior{StatePreservation: sp}}
+		}
+		return b
+	}
+	running := func() *bindingWrapper {
+		return makeBinding("a").clusters("member1").reflected("member2", map[string]interface{}{"jobID": "j-7"})
+	}
+	cases := map[string]struct {
+		binding *bindingWrapper
+		gates   *features.Gates
+		want    map[string]string
+		note    string
+	}{
+		"cluster failover rules":                   {binding: withRules(running(), true), want: map[string]string{"job": "j-7"}},
+		"application failover rules":               {binding: withRules(running(), false), want: map[string]string{"job": "j-7"}},
+		"no rules":                                 {binding: running()},
+		"the gate off":                             {binding: withRules(running(), true), gates: off},
+		"no value: the failback goes on, and says": {binding: withRules(makeBinding("a").clusters("member1").health("member2", workv1alpha2.ResourceHealthy), true), note: "state not preserved"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := tc.binding.obj()
+			gates := tc.gates
+			if gates == nil {
+				gates = features.New()
+			}
+			state, note := FailbackState(&b.Spec, &b.Status, "member2", gates)
+			if len(state) != len(tc.want) || state["job"] != tc.want["job"] {
+				t.Errorf("state %v, want %v", state, tc.want)
+			}
+			if !strings.Contains(note, tc.note) {
+				t.Errorf("note %q, want it to say %q", note, tc.note)
+			}
+		})
+	}
+}

@@ -1,0 +1,282 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+)
+
+// failbackWindow is the policy's stabilizationSeconds.
+const failbackWindow = 20 * time.Second
+
+// failbackMax is the controller manager's --failback-max-concurrent.
+const failbackMax = 2
+
+// TestFailback proves automatic failback: five Deployments that prefer
+// member1 fail over to member2 when member1 is killed; when member1 is
+// back, none moves before it has been Ready for the policy's window, then
+// all move back, never more than --failback-max-concurrent at once, and
+// each copy in member1 is available before the copy in member2 is deleted.
+// It stops a member, so it runs on its own environment.
+func TestFailback(t *testing.T) {
+	t.Parallel()
+	periods := shortPeriods
+	periods.args = append(append([]string(nil), shortPeriods.args...),
+		// A rate high enough that the cap, not the rate, holds them back.
+		fmt.Sprintf("--failback-max-concurrent=%d", failbackMax), "--failback-rate=100", "--graceful-eviction-hold=5s")
+	e := startCFEnv(t, periods)
+	t.Cleanup(func() {
+		if problems := controllerLogTripwires(e.state, 0); len(problems) > 0 {
+			t.Errorf("the private controller manager logged problems no test may cause:\n%s", strings.Join(problems, "\n"))
+		}
+	})
+	ns := e.namespace(t, "failback")
+	names := []string{"fb-1", "fb-2", "fb-3", "fb-4", "fb-5"}
+	for _, n := range names {
+		e.apply(t, ns, cfDeployment(n, 2, "group", "failback"))
+	}
+	e.apply(t, ns, fmt.Sprintf(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: failback
+spec:
+  resourceSelectors:
+    - {apiVersion: apps/v1, kind: Deployment, labelSelector: {matchLabels: {group: failback}}}
+  placement:
+    clusterAffinities:
+      - affinityName: primary
+        clusterNames: [member1]
+      - affinityName: backup
+        clusterNames: [member2]
+    spreadConstraints:
+      - spreadByField: cluster
+        maxGroups: 1
+        minGroups: 1
+  failover:
+    cluster: {}
+    failback:
+      stabilizationSeconds: %d
+`, int(failbackWindow.Seconds())))
+	for _, n := range names {
+		if on := e.waitPlaced(t, ns, n, 2, ""); on != "member1" {
+			t.Fatalf("%s placed on %s, want member1", n, on)
+		}
+	}
+
+	// 1. member1 crashes: everything fails over to member2.
+	e.kill(t, "member1")
+	for _, n := range names {
+		if on := e.waitPlaced(t, ns, n, 2, "member1"); on != "member2" {
+			t.Fatalf("%s failed over to %s, want member2", n, on)
+		}
+		e.waitHistory(t, ns, n, "member1", workv1alpha2.EvictionReasonTaintUntolerated)
+	}
+
+	// 2. member1 returns. Its stale copies go; then nothing may move back
+	// before member1 has been Ready for the window.
+	e.start(t, "member1")
+	for _, n := range names {
+		e.waitGoneFrom(t, ns, n, "member1")
+	}
+	watches := map[string]*deploymentWatch{}
+	for _, n := range names {
+		watches[n] = e.watchDeployments(t, ns, n, "member1", "member2")
+	}
+
+	// 3. Watch everything move back, counting the open failbacks.
+	var readySince time.Time
+	maxOpen := 0
+	eventually(t, 5*time.Minute, "every Deployment back on member1", func(ctx context.Context) (bool, string, error) {
+		var c clusterv1alpha1.Cluster
+		if err := e.cp.Get(ctx, types.NamespacedName{Name: "member1"}, &c); err != nil {
+			return false, "", err
+		}
+		if ready := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady); ready != nil && ready.LastTransitionTime.After(readySince) {
+			readySince = ready.LastTransitionTime.Time
+		}
+		var list workv1alpha2.ResourceBindingList
+		if err := e.cp.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return false, "", err
+		}
+		open, back := 0, 0
+		var seen []string
+		for _, rb := range list.Items {
+			name := strings.TrimSuffix(rb.Name, "-deployment")
+			failbackOpen := false
+			for _, task := range rb.Spec.GracefulEvictionTasks {
+				if task.Reason == workv1alpha2.EvictionReasonFailback {
+					failbackOpen = true
+				}
+			}
+			if failbackOpen {
+				open++
+			}
+			cs := scheduledClusters(&rb)
+			if len(cs) == 1 && cs[0] == "member1" {
+				if !failbackOpen {
+					back++
+				}
+			}
+			seen = append(seen, fmt.Sprintf("%s on %v (tasks %s)", name, cs, cfTasks(&rb)))
+		}
+		maxOpen = max(maxOpen, open)
+		return back == len(names), fmt.Sprintf("%d open; %s", open, strings.Join(seen, "; ")), nil
+	})
+
+	if maxOpen > failbackMax {
+		t.Errorf("%d failbacks open at once, want at most %d", maxOpen, failbackMax)
+	}
+	t.Logf("at most %d failbacks open at once", maxOpen)
+	for _, n := range names {
+		e.waitGoneFrom(t, ns, n, "member2")
+		w := watches[n]
+		healthy, ok := w.first("member1", fullyAvailable)
+		gone, goneOK := w.goneAt("member2")
+		switch {
+		case !ok || !goneOK:
+			t.Errorf("%s: watch events incomplete (available in member1: %t, gone from member2: %t): %s", n, ok, goneOK, w)
+		case !healthy.at.Before(gone):
+			t.Errorf("%s: the copy in member2 went at %s, before the copy in member1 was available at %s: %s",
+				n, gone.Format(time.RFC3339Nano), healthy.at.Format(time.RFC3339Nano), w)
+		}
+		entry := e.waitHistory(t, ns, n, "member2", workv1alpha2.EvictionReasonFailback)
+		if strings.Join(entry.ClustersAfter, ",") != "member1" {
+			t.Errorf("%s: failback history entry %+v", n, entry)
+		}
+		// The entry's time is when the scheduler moved it back; times are
+		// whole seconds.
+		if moved := entry.Time.Time; moved.Before(readySince.Add(failbackWindow - time.Second)) {
+			t.Errorf("%s moved back at %s, %s after member1 became Ready (%s): before the window of %s",
+				n, moved.Format(time.RFC3339), moved.Sub(readySince), readySince.Format(time.RFC3339), failbackWindow)
+		}
+	}
+}
+
+// TestFailbackAbandoned attacks the way back: the copy moved back to
+// member1 never becomes available (its image cannot be pulled there), so
+// the failback is given up when the grace period passes. The copy in
+// member2 must never be deleted, the workload must stay on member2, the
+// history and an Event must say so, and member1 is not tried again within
+// the window.
+func TestFailbackAbandoned(t *testing.T) {
+	t.Parallel()
+	const grace = 30 * time.Second
+	const window = 15 * time.Second
+	periods := shortPeriods
+	periods.args = append(append([]string(nil), shortPeriods.args...),
+		fmt.Sprintf("--graceful-eviction-timeout=%s", grace), "--graceful-eviction-hold=5s")
+	e := startCFEnv(t, periods)
+	t.Cleanup(func() {
+		if problems := controllerLogTripwires(e.state, 0); len(problems) > 0 {
+			t.Errorf("the private controller manager logged problems no test may cause:\n%s", strings.Join(problems, "\n"))
+		}
+	})
+	ns := e.namespace(t, "failback-abandoned")
+	e.apply(t, ns, cfDeployment("stuck", 2))
+	e.apply(t, ns, fmt.Sprintf(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: stuck
+spec:
+  resourceSelectors:
+    - %s
+  placement:
+    clusterAffinities:
+      - affinityName: primary
+        clusterNames: [member1]
+      - affinityName: backup
+        clusterNames: [member2]
+    spreadConstraints:
+      - spreadByField: cluster
+        maxGroups: 1
+        minGroups: 1
+  failover:
+    cluster: {}
+    failback:
+      stabilizationSeconds: %d
+`, byName("stuck"), int(window.Seconds())))
+	if on := e.waitPlaced(t, ns, "stuck", 2, ""); on != "member1" {
+		t.Fatalf("stuck placed on %s, want member1", on)
+	}
+	e.kill(t, "member1")
+	if on := e.waitPlaced(t, ns, "stuck", 2, "member1"); on != "member2" {
+		t.Fatalf("stuck failed over to %s, want member2", on)
+	}
+	// From now on a copy in member1 cannot become available.
+	e.apply(t, ns, fakeRegistry("stuck", []string{"member1"}, ""))
+	e.start(t, "member1")
+	e.waitGoneFrom(t, ns, "stuck", "member1")
+	w := e.watchDeployments(t, ns, "stuck", "member2")
+
+	e.waitHistory(t, ns, "stuck", "member2", workv1alpha2.EvictionReasonFailback)
+	abandoned := e.waitHistoryWithin(t, ns, "stuck", "member1", workv1alpha2.EvictionReasonFailbackAbandoned, cfTimeout+grace)
+	if strings.Join(abandoned.ClustersAfter, ",") != "member2" {
+		t.Errorf("FailbackAbandoned entry: %+v", abandoned)
+	}
+	e.waitGoneFrom(t, ns, "stuck", "member1")
+	ctx := context.Background()
+	rb, err := e.binding(ctx, ns, "stuck")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs := scheduledClusters(rb); strings.Join(cs, ",") != "member2" || len(rb.Spec.GracefulEvictionTasks) != 0 {
+		t.Errorf("after the abandonment: scheduled to %v, tasks %s; want member2, none", cs, cfTasks(rb))
+	}
+	if d, err := e.memberDeployment(ctx, "member2", ns, "stuck"); err != nil || !deploymentReady(d, 2) || d.DeletionTimestamp != nil {
+		t.Errorf("the copy in member2 after the abandonment: %v %s", err, summarizeDeployments(map[string]*appsv1.Deployment{"member2": d}))
+	}
+	if gone, ok := w.goneAt("member2"); ok {
+		t.Errorf("the copy in member2 was deleted at %s: %s", gone.Format(time.RFC3339Nano), w)
+	}
+	events, err := e.cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=FailbackAbandoned"})
+	if err != nil || len(events.Items) == 0 {
+		t.Errorf("no FailbackAbandoned Event (%v)", err)
+	}
+	// Not again within the window: no new failback before it ends.
+	until := abandoned.Time.Add(window - 2*time.Second)
+	for time.Now().Before(until) {
+		rb, err := e.binding(ctx, ns, "stuck")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cs := scheduledClusters(rb); strings.Join(cs, ",") != "member2" || len(rb.Spec.GracefulEvictionTasks) != 0 {
+			t.Fatalf("%s after the abandonment: scheduled to %v, tasks %s", time.Since(abandoned.Time.Time).Round(time.Second), cs, cfTasks(rb))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// waitHistoryWithin is waitHistory with its own timeout.
+func (e *cfEnv) waitHistoryWithin(t *testing.T, ns, name, from, reason string, timeout time.Duration) workv1alpha2.FailoverHistoryItem {
+	t.Helper()
+	var entry workv1alpha2.FailoverHistoryItem
+	cfEventually(t, timeout, describe("failover history of %s: %s from %s", name, reason, from), func(ctx context.Context) (bool, string, error) {
+		rb, err := e.binding(ctx, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		for _, h := range rb.Status.FailoverHistory {
+			if h.FromCluster == from && h.Reason == reason {
+				entry = h
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprintf("history %+v; clusters %v; tasks %s", rb.Status.FailoverHistory, scheduledClusters(rb), cfTasks(rb)), nil
+	})
+	return entry
+}
