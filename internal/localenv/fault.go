@@ -107,10 +107,30 @@ func stopNamed(dir, name string, kill bool) error {
 	return nil
 }
 
+// startAttempts bounds how often StartComponent starts a component that
+// exits before it answers healthy: a member's kwok or controllers may crash
+// once on the API server they start against a moment after it came back.
+const startAttempts = 3
+
 // StartComponent starts a component that is not running (stopped with
 // StopComponent, or exited) with the same flags, and waits until it is
-// healthy.
+// healthy. A process that exits before it is healthy is started again, up
+// to startAttempts in all; one the supervisor started meanwhile is waited
+// for instead.
 func StartComponent(ctx context.Context, dir, name string) error {
+	var err error
+	for attempt := 1; attempt <= startAttempts; attempt++ {
+		if err = startOnce(ctx, dir, name, attempt > 1); err == nil || !errors.Is(err, errExited) {
+			return err
+		}
+	}
+	return err
+}
+
+// startOnce starts name and waits until it is healthy; again says that an
+// earlier attempt's process exited, so a running process (the supervisor's)
+// is waited for instead of refused.
+func startOnce(ctx context.Context, dir, name string, again bool) error {
 	var (
 		s *State
 		c Component
@@ -124,7 +144,11 @@ func StartComponent(ctx context.Context, dir, name string) error {
 			return err
 		}
 		c = st.Components[i]
+		s = st
 		if c.Process.Alive() {
+			if again {
+				return nil
+			}
 			return fmt.Errorf("%s is already running (pid %d)", name, c.Process.PID)
 		}
 		rec, err := process.Start(c.Binary, c.Args, c.Env, c.Log)
@@ -132,7 +156,7 @@ func StartComponent(ctx context.Context, dir, name string) error {
 			return fmt.Errorf("starting %s: %w", name, err)
 		}
 		c.Process, c.Started, c.Stopped = rec, time.Now(), false
-		st.Components[i], s = c, st
+		st.Components[i] = c
 		return nil
 	})
 	if err != nil {

@@ -3,6 +3,7 @@ package localenv
 import (
 	"context"
 	"encoding/pem"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -177,4 +178,61 @@ func mustComponent(t *testing.T, dir, name string) Component {
 		t.Fatal(err)
 	}
 	return s.Components[i]
+}
+
+// A component that exits before it is healthy (a member's kwok crashing on
+// an API server that just came back) is started again; one that keeps
+// exiting fails after startAttempts, naming the exit.
+func TestStartComponentRetriesAnEarlyExit(t *testing.T) {
+	cases := map[string]struct {
+		// script runs as the component with $1 a marker path; it is
+		// healthy once $1.up exists.
+		script  string
+		wantErr bool
+	}{
+		"exits once, then runs": {script: `if [ -e "$1" ]; then touch "$1.up"; exec sleep 30; fi; touch "$1"; exit 1`},
+		"always exits":          {script: `exit 1`, wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			marker := filepath.Join(dir, "marker")
+			health := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				if _, err := os.Stat(marker + ".up"); err != nil {
+					w.WriteHeader(http.StatusServiceUnavailable)
+				}
+			}))
+			defer health.Close()
+			s := &State{Dir: dir, Components: []Component{{
+				Name: "flaky", Binary: "/bin/sh", Args: []string{"-c", tc.script, "flaky", marker},
+				Log: filepath.Join(dir, "logs", "flaky.log"), Health: health.URL,
+			}}}
+			if err := s.save(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = StopComponent(dir, "flaky") })
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			err := StartComponent(ctx, dir, "flaky")
+			if tc.wantErr {
+				if err == nil || !errors.Is(err, errExited) {
+					t.Fatalf("StartComponent = %v, want an exit after %d attempts", err, startAttempts)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("StartComponent = %v, want the second start to run", err)
+			}
+			got, err := Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Components[0].Process.Alive() {
+				t.Error("the component is not running after StartComponent")
+			}
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -68,13 +69,16 @@ func (h healthCheck) probe(ctx context.Context, url string) error {
 
 // waitHealthy polls the component's health URL until it answers 200, the
 // process exits, or the timeout passes.
+// errExited: the process exited before it answered healthy.
+var errExited = errors.New("exited")
+
 func waitHealthy(ctx context.Context, c Component, h healthCheck, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last error
 	for {
 		if !c.Process.Alive() {
-			return fmt.Errorf("process %d exited", c.Process.PID)
+			return fmt.Errorf("process %d %w", c.Process.PID, errExited)
 		}
 		if last = h.probe(ctx, c.Health); last == nil {
 			return nil
