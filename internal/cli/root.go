@@ -33,6 +33,7 @@ unhealthy, Lifeboat moves the workload to another cluster and carries its state 
 		newInterpretCommand(),
 		newBenchCommand(),
 		newSimulateCommand(),
+		newFailbackCommand(),
 	)
 	root.AddCommand(newClusterCommands()...)
 	return root
