@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
@@ -265,10 +266,17 @@ type deploymentWatch struct {
 // the watches are established when it returns.
 func watchMemberDeployments(t *testing.T, ns, name string) *deploymentWatch {
 	t.Helper()
+	return watchDeploymentsIn(t, members(t), ns, name)
+}
+
+// watchDeploymentsIn starts watching Deployment ns/name in each of
+// clusters, by name; the watches are established when it returns.
+func watchDeploymentsIn(t *testing.T, clusters map[string]kubernetes.Interface, ns, name string) *deploymentWatch {
+	t.Helper()
 	w := &deploymentWatch{}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	for member, cs := range members(t) {
+	for member, cs := range clusters {
 		wi, err := cs.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
 		if err != nil {
 			t.Fatalf("watching Deployments in %s: %v", member, err)

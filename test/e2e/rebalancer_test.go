@@ -10,11 +10,10 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/lifeboat-dev/lifeboat/api/apps/v1alpha1"
@@ -168,32 +167,15 @@ func rebalanceEntry(rb *workv1alpha2.ResourceBinding, from string) *workv1alpha2
 	return nil
 }
 
-// watchDeployments is watchMemberDeployments on this environment's
-// members.
+// watchDeployments is watchMemberDeployments on the named members of this
+// environment.
 func (e *privateEnv) watchDeployments(t *testing.T, ns, name string, members ...string) *deploymentWatch {
 	t.Helper()
-	w := &deploymentWatch{}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	for _, member := range members {
-		wi, err := e.members[member].AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=" + name})
-		if err != nil {
-			t.Fatalf("watching Deployments in %s: %v", member, err)
-		}
-		go func(member string, wi watch.Interface) {
-			defer wi.Stop()
-			for ev := range wi.ResultChan() {
-				d, ok := ev.Object.(*appsv1.Deployment)
-				if !ok {
-					continue
-				}
-				w.mu.Lock()
-				w.events = append(w.events, deploymentEvent{member: member, typ: ev.Type, at: time.Now(), obj: d})
-				w.mu.Unlock()
-			}
-		}(member, wi)
+	clusters := make(map[string]kubernetes.Interface, len(members))
+	for _, m := range members {
+		clusters[m] = e.members[m]
 	}
-	return w
+	return watchDeploymentsIn(t, clusters, ns, name)
 }
 
 // rebalancerWatch records every version of every WorkloadRebalancer seen,

@@ -36,31 +36,8 @@ func TestSimulatePolicyPredictsThePlacement(t *testing.T) {
 	cp := clientFor(t, controlPlaneConfig(t))
 	nowhere := "e2e.lifeboat.dev/simulate-" + rand.String(5)
 
-	deployment := func(name string, replicas int, labels string) string {
-		return fmt.Sprintf(`
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: %[1]s
-  labels:
-    app: %[1]s%[3]s
-spec:
-  replicas: %[2]d
-  selector:
-    matchLabels:
-      app: %[1]s
-  template:
-    metadata:
-      labels:
-        app: %[1]s
-    spec:
-      containers:
-        - image: nginx
-          name: nginx
-`, name, replicas, labels)
-	}
-	applyYAML(t, ns, deployment("weighted", 3, "")+"---"+deployment("pinned", 2, "")+"---"+
-		deployment("labelled", 1, "\n    tier: front")+"---"+deployment("lost", 1, ""))
+	applyYAML(t, ns, cfDeployment("weighted", 3)+"---"+cfDeployment("pinned", 2)+"---"+
+		cfDeployment("labelled", 1, "tier", "front")+"---"+cfDeployment("lost", 1))
 
 	policy := func(name, selector, placement string) string {
 		return fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
