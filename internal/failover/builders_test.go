@@ -142,6 +142,11 @@ func withState(t workv1alpha2.GracefulEvictionTask, kv ...string) workv1alpha2.G
 	return t
 }
 
+func withReason(t workv1alpha2.GracefulEvictionTask, reason string) workv1alpha2.GracefulEvictionTask {
+	t.Reason = reason
+	return t
+}
+
 func withSuppress(t workv1alpha2.GracefulEvictionTask, v *bool) workv1alpha2.GracefulEvictionTask {
 	t.SuppressDeletion = v
 	return t

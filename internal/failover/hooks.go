@@ -97,17 +97,24 @@ func (Hooks) BlockedClusters(spec *workv1alpha2.ResourceBindingSpec) []string {
 // LabelsToInject returns the preserved state to add as labels to the copy
 // in cluster, or nil. Labels are injected, with the gate
 // StatefulFailoverInjection on, into a cluster placed as the replacement
-// of a Directly (Immediately) eviction that preserved state: the newest
-// eviction (open task or history entry) after which the cluster was
-// scheduled and before which it was not. Unlike Karmada the labels stay
-// after the task is closed, until a later failover replaces them, because
-// the history keeps the state.
+// of an eviction that preserved state: the newest eviction (open task or
+// history entry) after which the cluster was scheduled and before which it
+// was not. That eviction must be Directly (Immediately), as the seed
+// restricts failover injection, or a failback: a workload moved back
+// carries the state captured from the copy it leaves at the moment it
+// moved, with the policy's statePreservation rules, so that a job restarts
+// where it was instead of where it was before the outage. Unlike Karmada
+// the labels stay after the task is closed, until a later eviction
+// replaces them, because the history keeps the state.
 func (h Hooks) LabelsToInject(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, cluster string) map[string]string {
 	if !h.Gates.Enabled(features.StatefulFailoverInjection) {
 		return nil
 	}
 	r, ok := placedBy(failoverRecords(spec, status), cluster)
-	if !ok || r.purgeMode != policyv1alpha1.PurgeModeDirectly || len(r.state) == 0 {
+	if !ok || len(r.state) == 0 {
+		return nil
+	}
+	if r.purgeMode != policyv1alpha1.PurgeModeDirectly && r.reason != workv1alpha2.EvictionReasonFailback {
 		return nil
 	}
 	out := make(map[string]string, len(r.state))

@@ -98,6 +98,13 @@ func TestLabelsToInject(t *testing.T) {
 		return workv1alpha2.FailoverHistoryItem{Time: *mt(tm), FromCluster: from, PurgeMode: mode, ClustersBefore: before, ClustersAfter: after,
 			PreservedLabelState: map[string]string{"jobid": state}}
 	}
+	reasoned := func(h workv1alpha2.FailoverHistoryItem, reason string) workv1alpha2.FailoverHistoryItem {
+		h.Reason = reason
+		if h.PreservedLabelState["jobid"] == "" {
+			h.PreservedLabelState = nil
+		}
+		return h
+	}
 	for name, tc := range map[string]struct {
 		binding *bindingWrapper
 		cluster string
@@ -138,6 +145,42 @@ func TestLabelsToInject(t *testing.T) {
 				history(entry("member2", policyv1alpha1.PurgeModeDirectly, 200, []string{"member2"}, []string{"member3"}, "aaaa-carried")),
 			cluster: "member3",
 			want:    map[string]string{"jobid": "aaaa-carried"},
+		},
+		"failback (Gracefully): the state captured from the copy it leaves": {
+			binding: makeBinding("a").clusters("member1").
+				history(entry("member1", policyv1alpha1.PurgeModeDirectly, 100, []string{"member1"}, []string{"member2"}, "old")).
+				task(withReason(withState(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 200, "member2"), "jobid", "fresh"), workv1alpha2.EvictionReasonFailback)),
+			cluster: "member1",
+			want:    map[string]string{"jobid": "fresh"},
+		},
+		"failback closed: the history keeps the labels": {
+			binding: makeBinding("a").clusters("member1").
+				history(entry("member1", policyv1alpha1.PurgeModeGracefully, 100, []string{"member1"}, []string{"member2"}, "old")).
+				history(reasoned(entry("member2", policyv1alpha1.PurgeModeGracefully, 200, []string{"member2"}, []string{"member1"}, "fresh"), workv1alpha2.EvictionReasonFailback)),
+			cluster: "member1",
+			want:    map[string]string{"jobid": "fresh"},
+		},
+		"failback with the gate off: nothing": {
+			binding: makeBinding("a").clusters("member1").
+				task(withReason(withState(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 200, "member2"), "jobid", "fresh"), workv1alpha2.EvictionReasonFailback)),
+			cluster: "member1",
+			gates:   off,
+		},
+		"rebalance (Gracefully, no state captured): nothing": {
+			binding: makeBinding("a").clusters("member1").
+				task(withReason(withState(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 200, "member2"), "jobid", "x"), workv1alpha2.EvictionReasonRebalance)),
+			cluster: "member1",
+		},
+		// Must not: an abandoned failback gives the workload back to the
+		// copy that was running; that copy keeps the labels it was given
+		// when it was placed, or it would be rolled out again.
+		"abandoned failback: the current copy keeps its labels": {
+			binding: makeBinding("a").clusters("member2").
+				history(entry("member1", policyv1alpha1.PurgeModeDirectly, 100, []string{"member1"}, []string{"member2"}, "one")).
+				history(reasoned(entry("member2", policyv1alpha1.PurgeModeGracefully, 200, []string{"member2"}, []string{"member1"}, "two"), workv1alpha2.EvictionReasonFailback)).
+				history(reasoned(entry("member1", policyv1alpha1.PurgeModeGracefully, 260, []string{"member1"}, []string{"member2"}, ""), workv1alpha2.EvictionReasonFailbackAbandoned)),
+			cluster: "member2",
+			want:    map[string]string{"jobid": "one"},
 		},
 		"a cluster placed by an older failover is not given a newer state": {
 			binding: makeBinding("a").clusters("member2", "member4").

@@ -178,6 +178,7 @@ func missingFieldHint(template string, data interface{}) string {
 
 // failoverRecord is one eviction as seen in a task or a history entry.
 type failoverRecord struct {
+	reason         string
 	fromCluster    string
 	time           int64 // unix seconds of the task's creationTimestamp
 	purgeMode      policyv1alpha1.PurgeMode
@@ -195,6 +196,7 @@ func failoverRecords(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha
 	for _, h := range status.FailoverHistory {
 		seen[historyKey{h.FromCluster, h.Time.Unix()}] = true
 		out = append(out, failoverRecord{
+			reason:         h.Reason,
 			fromCluster:    h.FromCluster,
 			time:           h.Time.Unix(),
 			purgeMode:      policyv1alpha1.NormalizePurgeMode(h.PurgeMode),
@@ -209,6 +211,7 @@ func failoverRecords(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha
 			continue
 		}
 		out = append(out, failoverRecord{
+			reason:         t.Reason,
 			fromCluster:    t.FromCluster,
 			time:           t.CreationTimestamp.Unix(),
 			purgeMode:      policyv1alpha1.NormalizePurgeMode(t.PurgeMode),
@@ -222,9 +225,14 @@ func failoverRecords(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha
 
 // placedBy returns the newest record that placed cluster as a replacement:
 // the cluster was not scheduled before that eviction (and, once known, is
-// among the clusters after it).
+// among the clusters after it). An abandoned failback placed nothing: it
+// gave back the copy that was already running, so the record that placed
+// that copy still counts.
 func placedBy(records []failoverRecord, cluster string) (failoverRecord, bool) {
 	for _, r := range records {
+		if r.reason == workv1alpha2.EvictionReasonFailbackAbandoned {
+			continue
+		}
 		if len(r.clustersBefore) == 0 || contains(r.clustersBefore, cluster) || r.fromCluster == cluster {
 			continue
 		}
