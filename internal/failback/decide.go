@@ -74,7 +74,10 @@ type Input struct {
 //  5. X exists, is not deleting, is Ready, has no NoExecute taint and no
 //     flapping taint, and has been Ready for the whole window (Ready's
 //     lastTransitionTime at most now − stabilizationSeconds; a flap
-//     restarts the window); otherwise wait until the window ends.
+//     restarts the window) and the workload left it at least a window
+//     ago (after an application failover X stayed Ready: the window then
+//     gives the application's fault time to be fixed); otherwise wait
+//     until the window ends.
 //  6. A fresh schedule (core.Schedule with Fresh) on the current clusters
 //     places the workload on X.
 //
@@ -100,6 +103,10 @@ func Decide(in Input) Decision {
 	// 3.
 	candidates := failedOverFrom(in.Spec, in.Status, fb.AfterApplicationFailover)
 	if len(candidates) == 0 {
+		if app := failedOverFrom(in.Spec, in.Status, true); len(app) > 0 {
+			return stay(fmt.Sprintf("it left %s after an application failure, and failback.afterApplicationFailover is off",
+				strings.Join(app, ", ")))
+		}
 		return stay("no cluster it failed over away from is waiting")
 	}
 	byName := make(map[string]*clusterv1alpha1.Cluster, len(in.Clusters))
@@ -153,6 +160,10 @@ func decideCluster(in Input, x string, c *clusterv1alpha1.Cluster, window time.D
 	if end := since.Add(window); in.Now.Before(end) {
 		return Decision{Verdict: Wait, Cluster: x, At: end, ReadySince: since,
 			Reason: fmt.Sprintf("cluster %s has been Ready only since %s", x, since.UTC().Format(time.RFC3339))}
+	}
+	if left := leftAt(in.Status, x); in.Now.Before(left.Add(window)) {
+		return Decision{Verdict: Wait, Cluster: x, At: left.Add(window), ReadySince: since,
+			Reason: fmt.Sprintf("it left %s only at %s", x, left.UTC().Format(time.RFC3339))}
 	}
 	// 6.
 	res, err := core.Schedule(core.Problem{
@@ -225,6 +236,18 @@ func failedOverFrom(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2
 // failure reason: the clusters a binding may fail back to.
 func FailedOverFrom(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) []string {
 	return failedOverFrom(spec, status, true)
+}
+
+// leftAt is the time of the newest history entry from x other than
+// FailbackAbandoned: when the workload left x.
+func leftAt(status *workv1alpha2.ResourceBindingStatus, x string) time.Time {
+	var t time.Time
+	for _, h := range status.FailoverHistory {
+		if h.Reason != workv1alpha2.EvictionReasonFailbackAbandoned && h.FromCluster == x && h.Time.After(t) {
+			t = h.Time.Time
+		}
+	}
+	return t
 }
 
 // lastAbandoned is the time of the newest FailbackAbandoned entry for x.

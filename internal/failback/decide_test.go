@@ -60,7 +60,7 @@ func TestDecide(t *testing.T) {
 			mutate: func(b *workv1alpha2.ResourceBinding) { b.Status.FailoverHistory = nil },
 		},
 		"rule 3, must not: it left member1 for an application failure": {
-			binding: makeBinding("a"), clusters: stable(), want: Stay, reason: "no cluster",
+			binding: makeBinding("a"), clusters: stable(), want: Stay, reason: "left member1 after an application failure, and failback.afterApplicationFailover is off",
 			mutate: func(b *workv1alpha2.ResourceBinding) {
 				b.Status.FailoverHistory[0].Reason = workv1alpha2.EvictionReasonApplicationFailure
 			},
@@ -104,6 +104,14 @@ func TestDecide(t *testing.T) {
 		},
 		"rule 5, must not: a flap restarts the window": {
 			binding: makeBinding("a"), clusters: with(readySince("member1", -5), readySince("member2", -7200)), want: Wait, wantAt: at(595),
+		},
+		"rule 5, must not: it left member1 (an application failure) less than a window ago, member1 Ready all along": {
+			binding: makeBinding("a"), clusters: stable(), want: Wait, wantAt: at(500),
+			mutate: func(b *workv1alpha2.ResourceBinding) {
+				b.Status.FailoverHistory[0].Reason = workv1alpha2.EvictionReasonApplicationFailure
+				b.Status.FailoverHistory[0].Time = metav1.NewTime(at(-100))
+				b.Spec.Failover.Failback.AfterApplicationFailover = true
+			},
 		},
 		"rule 6, must not: a fresh schedule would not place it on member1": {
 			binding: makeBinding("a"), clusters: stable(), want: Stay, reason: "would not place it on member1",
