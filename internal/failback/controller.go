@@ -230,9 +230,11 @@ func (r *Reconciler) reconcile(ctx context.Context, k kind, req ctrl.Request) (c
 	spec, status := parts(obj)
 	now := r.Clock.Now()
 
+	key := k.short + "/" + req.NamespacedName.String()
+
 	// 1. A failback asked for: follow it until it ends.
 	if v, ok := obj.GetAnnotations()[FailbackAnnotation]; ok {
-		return r.follow(ctx, obj, spec, status, v)
+		return r.follow(ctx, key, obj, spec, status, v)
 	}
 
 	// 2. Decide; the Clusters are read only for a binding that has
@@ -259,7 +261,6 @@ func (r *Reconciler) reconcile(ctx context.Context, k kind, req ctrl.Request) (c
 	}
 
 	// 3. Admit.
-	key := k.short + "/" + req.NamespacedName.String()
 	open, err := r.openFailbacks(ctx)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -293,9 +294,11 @@ func (r *Reconciler) reconcile(ctx context.Context, k kind, req ctrl.Request) (c
 }
 
 // follow ends an asked-for failback once progress says it completed, was
-// given up or moved nothing: it removes the annotations (one write) and
-// reports. While the failback is open it writes nothing.
-func (r *Reconciler) follow(ctx context.Context, obj client.Object, spec *workv1alpha2.ResourceBindingSpec,
+// given up or moved nothing: it removes the annotations (one write),
+// frees its place under the gate's cap at once (a failback can end before
+// the cache ever showed it open) and reports. While the failback is open
+// it writes nothing.
+func (r *Reconciler) follow(ctx context.Context, key string, obj client.Object, spec *workv1alpha2.ResourceBindingSpec,
 	status *workv1alpha2.ResourceBindingStatus, value string) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
 	f, err := parseInFlight(value)
@@ -320,6 +323,7 @@ func (r *Reconciler) follow(ctx context.Context, obj client.Object, spec *workv1
 	if err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return writeFailed(ctx, err, "closing the failback")
 	}
+	r.Gate.Forget(key)
 	switch outcome {
 	case Completed:
 		took := healthyAt.Sub(f.readySince)

@@ -277,6 +277,47 @@ func TestReconcileFollowsFailback(t *testing.T) {
 	}
 }
 
+// A failback that ended frees its place under the cap at once, also when
+// it ended before any other decision saw it open: with a cap of one, the
+// next binding starts as soon as the first is closed.
+func TestEndedFailbackFreesItsPlace(t *testing.T) {
+	a, b := makeBinding("a").obj(), makeBinding("b").obj()
+	e := newEnv(t, 1, append(members(-600), a, b)...)
+	e.reconcile(a.Name)
+	if _, open := e.rb(a.Name).Annotations[FailbackAnnotation]; !open {
+		t.Fatal("the first failback did not start")
+	}
+
+	// The scheduler moved it back and the copy there is Healthy.
+	done := e.rb(a.Name)
+	last := metav1.NewTime(at(1))
+	done.Status.LastScheduledTime = &last
+	done.Status.FailoverHistory = append(done.Status.FailoverHistory, workv1alpha2.FailoverHistoryItem{
+		Time: metav1.NewTime(at(1)), Reason: workv1alpha2.EvictionReasonFailback, FromCluster: "member2",
+		ClustersBefore: []string{"member2"}, ClustersAfter: []string{"member1"}, ReplacementHealthyTime: &metav1.Time{Time: at(2)},
+	})
+	if err := e.client.Status().Update(context.Background(), done); err != nil {
+		t.Fatal(err)
+	}
+	done = e.rb(a.Name)
+	done.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}}
+	if err := e.client.Update(context.Background(), done); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.SetTime(at(3))
+	e.reconcile(a.Name)
+	if _, open := e.rb(a.Name).Annotations[FailbackAnnotation]; open {
+		t.Fatal("the completed failback was not closed")
+	}
+
+	if res := e.reconcile(b.Name); res.RequeueAfter != 0 {
+		t.Errorf("the second failback was held back for %s after the first ended", res.RequeueAfter)
+	}
+	if _, open := e.rb(b.Name).Annotations[FailbackAnnotation]; !open {
+		t.Error("the second failback did not start")
+	}
+}
+
 func TestRequestTimeIsAfterTheLastSchedule(t *testing.T) {
 	now := at(0).Add(300 * time.Millisecond)
 	last := metav1.NewTime(at(0))
