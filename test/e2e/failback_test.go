@@ -25,18 +25,28 @@ const failbackWindow = 20 * time.Second
 // failbackMax is the controller manager's --failback-max-concurrent.
 const failbackMax = 2
 
-// TestFailback proves automatic failback: five Deployments that prefer
-// member1 fail over to member2 when member1 is killed; when member1 is
-// back, none moves before it has been Ready for the policy's window, then
-// all move back, never more than --failback-max-concurrent at once, and
-// each copy in member1 is available before the copy in member2 is deleted.
-// It stops a member, so it runs on its own environment.
+// failbackStateLabel is the label TestFailback's statePreservation rule
+// writes into the copy moved back.
+const failbackStateLabel = "e2e.lifeboat.dev/ready-replicas"
+
+// TestFailback proves automatic failback: twenty Deployments that prefer
+// member1 fail over to member2 when member1 is killed. member1 comes back
+// and fails again within the window (a flap), then comes back for good:
+// none moves before it has been Ready for a whole window since the flap,
+// then all move back, never more than --failback-max-concurrent at once,
+// each copy in member1 available before the copy in member2 is deleted,
+// each carrying the state its policy's statePreservation rule captured
+// from the copy in member2. It stops a member, so it runs on its own
+// environment.
 func TestFailback(t *testing.T) {
 	t.Parallel()
 	periods := shortPeriods
 	periods.args = append(append([]string(nil), shortPeriods.args...),
 		// A rate high enough that the cap, not the rate, holds them back.
-		fmt.Sprintf("--failback-max-concurrent=%d", failbackMax), "--failback-rate=100", "--graceful-eviction-hold=5s")
+		fmt.Sprintf("--failback-max-concurrent=%d", failbackMax), "--failback-rate=100", "--graceful-eviction-hold=5s",
+		// The flap below gets member1 the flapping taint; a hold shorter
+		// than the window leaves the window to decide.
+		"--cluster-flap-hold=5s")
 	e := startCFEnv(t, periods)
 	t.Cleanup(func() {
 		if problems := controllerLogTripwires(e.state, 0); len(problems) > 0 {
@@ -44,9 +54,10 @@ func TestFailback(t *testing.T) {
 		}
 	})
 	ns := e.namespace(t, "failback")
-	names := []string{"fb-1", "fb-2", "fb-3", "fb-4", "fb-5"}
-	for _, n := range names {
-		e.apply(t, ns, cfDeployment(n, 2, "group", "failback"))
+	names := make([]string, 20)
+	for i := range names {
+		names[i] = fmt.Sprintf("fb-%02d", i+1)
+		e.apply(t, ns, cfDeployment(names[i], 2, "group", "failback"))
 	}
 	e.apply(t, ns, fmt.Sprintf(`
 apiVersion: policy.karmada.io/v1alpha1
@@ -67,10 +78,14 @@ spec:
         maxGroups: 1
         minGroups: 1
   failover:
-    cluster: {}
+    cluster:
+      statePreservation:
+        rules:
+          - aliasLabelName: %s
+            jsonPath: "{ .readyReplicas }"
     failback:
       stabilizationSeconds: %d
-`, int(failbackWindow.Seconds())))
+`, failbackStateLabel, int(failbackWindow.Seconds())))
 	for _, n := range names {
 		if on := e.waitPlaced(t, ns, n, 2, ""); on != "member1" {
 			t.Fatalf("%s placed on %s, want member1", n, on)
@@ -86,9 +101,19 @@ spec:
 		e.waitHistory(t, ns, n, "member1", workv1alpha2.EvictionReasonTaintUntolerated)
 	}
 
-	// 2. member1 returns. Its stale copies go; then nothing may move back
-	// before member1 has been Ready for the window.
+	// 2. member1 returns and fails again at once, well within the window:
+	// the window starts over when it is back for good.
 	e.start(t, "member1")
+	firstReady := e.readySince(t, "member1")
+	e.kill(t, "member1")
+	e.waitReady(t, "member1", metav1.ConditionFalse)
+	e.start(t, "member1")
+	if again := e.readySince(t, "member1"); !again.After(firstReady) {
+		t.Fatalf("member1's Ready transition %s is not after the first return at %s", again, firstReady)
+	}
+	t.Logf("member1 Ready at %s, failed, Ready again at %s", firstReady.Format(time.RFC3339), e.readySince(t, "member1").Format(time.RFC3339))
+	// Its stale copies go; then nothing may move back before member1 has
+	// been Ready for the window since the flap.
 	for _, n := range names {
 		e.waitGoneFrom(t, ns, n, "member1")
 	}
@@ -156,6 +181,20 @@ spec:
 		entry := e.waitHistory(t, ns, n, "member2", workv1alpha2.EvictionReasonFailback)
 		if strings.Join(entry.ClustersAfter, ",") != "member1" {
 			t.Errorf("%s: failback history entry %+v", n, entry)
+		}
+		// The state of the copy in member2 (two ready replicas) is in the
+		// history and in the copy moved back.
+		if got := entry.PreservedLabelState[failbackStateLabel]; got != "2" {
+			t.Errorf("%s: failback history preservedLabelState %v, want %s=2", n, entry.PreservedLabelState, failbackStateLabel)
+		}
+		d, err := e.memberDeployment(context.Background(), "member1", ns, n)
+		switch {
+		case err != nil:
+			t.Error(err)
+		case d == nil:
+			t.Errorf("%s: no copy in member1", n)
+		case d.Labels[failbackStateLabel] != "2":
+			t.Errorf("%s: the copy moved back to member1 has labels %v, want %s=2 from the copy in member2", n, d.Labels, failbackStateLabel)
 		}
 		// The entry's time is when the scheduler moved it back; times are
 		// whole seconds.
