@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -26,23 +27,41 @@ const (
 	ScenarioPropagation     = "propagation"
 	ScenarioAppFailover     = "app-failover"
 	ScenarioClusterFailover = "cluster-failover"
+	ScenarioFailback        = "failback"
 	ScenarioFootprint       = "footprint"
 )
 
 // AllScenarios are the scenarios in the order they run.
-var AllScenarios = []string{ScenarioPropagation, ScenarioAppFailover, ScenarioClusterFailover, ScenarioFootprint}
+var AllScenarios = []string{ScenarioPropagation, ScenarioAppFailover, ScenarioClusterFailover, ScenarioFailback, ScenarioFootprint}
 
 // Options are the bench's parameters.
 type Options struct {
 	Scenarios []string
 	// Runs of each scenario.
 	Runs int
+	// ScenarioRuns overrides Runs per scenario (name -> runs).
+	ScenarioRuns map[string]int
+	// NoTargets leaves Lifeboat's targets, and whether they are met, out
+	// of the report: for a report on another control plane.
+	NoTargets bool
+	// PlaneVersion names what is measured (for example "karmada v1.16.0"),
+	// for the report.
+	PlaneVersion string
 	// N Deployments of the propagation scenario.
 	N int
 	// ClusterFailoverN Deployments pinned to the stopped member.
 	ClusterFailoverN int
-	// ClusterFailoverMember is the member stopped ("" = the first).
+	// ClusterFailoverMember is the member stopped ("" = the first), also
+	// by failback.
 	ClusterFailoverMember string
+	// FailbackN Deployments fail over and come back.
+	FailbackN int
+	// FailbackWindow is the failback policy's stabilizationSeconds.
+	FailbackWindow time.Duration
+	// ControllerMetricsURL is the controller manager's metrics endpoint
+	// (http://host:port/metrics); failback reads its reconcile counts
+	// there, "" skips that figure.
+	ControllerMetricsURL string
 	// Toleration is app-failover's tolerationSeconds.
 	Toleration int32
 	// Timeout bounds each wait of a run (scaled up for large N).
@@ -55,6 +74,9 @@ type Options struct {
 	// Controllers are the controller processes footprint measures
 	// (name -> PID); none skips the process figures.
 	Controllers map[string]int
+	// ExtraProcesses are more processes footprint reports each on its own
+	// but leaves out of the totals (a webhook, an aggregated API server).
+	ExtraProcesses map[string]int
 	// Flags are the command line, for the report.
 	Flags map[string]string
 }
@@ -67,6 +89,8 @@ func DefaultOptions() Options {
 		Runs:             3,
 		N:                50,
 		ClusterFailoverN: 50,
+		FailbackN:        20,
+		FailbackWindow:   20 * time.Second,
 		Toleration:       10,
 		Timeout:          5 * time.Minute,
 		IdleWindow:       time.Minute,
@@ -105,6 +129,27 @@ func (b *Bench) Run(ctx context.Context) (*Report, error) {
 	if b.Options.Runs < 1 {
 		return nil, errors.New("--runs must be at least 1")
 	}
+	for name, n := range b.Options.ScenarioRuns {
+		if !slices.Contains(AllScenarios, name) {
+			return nil, fmt.Errorf("--scenario-runs: unknown scenario %q (known: %s)", name, strings.Join(AllScenarios, ", "))
+		}
+		if n < 1 {
+			return nil, fmt.Errorf("--scenario-runs: %s must run at least once, got %d", name, n)
+		}
+	}
+	for name := range b.Options.ExtraProcesses {
+		if _, ok := b.Options.Controllers[name]; ok {
+			return nil, fmt.Errorf("--extra-pids: %s is also a controller process; give it one name", name)
+		}
+	}
+	if slices.Contains(b.Options.Scenarios, ScenarioFailback) {
+		if b.Options.FailbackN < 1 {
+			return nil, fmt.Errorf("--failback-n must be at least 1, got %d", b.Options.FailbackN)
+		}
+		if w := b.Options.FailbackWindow; w < time.Second || w%time.Second != 0 || w > math.MaxInt32*time.Second {
+			return nil, fmt.Errorf("--failback-window must be whole seconds between 1s and %ds, got %s", math.MaxInt32, w)
+		}
+	}
 	b.tracker = NewTracker(b.Clock)
 	rep := &Report{Started: b.Clock.Now(), Machine: ReadMachine(), Versions: b.versions(), Flags: b.Options.Flags}
 	watchCtx, stopWatch := context.WithCancel(ctx)
@@ -128,8 +173,15 @@ func (b *Bench) Run(ctx context.Context) (*Report, error) {
 			res = b.runScenario(ctx, name, b.appFailoverSettings(), appFailoverFigures(b.Options.Toleration), b.appFailoverRun)
 		case ScenarioClusterFailover:
 			res = b.clusterFailover(ctx)
+		case ScenarioFailback:
+			res = b.failback(ctx)
 		case ScenarioFootprint:
 			res = b.footprint(ctx)
+		}
+		if b.Options.NoTargets {
+			for _, f := range res.Figures {
+				f.Target, f.Met = nil, nil
+			}
 		}
 		rep.Scenarios = append(rep.Scenarios, res)
 	}
@@ -141,12 +193,13 @@ func (b *Bench) Run(ctx context.Context) (*Report, error) {
 func (b *Bench) runScenario(ctx context.Context, name string, settings map[string]string, specs []FigureSpec,
 	run func(ctx context.Context, r *RunResult) error) *ScenarioResult {
 	res := &ScenarioResult{Name: name, Settings: settings}
-	for i := 1; i <= b.Options.Runs; i++ {
+	runs := b.runsOf(name)
+	for i := 1; i <= runs; i++ {
 		if ctx.Err() != nil {
 			break
 		}
 		r := &RunResult{Index: i, Started: b.Clock.Now(), Values: map[string][]Value{}}
-		b.logf("%s run %d/%d", name, i, b.Options.Runs)
+		b.logf("%s run %d/%d", name, i, runs)
 		err := run(ctx, r)
 		r.Duration = b.Clock.Since(r.Started)
 		if err != nil {
@@ -161,16 +214,26 @@ func (b *Bench) runScenario(ctx context.Context, name string, settings map[strin
 	return res
 }
 
+// runsOf is how many times scenario runs: --scenario-runs, else --runs.
+func (b *Bench) runsOf(scenario string) int {
+	if n, ok := b.Options.ScenarioRuns[scenario]; ok {
+		return n
+	}
+	return b.Options.Runs
+}
+
 func (b *Bench) logf(format string, args ...any) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	fmt.Fprintf(b.Progress, "[%s] %s\n", b.Clock.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
 }
 
-// timeout is Options.Timeout, longer for many objects (the API servers of
-// a small machine create a few hundred objects per second).
+// timeout is Options.Timeout, longer for many objects: one second more
+// per object, so that a control plane that evicts at about one binding a
+// second (Karmada's defaults evacuate 1,000 in about 11 minutes) finishes
+// within it.
 func (b *Bench) timeout(n int) time.Duration {
-	return b.Options.Timeout + time.Duration(n)*200*time.Millisecond
+	return b.Options.Timeout + time.Duration(n)*time.Second
 }
 
 // newNamespace creates a fresh namespace for one run of scenario and
@@ -316,14 +379,15 @@ func (b *Bench) versions() map[string]string {
 		v[k] = x
 	}
 	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Version != "" {
+		if rev := buildRevision(bi); rev != "" {
+			v["lifeboat-revision"] = rev
+		}
+		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 			v["lifeboat"] = bi.Main.Version
 		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				v["lifeboat-revision"] = s.Value
-			}
-		}
+	}
+	if b.Options.PlaneVersion != "" {
+		v["measured"] = b.Options.PlaneVersion
 	}
 	if dc, err := discovery.NewDiscoveryClientForConfig(b.Env.ControlPlaneConfig); err == nil {
 		if sv, err := dc.ServerVersion(); err == nil {
@@ -338,4 +402,27 @@ func (b *Bench) versions() map[string]string {
 		}
 	}
 	return v
+}
+
+// buildRevision is the VCS revision the binary was built from, with
+// "-dirty" when the tree had changes, or "" when the build did not record
+// it.
+func buildRevision(bi *debug.BuildInfo) string {
+	var rev string
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return ""
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return rev
 }

@@ -19,6 +19,8 @@ const (
 	FigFootSteadyIdle   = "steady-idle-cpu-per-minute"
 	FigFootSteadySettle = "steady-settle-seconds"
 	figFootRSSPrefix    = "rss:"
+	figFootCPUPrefix    = "cpu:"
+	figFootIdlePrefix   = "idle:"
 )
 
 // How the steady state is reached after the last binding is Healthy: at
@@ -41,13 +43,21 @@ func (b *Bench) footprintFigures() []FigureSpec {
 		{ID: FigFootRSSTotal, Name: "controller RSS after the scenarios, all processes", Unit: UnitMiB,
 			Target: &Target{Stat: "max", Limit: 100, Reference: "Karmada 134 MiB + 58 MiB"}},
 	}
-	for _, name := range b.controllerNames() {
-		specs = append(specs, FigureSpec{ID: figFootRSSPrefix + name, Name: "RSS of " + name, Unit: UnitMiB})
-	}
 	specs = append(specs,
 		FigureSpec{ID: FigFootCPUTotal, Name: "controller CPU time since start, all processes", Unit: UnitCPU},
-		FigureSpec{ID: FigFootIdleCPU, Name: fmt.Sprintf("idle CPU per minute (window %s)", b.Options.IdleWindow), Unit: UnitCPUPerMin},
+		FigureSpec{ID: FigFootIdleCPU, Name: fmt.Sprintf("idle CPU per minute (window %s), all processes", b.Options.IdleWindow), Unit: UnitCPUPerMin},
 	)
+	for _, name := range b.processNames() {
+		of := name
+		if _, extra := b.Options.ExtraProcesses[name]; extra {
+			of += " (not in the totals)"
+		}
+		specs = append(specs,
+			FigureSpec{ID: figFootRSSPrefix + name, Name: "RSS of " + of, Unit: UnitMiB},
+			FigureSpec{ID: figFootCPUPrefix + name, Name: "CPU time since start of " + of, Unit: UnitCPU},
+			FigureSpec{ID: figFootIdlePrefix + name, Name: "idle CPU per minute of " + of, Unit: UnitCPUPerMin},
+		)
+	}
 	if n := b.Options.SteadyBindings; n > 0 {
 		specs = append(specs,
 			FigureSpec{ID: FigFootSteadyRSS, Name: fmt.Sprintf("RSS at %d bindings over %d members", n, len(b.Env.Members)), Unit: UnitMiB,
@@ -69,10 +79,31 @@ func (b *Bench) controllerNames() []string {
 	return names
 }
 
+// processNames are the controllers, then the extra processes, each sorted.
+func (b *Bench) processNames() []string {
+	extra := make([]string, 0, len(b.Options.ExtraProcesses))
+	for n := range b.Options.ExtraProcesses {
+		extra = append(extra, n)
+	}
+	sort.Strings(extra)
+	return append(b.controllerNames(), extra...)
+}
+
+// pidOf is the PID of a controller or extra process.
+func (b *Bench) pidOf(name string) int {
+	if pid, ok := b.Options.Controllers[name]; ok {
+		return pid
+	}
+	return b.Options.ExtraProcesses[name]
+}
+
 func (b *Bench) footprint(ctx context.Context) *ScenarioResult {
 	settings := map[string]string{"idleWindow": b.Options.IdleWindow.String()}
 	for name, pid := range b.Options.Controllers {
 		settings["pid:"+name] = strconv.Itoa(pid)
+	}
+	for name, pid := range b.Options.ExtraProcesses {
+		settings["pid:"+name+" (not in the totals)"] = strconv.Itoa(pid)
 	}
 	if len(b.Options.Controllers) == 0 {
 		return &ScenarioResult{Name: ScenarioFootprint, Settings: settings,
@@ -96,21 +127,61 @@ func (b *Bench) footprint(ctx context.Context) *ScenarioResult {
 	return res
 }
 
-// footprintRun samples the controllers' RSS and CPU time, lets them idle
-// for IdleWindow and samples their CPU time again.
+// footprintRun samples the RSS and CPU time of the controllers (summed)
+// and the extra processes (each on its own), lets them idle for IdleWindow
+// and samples their CPU time again.
 func (b *Bench) footprintRun(ctx context.Context, r *RunResult) error {
-	rss, cpu, err := b.sampleControllers(r, true)
+	before, err := b.sampleProcesses()
 	if err != nil {
 		return err
 	}
+	rss, cpu := b.controllerTotals(before)
 	r.Add(FigFootRSSTotal, "", float64(rss)/mib)
 	r.Add(FigFootCPUTotal, "", cpu)
-	idle, err := b.idleCPU(ctx, cpu)
+	for _, name := range b.processNames() {
+		r.Add(figFootRSSPrefix+name, "", float64(before[name].RSSBytes)/mib)
+		r.Add(figFootCPUPrefix+name, "", before[name].CPUSeconds)
+	}
+	b.logf("footprint: idling for %s", b.Options.IdleWindow)
+	if err := b.wait(ctx, b.Options.IdleWindow); err != nil {
+		return err
+	}
+	after, err := b.sampleProcesses()
 	if err != nil {
 		return err
 	}
-	r.Add(FigFootIdleCPU, "", idle)
+	perMinute := func(from, to float64) float64 { return (to - from) / b.Options.IdleWindow.Minutes() }
+	_, cpuAfter := b.controllerTotals(after)
+	r.Add(FigFootIdleCPU, "", perMinute(cpu, cpuAfter))
+	for _, name := range b.processNames() {
+		r.Add(figFootIdlePrefix+name, "", perMinute(before[name].CPUSeconds, after[name].CPUSeconds))
+	}
 	return nil
+}
+
+// sampleProcesses samples every controller and extra process by name.
+func (b *Bench) sampleProcesses() (map[string]ProcSample, error) {
+	out := map[string]ProcSample{}
+	for _, name := range b.processNames() {
+		s, err := ReadProc(b.pidOf(name))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		out[name] = s
+	}
+	return out, nil
+}
+
+// controllerTotals sums the controllers' samples; extra processes are not
+// counted.
+func (b *Bench) controllerTotals(samples map[string]ProcSample) (uint64, float64) {
+	var rss uint64
+	var cpu float64
+	for _, name := range b.controllerNames() {
+		rss += samples[name].RSSBytes
+		cpu += samples[name].CPUSeconds
+	}
+	return rss, cpu
 }
 
 func (b *Bench) idleCPU(ctx context.Context, before float64) (float64, error) {
@@ -118,7 +189,7 @@ func (b *Bench) idleCPU(ctx context.Context, before float64) (float64, error) {
 	if err := b.wait(ctx, b.Options.IdleWindow); err != nil {
 		return 0, err
 	}
-	_, after, err := b.sampleControllers(nil, false)
+	_, after, err := b.sampleControllers()
 	if err != nil {
 		return 0, err
 	}
@@ -126,21 +197,13 @@ func (b *Bench) idleCPU(ctx context.Context, before float64) (float64, error) {
 }
 
 // sampleControllers returns the total RSS and CPU seconds of the
-// controller processes, recording each one's RSS in r when perProcess.
-func (b *Bench) sampleControllers(r *RunResult, perProcess bool) (uint64, float64, error) {
-	var rss uint64
-	var cpu float64
-	for _, name := range b.controllerNames() {
-		s, err := ReadProc(b.Options.Controllers[name])
-		if err != nil {
-			return 0, 0, fmt.Errorf("%s: %w", name, err)
-		}
-		rss += s.RSSBytes
-		cpu += s.CPUSeconds
-		if perProcess {
-			r.Add(figFootRSSPrefix+name, "", float64(s.RSSBytes)/mib)
-		}
+// controller processes.
+func (b *Bench) sampleControllers() (uint64, float64, error) {
+	samples, err := b.sampleProcesses()
+	if err != nil {
+		return 0, 0, err
 	}
+	rss, cpu := b.controllerTotals(samples)
 	return rss, cpu, nil
 }
 
@@ -186,14 +249,14 @@ func (b *Bench) steadyRun(ctx context.Context, r *RunResult) error {
 		return err
 	}
 	settled, err := b.settle(ctx, func() (float64, error) {
-		_, cpu, err := b.sampleControllers(nil, false)
+		_, cpu, err := b.sampleControllers()
 		return cpu, err
 	})
 	if err != nil {
 		return err
 	}
 	r.Add(FigFootSteadySettle, "", settled.Seconds())
-	rss, cpu, err := b.sampleControllers(r, false)
+	rss, cpu, err := b.sampleControllers()
 	if err != nil {
 		return err
 	}
@@ -203,7 +266,7 @@ func (b *Bench) steadyRun(ctx context.Context, r *RunResult) error {
 		return err
 	}
 	r.Add(FigFootSteadyIdle, "", idle)
-	rss2, _, err := b.sampleControllers(nil, false)
+	rss2, _, err := b.sampleControllers()
 	if err == nil {
 		r.Add(FigFootSteadyRSS, "", float64(rss2)/mib)
 	}

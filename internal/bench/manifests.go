@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/yaml"
@@ -124,6 +125,16 @@ spec:
         maxGroups: 1
         minGroups: 1
 `, name, LabelGroup, group, primary, strings.Join(backups, ", "))
+}
+
+// failbackPolicyYAML is pinnedPolicyYAML with cluster failover and
+// automatic failback after window (a Lifeboat extension).
+func failbackPolicyYAML(name, group, primary string, backups []string, window time.Duration) string {
+	return pinnedPolicyYAML(name, group, primary, backups) + fmt.Sprintf(`  failover:
+    cluster: {}
+    failback:
+      stabilizationSeconds: %d
+`, int(window.Seconds()))
 }
 
 // decodeDeployment and decodePolicy turn the manifests into objects.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -17,6 +18,8 @@ const (
 	UnitMiB       = "MiB"
 	UnitCPUPerMin = "CPU-s/min"
 	UnitCPU       = "CPU-s"
+	UnitWrites    = "writes"
+	UnitPerMinute = "/min"
 )
 
 // Report is everything one `lifeboat bench` measured: the machine, the
@@ -165,26 +168,50 @@ func (r *Report) Markdown(w io.Writer) {
 	if len(r.Flags) > 0 {
 		fmt.Fprintf(w, "Flags: %s.\n\n", joinSorted(r.Flags))
 	}
-	fmt.Fprintf(w, "| Scenario | Figure | Unit | n | p50 | p90 | p99 | max | Target | Met |\n")
-	fmt.Fprintf(w, "|---|---|---|---:|---:|---:|---:|---:|---|---|\n")
+	targets := r.hasTargets()
+	if targets {
+		fmt.Fprintf(w, "| Scenario | Figure | Unit | n | p50 | p90 | p99 | max | Target | Met |\n")
+		fmt.Fprintf(w, "|---|---|---|---:|---:|---:|---:|---:|---|---|\n")
+	} else {
+		fmt.Fprintf(w, "| Scenario | Figure | Unit | n | p50 | p90 | p99 | max |\n")
+		fmt.Fprintf(w, "|---|---|---|---:|---:|---:|---:|---:|\n")
+	}
+	row := func(cells ...string) {
+		if !targets {
+			cells = cells[:len(cells)-2]
+		}
+		line := "|"
+		for _, c := range cells {
+			if c == "" {
+				line += " |"
+			} else {
+				line += " " + c + " |"
+			}
+		}
+		fmt.Fprintln(w, line)
+	}
 	for _, s := range r.Scenarios {
 		if s.Skipped != "" {
-			fmt.Fprintf(w, "| %s | skipped: %s | | | | | | | | |\n", s.Name, escapeCell(s.Skipped))
+			row(s.Name, "skipped: "+escapeCell(s.Skipped), "", "", "", "", "", "", "", "")
 			continue
 		}
 		for _, f := range s.Figures {
 			sum := f.Summary
 			if sum.N == 0 {
-				fmt.Fprintf(w, "| %s | %s | %s | 0 | | | | | %s | |\n", s.Name, escapeCell(f.Name), f.Unit, targetCell(f))
+				row(s.Name, escapeCell(f.Name), f.Unit, "0", "", "", "", "", targetCell(f), "")
 				continue
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s |\n", s.Name, escapeCell(f.Name), f.Unit, sum.N,
+			row(s.Name, escapeCell(f.Name), f.Unit, strconv.Itoa(sum.N),
 				formatValue(sum.P50, f.Unit), formatValue(sum.P90, f.Unit), formatValue(sum.P99, f.Unit), formatValue(sum.Max, f.Unit),
 				targetCell(f), metCell(f))
 		}
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Percentiles are nearest-rank over every run's values; Met compares the target's statistic with its limit.\n\n")
+	if targets {
+		fmt.Fprintf(w, "Percentiles are nearest-rank over every run's values; Met compares the target's statistic with its limit.\n\n")
+	} else {
+		fmt.Fprintf(w, "Percentiles are nearest-rank over every run's values.\n\n")
+	}
 	for _, s := range r.Scenarios {
 		if len(s.Runs) == 0 {
 			continue
@@ -210,6 +237,18 @@ func (r *Report) Markdown(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// hasTargets reports whether any figure of the report has a target.
+func (r *Report) hasTargets() bool {
+	for _, s := range r.Scenarios {
+		for _, f := range s.Figures {
+			if f.Target != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func targetCell(f *Figure) string {

@@ -109,3 +109,29 @@ func TestWriteFilesKeepsRawValues(t *testing.T) {
 		t.Errorf("report.md: %v %q", err, md)
 	}
 }
+
+// A report without targets (another control plane's) has no Target and
+// Met columns.
+func TestMarkdownWithoutTargets(t *testing.T) {
+	rep := sampleReport()
+	for _, s := range rep.Scenarios {
+		for _, f := range s.Figures {
+			f.Target, f.Met = nil, nil
+		}
+	}
+	var b strings.Builder
+	rep.Markdown(&b)
+	md := b.String()
+	for _, want := range []string{
+		"| Scenario | Figure | Unit | n | p50 | p90 | p99 | max |\n",
+		"| propagation | create → member | s | 4 | 1.500 | 3.500 | 3.500 | 3.500 |\n",
+		"| propagation | never measured | s | 0 | | | | |\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "Target") || strings.Contains(md, "Met") {
+		t.Errorf("Markdown without targets still names them:\n%s", md)
+	}
+}

@@ -46,6 +46,11 @@ func TestManifestsDecode(t *testing.T) {
 				slices.Equal(terms[1].ClusterNames, []string{"member2", "member3"}) &&
 				p.Spec.Placement.ClusterTolerations == nil && p.Spec.Placement.SpreadConstraints[0].MaxGroups == 1
 		}},
+		"failback": {text: failbackPolicyYAML("bench", "fb", "member1", others(members, "member1"), 20*time.Second), check: func(p *policyv1alpha1.PropagationPolicy) bool {
+			f := p.Spec.Failover
+			return len(p.Spec.Placement.ClusterAffinities) == 2 && f != nil && f.Cluster != nil &&
+				f.Failback != nil && *f.Failback.StabilizationSeconds == 20
+		}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

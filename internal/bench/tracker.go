@@ -35,6 +35,9 @@ type Appearance struct {
 type history struct {
 	current  map[string]bool
 	appeared []Appearance
+	// events counts the observations: one per watch event (a creation or
+	// an update, each a write of the object).
+	events int
 }
 
 // Tracker records, for every observed object, when each of its marks
@@ -63,6 +66,7 @@ func (t *Tracker) Observe(key string, marks []string) {
 		h = &history{}
 		t.objects[key] = h
 	}
+	h.events++
 	next := make(map[string]bool, len(marks))
 	changed := len(marks) != len(h.current)
 	for _, m := range marks {
@@ -121,6 +125,16 @@ func (t *Tracker) First(key string, after time.Time, match func(mark string) boo
 func (t *Tracker) FirstMark(key, mark string, after time.Time) (time.Time, bool) {
 	a, ok := t.First(key, after, func(m string) bool { return m == mark })
 	return a.At, ok
+}
+
+// Events returns how many times key was observed (see Observe).
+func (t *Tracker) Events(key string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if h := t.objects[key]; h != nil {
+		return h.events
+	}
+	return 0
 }
 
 // Has reports whether key has mark now.

@@ -55,6 +55,13 @@ func TestTrackerRecordsAppearances(t *testing.T) {
 	if got := tr.Marks(key); strings.Join(got, ",") != "notready,present" {
 		t.Errorf("Marks = %v", got)
 	}
+	// Every observation is a write, also one that changes no mark.
+	if got := tr.Events(key); got != 6 {
+		t.Errorf("Events = %d, want 6", got)
+	}
+	if got := tr.Events(Key(SourceCluster, "", "member9")); got != 0 {
+		t.Errorf("Events of an object never seen = %d", got)
+	}
 }
 
 func TestTrackerGone(t *testing.T) {

@@ -24,10 +24,11 @@ const controllerComponent = localenv.ControllerManagerComponent
 func newBenchCommand() *cobra.Command {
 	opts := bench.DefaultOptions()
 	var (
-		cp                             controlPlaneFlags
-		stateDir, out                  string
-		stopCmd, startCmd              string
-		memberContexts, controllerPIDs []string
+		cp                                        controlPlaneFlags
+		stateDir, out                             string
+		stopCmd, startCmd                         string
+		memberContexts, controllerPIDs, extraPIDs []string
+		targets                                   = true
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -102,6 +103,12 @@ is replaced by the member's name) and --controller-pids.`,
 			case env != nil:
 				b.Members = bench.LocalEnvControl{Dir: env.Dir}
 			}
+			if len(extraPIDs) > 0 {
+				if b.Options.ExtraProcesses, err = bench.ParsePIDs(extraPIDs); err != nil {
+					return fmt.Errorf("--extra-pids %w", err)
+				}
+			}
+			b.Options.NoTargets = !targets
 			if len(controllerPIDs) > 0 {
 				if b.Options.Controllers, err = bench.ParsePIDs(controllerPIDs); err != nil {
 					return fmt.Errorf("--controller-pids %w", err)
@@ -113,6 +120,9 @@ is replaced by the member's name) and --controller-pids.`,
 						b.Options.Controllers[c.Name] = c.Process.PID
 					}
 				}
+			}
+			if b.Options.ControllerMetricsURL == "" && env != nil {
+				b.Options.ControllerMetricsURL = controllerMetricsURL(env)
 			}
 			if key, err := components.Key(); err == nil && env != nil {
 				b.Versions["local-env-components"] = key
@@ -146,16 +156,39 @@ is replaced by the member's name) and --controller-pids.`,
 	f.StringArrayVar(&memberContexts, "member-context", nil, "CLUSTER=CONTEXT, in --kubeconfig, of a MEMBER whose context is not named after its Cluster (repeatable).")
 	f.StringSliceVar(&opts.Scenarios, "scenarios", opts.Scenarios, "Scenarios to run: "+strings.Join(bench.AllScenarios, ", ")+".")
 	f.IntVar(&opts.Runs, "runs", opts.Runs, "Runs of each scenario.")
+	f.StringToIntVar(&opts.ScenarioRuns, "scenario-runs", nil, "Runs of some scenarios instead of --runs: SCENARIO=N, comma-separated (for example cluster-failover=1).")
+	f.BoolVar(&targets, "targets", true, "Show Lifeboat's targets and whether they are met; --targets=false for a report on another control plane.")
+	f.StringVar(&opts.PlaneVersion, "plane-version", "", "What is measured, for the report (for example \"karmada v1.16.0\"); Lifeboat's own build revision is recorded anyway.")
 	f.IntVarP(&opts.N, "n", "n", opts.N, "Deployments of the propagation scenario.")
 	f.IntVar(&opts.ClusterFailoverN, "cluster-failover-n", opts.ClusterFailoverN, "Deployments pinned to the stopped member (docs/performance.md also measures 1000).")
-	f.StringVar(&opts.ClusterFailoverMember, "cluster-failover-member", "", "Member whose API server is stopped (default: the first by name).")
+	f.StringVar(&opts.ClusterFailoverMember, "cluster-failover-member", "", "Member whose API server cluster-failover and failback stop (default: each run the next member by name, so that none fails twice in a row and gets the flapping taint).")
+	f.IntVar(&opts.FailbackN, "failback-n", opts.FailbackN, "Deployments of the failback scenario (docs/performance.md also measures 1000).")
+	f.DurationVar(&opts.FailbackWindow, "failback-window", opts.FailbackWindow, "The failback policy's stabilizationSeconds (whole seconds, at least 1s).")
 	f.Int32Var(&opts.Toleration, "toleration-seconds", opts.Toleration, "app-failover's decisionConditions.tolerationSeconds.")
 	f.StringVar(&stopCmd, "member-stop-cmd", "", "Shell command stopping a member's API server; {member} is its name, {kubeconfig} the kubeconfig.")
 	f.StringVar(&startCmd, "member-start-cmd", "", "Shell command starting it again (returns once it serves).")
-	f.StringSliceVar(&controllerPIDs, "controller-pids", nil, "Controller processes footprint measures: NAME=PID or PID, comma-separated (default: the local environment's).")
+	f.StringSliceVar(&controllerPIDs, "controller-pids", nil, "Controller processes footprint measures and sums: NAME=PID or PID, comma-separated (default: the local environment's).")
+	f.StringSliceVar(&extraPIDs, "extra-pids", nil, "More processes footprint reports each on its own but leaves out of the totals (a webhook, an aggregated API server): NAME=PID or PID, comma-separated.")
 	f.DurationVar(&opts.IdleWindow, "idle-window", opts.IdleWindow, "How long footprint watches the controllers idle.")
 	f.IntVar(&opts.SteadyBindings, "steady-bindings", 0, "Also measure footprint at this many bindings over the members (docs/performance.md measures 5000), idle from when the controllers are quiet after the rollout (at most 5m after it); 0 skips it.")
 	f.DurationVar(&opts.Timeout, "timeout", opts.Timeout, "Bound of each wait in a run (longer for many objects).")
+	f.StringVar(&opts.ControllerMetricsURL, "controller-metrics-url", "", "The controller manager's metrics endpoint, for failback's idle reconcile count (default: the local environment's; none skips that figure).")
 	f.StringVar(&out, "out", "bench-results", "Directory for report.md and report.json.")
 	return cmd
+}
+
+// controllerMetricsURL is the metrics endpoint of env's controller manager,
+// from its --metrics-bind-address, or "".
+func controllerMetricsURL(env *localenv.State) string {
+	for _, c := range env.Components {
+		if c.Name != controllerComponent {
+			continue
+		}
+		for _, a := range c.Args {
+			if addr, ok := strings.CutPrefix(a, "--metrics-bind-address="); ok && addr != "0" {
+				return "http://" + addr + "/metrics"
+			}
+		}
+	}
+	return ""
 }

@@ -1,0 +1,65 @@
+package bench
+
+import (
+	"context"
+	"runtime/debug"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBuildRevision(t *testing.T) {
+	cases := map[string]struct {
+		settings []debug.BuildSetting
+		want     string
+	}{
+		"clean":       {settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.modified", Value: "false"}}, want: "abc123"},
+		"dirty":       {settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.modified", Value: "true"}}, want: "abc123-dirty"},
+		"no VCS info": {settings: []debug.BuildSetting{{Key: "GOOS", Value: "linux"}}, want: ""},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := buildRevision(&debug.BuildInfo{Settings: tc.settings}); got != tc.want {
+				t.Errorf("buildRevision = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRunsOf(t *testing.T) {
+	b := &Bench{Options: Options{Runs: 3, ScenarioRuns: map[string]int{ScenarioClusterFailover: 1}}}
+	if got := b.runsOf(ScenarioClusterFailover); got != 1 {
+		t.Errorf("runsOf(cluster-failover) = %d, want 1", got)
+	}
+	if got := b.runsOf(ScenarioPropagation); got != 3 {
+		t.Errorf("runsOf(propagation) = %d, want --runs 3", got)
+	}
+}
+
+// Bad options are refused before anything is created or measured.
+func TestRunRefusesBadOptions(t *testing.T) {
+	cases := map[string]struct {
+		mutate func(o *Options)
+		want   string
+	}{
+		"unknown scenario":           {func(o *Options) { o.Scenarios = []string{"chaos"} }, `unknown scenario "chaos"`},
+		"no runs":                    {func(o *Options) { o.Runs = 0 }, "--runs must be at least 1"},
+		"unknown scenario-runs":      {func(o *Options) { o.ScenarioRuns = map[string]int{"chaos": 1} }, `--scenario-runs: unknown scenario "chaos"`},
+		"scenario-runs zero":         {func(o *Options) { o.ScenarioRuns = map[string]int{ScenarioFailback: 0} }, "failback must run at least once"},
+		"extra pid is a controller":  {func(o *Options) { o.Controllers = map[string]int{"cm": 1}; o.ExtraProcesses = map[string]int{"cm": 2} }, "also a controller process"},
+		"failback n zero":            {func(o *Options) { o.FailbackN = 0 }, "--failback-n must be at least 1"},
+		"failback window fraction":   {func(o *Options) { o.FailbackWindow = 1500 * time.Millisecond }, "whole seconds"},
+		"failback window zero":       {func(o *Options) { o.FailbackWindow = 0 }, "whole seconds"},
+		"failback window past int32": {func(o *Options) { o.FailbackWindow = (1 << 31) * time.Second }, "whole seconds"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := DefaultOptions()
+			tc.mutate(&o)
+			_, err := (&Bench{Options: o}).Run(context.Background())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Run = %v, want an error saying %q", err, tc.want)
+			}
+		})
+	}
+}

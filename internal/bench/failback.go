@@ -1,0 +1,281 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Figures of the failback scenario. The member is stopped, everything
+// fails over, the member is started again: tr is when its Cluster turns
+// Ready, tw = tr + the stabilization window, then each binding is moved
+// back (an eviction task from the backup member), its copy turns Healthy
+// on the member and the backup's copy goes (the task closes).
+const (
+	FigFBReadyFirstMove = "ready-to-first-move"
+	FigFBWindowAllBack  = "window-to-all-back"
+	FigFBReadyAllBack   = "ready-to-all-back"
+	FigFBMoveBack       = "move-to-back"
+	FigFBWrites         = "binding-writes-per-failback"
+	FigFBIdleReconciles = "idle-failback-reconciles-per-minute"
+)
+
+// fbIdleWindow is how long the failback scenario watches the failback and
+// rebalancer controllers once everything is back.
+const fbIdleWindow = 30 * time.Second
+
+func failbackFigures(n int, window time.Duration) []FigureSpec {
+	return []FigureSpec{
+		{ID: FigFBReadyFirstMove, Name: fmt.Sprintf("member Ready → first moved back (window %s)", window), Unit: UnitSeconds},
+		{ID: FigFBMoveBack, Name: "moved back → Healthy on the member, backup copy gone (per binding)", Unit: UnitSeconds},
+		{ID: FigFBWindowAllBack, Name: fmt.Sprintf("window over → all %d back", n), Unit: UnitSeconds},
+		{ID: FigFBReadyAllBack, Name: fmt.Sprintf("member Ready → all %d back", n), Unit: UnitSeconds},
+		{ID: FigFBWrites, Name: "binding writes from member Ready to back (per binding)", Unit: UnitWrites},
+		{ID: FigFBIdleReconciles, Name: fmt.Sprintf("failback and rebalancer reconciles per minute once all %d are back, nothing pending (window %s)", n, fbIdleWindow), Unit: UnitPerMinute},
+	}
+}
+
+func (b *Bench) failbackSettings() map[string]string {
+	return map[string]string{
+		"n":             strconv.Itoa(b.Options.FailbackN),
+		"stoppedMember": b.stoppedMemberSetting(),
+		"window":        b.Options.FailbackWindow.String(),
+		"extension":     "spec.failover.failback is a Lifeboat extension: on Karmada nothing moves back",
+	}
+}
+
+func (b *Bench) failback(ctx context.Context) *ScenarioResult {
+	settings := b.failbackSettings()
+	if b.Members == nil {
+		return &ScenarioResult{Name: ScenarioFailback, Settings: settings,
+			Skipped: "no way to stop a member: give --state-dir of a local environment or --member-stop-cmd and --member-start-cmd"}
+	}
+	settings["memberControl"] = b.Members.Describe()
+	return b.runScenario(ctx, ScenarioFailback, settings, failbackFigures(b.Options.FailbackN, b.Options.FailbackWindow), b.failbackRun)
+}
+
+// failbackRun pins N Deployments to one member with a backup (as
+// cluster-failover does) and automatic failback, stops the member until
+// everything is Healthy elsewhere, starts it again and measures the way
+// back. The member is started again even on failure.
+func (b *Bench) failbackRun(ctx context.Context, r *RunResult) error {
+	member := b.stoppedMember(r.Index)
+	r.Notes = append(r.Notes, "stopped "+member)
+	clusterKey := Key(SourceCluster, "", member)
+	if err := b.tracker.WaitFor(ctx, 5*time.Minute, member+" Ready and untainted", b.progressLine, func() (bool, string) {
+		return memberUsable(b.tracker.Marks(clusterKey)), fmt.Sprint(b.tracker.Marks(clusterKey))
+	}); err != nil {
+		return err
+	}
+	ns, cleanup, err := b.newNamespace(ctx, "fb", r)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	policy, err := decodePolicy(failbackPolicyYAML("bench", "fb", member, others(b.Env.Members, member), b.Options.FailbackWindow), ns)
+	if err != nil {
+		return err
+	}
+	if err := b.Env.ControlPlane.Create(ctx, policy); err != nil {
+		return fmt.Errorf("creating the policy: %w", err)
+	}
+	b.Clock.Sleep(time.Second)
+	n := b.Options.FailbackN
+	names := make([]string, n)
+	objs := make([]client.Object, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("fb-%04d", i)
+		d, err := decodeDeployment(deploymentYAML(names[i], "fb", 1), ns)
+		if err != nil {
+			return err
+		}
+		objs[i] = d
+	}
+	b.logf("creating %d Deployments on %s with failback after %s", n, member, b.Options.FailbackWindow)
+	if err := createAll(ctx, b.Env.ControlPlane, objs); err != nil {
+		return err
+	}
+	if err := b.tracker.WaitFor(ctx, b.timeout(n), fmt.Sprintf("%d bindings Healthy in %s", n, member), b.progressLine, func() (bool, string) {
+		c := countBindings(ns, names, b.tracker.Is(Healthy(member)))
+		return c == n, fmt.Sprintf("%d/%d Healthy in %s", c, n, member)
+	}); err != nil {
+		return err
+	}
+
+	b.logf("stopping %s's API server", member)
+	stopped := make(chan error, 1)
+	go func() { stopped <- b.Members.Stop(ctx, member) }()
+	err = b.tracker.WaitFor(ctx, b.timeout(n), fmt.Sprintf("%d bindings Healthy outside %s", n, member), b.progressLine, func() (bool, string) {
+		c := countBindings(ns, names, b.healthyElsewhere(member))
+		return c == n, fmt.Sprintf("%d/%d Healthy elsewhere", c, n)
+	})
+	if err != nil {
+		b.restoreMember(member, stopped)
+		return err
+	}
+
+	started := b.Clock.Now()
+	b.restoreMember(member, stopped)
+	tr, ok := b.tracker.FirstMark(clusterKey, MarkReady, started)
+	if !ok {
+		return fmt.Errorf("%s did not turn Ready after its start", member)
+	}
+	writesBefore := b.bindingWrites(ns, names)
+	back := func(key string) bool {
+		if !b.tracker.Has(key, Healthy(member)) {
+			return false
+		}
+		for _, m := range b.tracker.Marks(key) {
+			if clusterOf(m, markScheduled) != "" && clusterOf(m, markScheduled) != member || clusterOf(m, markEvicting) != "" {
+				return false
+			}
+		}
+		return true
+	}
+	// A binding is back when the tracker first sees it so: the condition
+	// runs at every watch event.
+	backAt := map[string]time.Time{}
+	err = b.tracker.WaitFor(ctx, b.Options.FailbackWindow+b.timeout(n)+time.Duration(n)*time.Second, fmt.Sprintf("%d bindings back on %s", n, member), b.progressLine, func() (bool, string) {
+		now := b.Clock.Now()
+		for _, name := range names {
+			if _, ok := backAt[name]; !ok && back(BindingKey(ns, name)) {
+				backAt[name] = now
+			}
+		}
+		return len(backAt) == n, fmt.Sprintf("%d/%d back on %s", len(backAt), n, member)
+	})
+
+	var first, last time.Time
+	for _, name := range names {
+		key := BindingKey(ns, name)
+		moved, okMove := b.tracker.First(key, tr, func(m string) bool {
+			c := clusterOf(m, markEvicting)
+			return c != "" && c != member
+		})
+		if !okMove {
+			continue
+		}
+		if first.IsZero() || moved.At.Before(first) {
+			first = moved.At
+		}
+		if at, ok := backAt[name]; ok {
+			r.Add(FigFBMoveBack, name, seconds(at.Sub(moved.At)))
+			last = maxTime(last, at)
+		}
+	}
+	done := len(backAt)
+	if !first.IsZero() {
+		r.Add(FigFBReadyFirstMove, "", seconds(first.Sub(tr)))
+	}
+	if done == n {
+		r.Add(FigFBReadyAllBack, "", seconds(last.Sub(tr)))
+		r.Add(FigFBWindowAllBack, "", seconds(last.Sub(tr.Add(b.Options.FailbackWindow))))
+		writes := b.bindingWrites(ns, names) - writesBefore
+		r.Add(FigFBWrites, "", float64(writes)/float64(n))
+	}
+	if err != nil {
+		return err
+	}
+	if b.Options.ControllerMetricsURL != "" {
+		if err := b.idleReconciles(ctx, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// idleReconciles counts the failback and rebalancer controllers'
+// reconciles over fbIdleWindow, once nothing is pending.
+func (b *Bench) idleReconciles(ctx context.Context, r *RunResult) error {
+	before, err := b.scrapeReconciles(ctx)
+	if err != nil {
+		return err
+	}
+	if err := b.wait(ctx, fbIdleWindow); err != nil {
+		return err
+	}
+	after, err := b.scrapeReconciles(ctx)
+	if err != nil {
+		return err
+	}
+	r.Add(FigFBIdleReconciles, "", (after-before)/fbIdleWindow.Minutes())
+	return nil
+}
+
+// bindingWrites is the number of watch events (creations and updates) seen
+// for the bindings of names.
+func (b *Bench) bindingWrites(ns string, names []string) int {
+	total := 0
+	for _, name := range names {
+		total += b.tracker.Events(BindingKey(ns, name))
+	}
+	return total
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// idleControllers are the controllers whose idle cost the failback
+// scenario measures: failback and the WorkloadRebalancer.
+var idleControllers = []string{"rb-failback", "crb-failback", "workload-rebalancer"}
+
+// reconcileTotal sums controller_runtime_reconcile_total over the given
+// controllers (every result) in a Prometheus text exposition.
+func reconcileTotal(exposition string, controllers []string) (float64, error) {
+	const metric = "controller_runtime_reconcile_total{"
+	total := 0.0
+	for _, line := range strings.Split(exposition, "\n") {
+		labels, ok := strings.CutPrefix(line, metric)
+		if !ok {
+			continue
+		}
+		labels, value, ok := strings.Cut(labels, "} ")
+		if !ok {
+			return 0, fmt.Errorf("unreadable metric line %q", line)
+		}
+		if !slices.ContainsFunc(controllers, func(c string) bool {
+			return slices.Contains(strings.Split(labels, ","), `controller="`+c+`"`)
+		}) {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.Fields(value)[0], 64)
+		if err != nil {
+			return 0, fmt.Errorf("metric line %q: %w", line, err)
+		}
+		total += v
+	}
+	return total, nil
+}
+
+// scrapeReconciles reads the controller manager's metrics and returns the
+// reconciles of idleControllers so far.
+func (b *Bench) scrapeReconciles(ctx context.Context) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.Options.ControllerMetricsURL, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("reading the controller manager's metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return 0, fmt.Errorf("reading the controller manager's metrics: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("reading the controller manager's metrics: %s", resp.Status)
+	}
+	return reconcileTotal(string(body), idleControllers)
+}
