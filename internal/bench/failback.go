@@ -27,9 +27,14 @@ const (
 	FigFBIdleReconciles = "idle-failback-reconciles-per-minute"
 )
 
-// fbIdleWindow is how long the failback scenario watches the failback and
-// rebalancer controllers once everything is back.
-const fbIdleWindow = 30 * time.Second
+// How the failback scenario measures the failback and rebalancer
+// controllers once everything is back: after fbQuiet without a reconcile
+// (waiting at most fbSettleMax for it), over fbIdleWindow.
+const (
+	fbQuiet      = 10 * time.Second
+	fbSettleMax  = time.Minute
+	fbIdleWindow = 30 * time.Second
+)
 
 func failbackFigures(n int, window time.Duration) []FigureSpec {
 	return []FigureSpec{
@@ -192,12 +197,30 @@ func (b *Bench) failbackRun(ctx context.Context, r *RunResult) error {
 }
 
 // idleReconciles counts the failback and rebalancer controllers'
-// reconciles over fbIdleWindow, once nothing is pending.
+// reconciles over fbIdleWindow, once nothing is pending. It first waits
+// until they have been quiet for fbQuiet (at most fbSettleMax): the last
+// failbacks are closed, and their closing writes seen, a moment after the
+// bindings are back, and a window over that tail would measure the tail.
 func (b *Bench) idleReconciles(ctx context.Context, r *RunResult) error {
-	before, err := b.scrapeReconciles(ctx)
+	last, err := b.scrapeReconciles(ctx)
 	if err != nil {
 		return err
 	}
+	start := b.Clock.Now()
+	for {
+		if err := b.wait(ctx, fbQuiet); err != nil {
+			return err
+		}
+		now, err := b.scrapeReconciles(ctx)
+		if err != nil {
+			return err
+		}
+		if now == last || b.Clock.Since(start) >= fbSettleMax {
+			break
+		}
+		last = now
+	}
+	before := last
 	if err := b.wait(ctx, fbIdleWindow); err != nil {
 		return err
 	}
