@@ -10,6 +10,12 @@ MEMBERS    ?= 3
 E2E_TIMEOUT ?= 60m
 GO         ?= go
 
+# The build's identity, from git when there is one: `lifeboat version`, the
+# bench report and the image's labels show it.
+VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+REVISION   ?= $(shell r=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || r=$$r-dirty; echo $$r; } || true)
+GO_LDFLAGS := -X github.com/lifeboat-dev/lifeboat/internal/version.version=$(VERSION) -X github.com/lifeboat-dev/lifeboat/internal/version.revision=$(REVISION)
+
 .PHONY: help
 help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_.-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -17,7 +23,7 @@ help: ## Show this help.
 .PHONY: build
 build: ## Build bin/lifeboat.
 	@mkdir -p $(BIN)
-	$(GO) build -o $(LIFEBOAT) ./cmd/lifeboat
+	$(GO) build -ldflags '$(GO_LDFLAGS)' -o $(LIFEBOAT) ./cmd/lifeboat
 
 .PHONY: generate
 generate: ## Regenerate deepcopy code and CRD manifests (config/crd/bases).

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +19,8 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/lifeboat-dev/lifeboat/internal/version"
 )
 
 // Scenario names.
@@ -378,13 +379,10 @@ func (b *Bench) versions() map[string]string {
 	for k, x := range b.Versions {
 		v[k] = x
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if rev := buildRevision(bi); rev != "" {
-			v["lifeboat-revision"] = rev
-		}
-		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			v["lifeboat"] = bi.Main.Version
-		}
+	build := version.Get()
+	v["lifeboat"] = build.Version
+	if build.Revision != "" {
+		v["lifeboat-revision"] = build.Revision
 	}
 	if b.Options.PlaneVersion != "" {
 		v["measured"] = b.Options.PlaneVersion
@@ -402,27 +400,4 @@ func (b *Bench) versions() map[string]string {
 		}
 	}
 	return v
-}
-
-// buildRevision is the VCS revision the binary was built from, with
-// "-dirty" when the tree had changes, or "" when the build did not record
-// it.
-func buildRevision(bi *debug.BuildInfo) string {
-	var rev string
-	dirty := false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
-		}
-	}
-	if rev == "" {
-		return ""
-	}
-	if dirty {
-		rev += "-dirty"
-	}
-	return rev
 }

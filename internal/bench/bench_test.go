@@ -2,29 +2,10 @@ package bench
 
 import (
 	"context"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
 )
-
-func TestBuildRevision(t *testing.T) {
-	cases := map[string]struct {
-		settings []debug.BuildSetting
-		want     string
-	}{
-		"clean":       {settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.modified", Value: "false"}}, want: "abc123"},
-		"dirty":       {settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc123"}, {Key: "vcs.modified", Value: "true"}}, want: "abc123-dirty"},
-		"no VCS info": {settings: []debug.BuildSetting{{Key: "GOOS", Value: "linux"}}, want: ""},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if got := buildRevision(&debug.BuildInfo{Settings: tc.settings}); got != tc.want {
-				t.Errorf("buildRevision = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
 
 func TestRunsOf(t *testing.T) {
 	b := &Bench{Options: Options{Runs: 3, ScenarioRuns: map[string]int{ScenarioClusterFailover: 1}}}

@@ -2,11 +2,11 @@ package cli
 
 import (
 	"fmt"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lifeboat-dev/lifeboat/internal/localenv/components"
+	"github.com/lifeboat-dev/lifeboat/internal/version"
 )
 
 func newVersionCommand() *cobra.Command {
@@ -15,15 +15,16 @@ func newVersionCommand() *cobra.Command {
 		Short: "Print Lifeboat's version and the pinned component set",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := "(devel)"
-			if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-				v = bi.Main.Version
-			}
+			build := version.Get()
 			key, err := components.Key()
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "lifeboat %s\ncomponents %s\n", v, key)
+			fmt.Fprintf(cmd.OutOrStdout(), "lifeboat %s\n", build.Version)
+			if build.Revision != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "revision %s\n", build.Revision)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "components %s\n", key)
 			return nil
 		},
 	}
