@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 )
 
 const (
@@ -129,10 +130,17 @@ func (w *Wave) Release(key string) {
 // inFlight reports whether the binding's failover is still on its way: an
 // eviction task waits for the replacement (Directly tasks wait for the old
 // copy instead, which no hold speeds up), a target exists or the scheduler
-// has yet to look, and the replacement is not Healthy yet.
+// has yet to look, and the replacement is not Healthy yet. A move by
+// choice (a Rebalance or a Failback) is no failover: its old copy serves
+// until the new one is Healthy, so nobody's clean-up waits for it, and
+// holding back one failback's clean-up for another only keeps both copies
+// running and the failback cap full.
 func inFlight(o observed) bool {
 	waits := false
 	for _, t := range o.spec.GracefulEvictionTasks {
+		if t.Reason == workv1alpha2.EvictionReasonRebalance || t.Reason == workv1alpha2.EvictionReasonFailback {
+			continue
+		}
 		if policyv1alpha1.NormalizePurgeMode(t.PurgeMode) != policyv1alpha1.PurgeModeDirectly {
 			waits = true
 			break

@@ -131,6 +131,19 @@ func TestInFlight(t *testing.T) {
 		"no cluster can take it": {
 			b: makeBinding("nginx").task(gracefully).obj(),
 		},
+		"a failback, replacement not Healthy yet: a move by choice, no failover": {
+			b: makeBinding("nginx").clusters("member1").health("member1", workv1alpha2.ResourceUnhealthy).
+				task(withReason(gracefully, workv1alpha2.EvictionReasonFailback)).obj(),
+		},
+		"a rebalance, not scheduled yet: no failover": {
+			b: makeBinding("nginx").unscheduled().task(withReason(gracefully, workv1alpha2.EvictionReasonRebalance)).obj(),
+		},
+		"a failback beside a failover still waiting: in flight": {
+			b: makeBinding("nginx").clusters("member1").health("member1", workv1alpha2.ResourceUnhealthy).
+				task(withReason(makeTask("member3", policyv1alpha1.PurgeModeGracefully, 0, "member3"), workv1alpha2.EvictionReasonFailback)).
+				task(gracefully).obj(),
+			want: true,
+		},
 		"Directly only: waits for the old copy, not for capacity": {
 			b: makeBinding("nginx").clusters("member1").task(makeTask("member2", policyv1alpha1.PurgeModeDirectly, 0, "member2")).obj(),
 		},
