@@ -3,6 +3,7 @@ package failback
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
@@ -66,7 +68,15 @@ type Reconciler struct {
 	Metrics *Metrics
 	// MaxConcurrentReconciles per binding kind; 0 means 1.
 	MaxConcurrentReconciles int
+
+	// wake receives, per binding kind, the bindings held back by the cap
+	// whose turn has come (see Gate.Release).
+	wake map[string]chan event.GenericEvent
 }
+
+// wakeBuffer bounds the wake-ups waiting to be queued; one that does not
+// fit is dropped, and the binding looks again after CapRetry.
+const wakeBuffer = 1024
 
 type kind struct {
 	short     string
@@ -130,6 +140,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return fmt.Errorf("indexing %s bindings by open failback: %w", k.short, err)
 		}
 	}
+	r.wake = map[string]chan event.GenericEvent{}
+	for _, k := range kinds {
+		r.wake[k.short] = make(chan event.GenericEvent, wakeBuffer)
+	}
 	for _, k := range kinds {
 		k := k
 		err := ctrl.NewControllerManagedBy(mgr).
@@ -140,6 +154,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 					return r.bindingsFrom(ctx, k, obj.GetName())
 				}),
 				builder.WithPredicates(clusterHealthChanged())).
+			WatchesRawSource(source.Channel(r.wake[k.short], &handler.EnqueueRequestForObject{})).
 			WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
 			Complete(conflict.Retrying(reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 				return r.reconcile(ctx, k, req)
@@ -220,17 +235,18 @@ func (r *Reconciler) reconcile(ctx context.Context, k kind, req ctrl.Request) (c
 	obj := k.newObject()
 	if err := r.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.Gate.Drop(k.short + "/" + req.NamespacedName.String())
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("reading binding %s: %w", req.NamespacedName, err)
 	}
+	key := k.short + "/" + req.NamespacedName.String()
 	if obj.GetDeletionTimestamp() != nil {
+		r.Gate.Drop(key)
 		return ctrl.Result{}, nil
 	}
 	spec, status := parts(obj)
 	now := r.Clock.Now()
-
-	key := k.short + "/" + req.NamespacedName.String()
 
 	// 1. A failback asked for: follow it until it ends.
 	if v, ok := obj.GetAnnotations()[FailbackAnnotation]; ok {
@@ -240,6 +256,7 @@ func (r *Reconciler) reconcile(ctx context.Context, k kind, req ctrl.Request) (c
 	// 2. Decide; the Clusters are read only for a binding that has
 	// somewhere to go back to.
 	if !mayMove(spec, status) {
+		r.Gate.Drop(key)
 		return ctrl.Result{}, nil
 	}
 	var clusters clusterv1alpha1.ClusterList
@@ -253,9 +270,11 @@ func (r *Reconciler) reconcile(ctx context.Context, k kind, req ctrl.Request) (c
 	d := Decide(Input{Spec: spec, Status: status, Clusters: cs, Now: now})
 	switch d.Verdict {
 	case Stay:
+		r.Gate.Drop(key)
 		log.V(4).Info("no failback", "why", d.Reason)
 		return ctrl.Result{}, nil
 	case Wait:
+		r.Gate.Drop(key)
 		log.V(2).Info("failback waits", "cluster", d.Cluster, "until", d.At, "why", d.Reason)
 		return ctrl.Result{RequeueAfter: d.At.Sub(now)}, nil
 	}
@@ -323,7 +342,9 @@ func (r *Reconciler) follow(ctx context.Context, key string, obj client.Object, 
 	if err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
 		return writeFailed(ctx, err, "closing the failback")
 	}
-	r.Gate.Forget(key)
+	if next := r.Gate.Release(key, r.Clock.Now()); next != "" {
+		r.wakeUp(ctx, next)
+	}
 	switch outcome {
 	case Completed:
 		took := healthyAt.Sub(f.readySince)
@@ -339,6 +360,31 @@ func (r *Reconciler) follow(ctx context.Context, key string, obj client.Object, 
 		log.Info("failback moved nothing: the fresh schedule kept the placement", "cluster", f.cluster)
 	}
 	return ctrl.Result{}, nil
+}
+
+// wakeUp queues the binding under a gate key ("rb/NS/NAME",
+// "crb//NAME"): a place under the cap is free for it. Without room in the
+// buffer the wake-up is dropped; the binding looks again after CapRetry.
+func (r *Reconciler) wakeUp(ctx context.Context, key string) {
+	kindName, rest, _ := strings.Cut(key, "/")
+	ns, name, _ := strings.Cut(rest, "/")
+	ch, ok := r.wake[kindName]
+	if !ok {
+		return
+	}
+	var obj client.Object
+	for _, k := range kinds {
+		if k.short == kindName {
+			obj = k.newObject()
+		}
+	}
+	obj.SetNamespace(ns)
+	obj.SetName(name)
+	select {
+	case ch <- event.GenericEvent{Object: obj}:
+	default:
+		ctrl.LoggerFrom(ctx).V(2).Info("wake-up queue full; the binding looks again later", "binding", key)
+	}
 }
 
 // requestTime is the spec.rescheduleTriggeredAt a failback writes: now,

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
@@ -289,22 +290,7 @@ func TestEndedFailbackFreesItsPlace(t *testing.T) {
 	}
 
 	// The scheduler moved it back and the copy there is Healthy.
-	done := e.rb(a.Name)
-	last := metav1.NewTime(at(1))
-	done.Status.LastScheduledTime = &last
-	done.Status.FailoverHistory = append(done.Status.FailoverHistory, workv1alpha2.FailoverHistoryItem{
-		Time: metav1.NewTime(at(1)), Reason: workv1alpha2.EvictionReasonFailback, FromCluster: "member2",
-		ClustersBefore: []string{"member2"}, ClustersAfter: []string{"member1"}, ReplacementHealthyTime: &metav1.Time{Time: at(2)},
-	})
-	if err := e.client.Status().Update(context.Background(), done); err != nil {
-		t.Fatal(err)
-	}
-	done = e.rb(a.Name)
-	done.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}}
-	if err := e.client.Update(context.Background(), done); err != nil {
-		t.Fatal(err)
-	}
-	e.clock.SetTime(at(3))
+	completeFailback(t, e, a.Name)
 	e.reconcile(a.Name)
 	if _, open := e.rb(a.Name).Annotations[FailbackAnnotation]; open {
 		t.Fatal("the completed failback was not closed")
@@ -316,6 +302,54 @@ func TestEndedFailbackFreesItsPlace(t *testing.T) {
 	if _, open := e.rb(b.Name).Annotations[FailbackAnnotation]; !open {
 		t.Error("the second failback did not start")
 	}
+}
+
+// A binding held back by the cap is woken as soon as a failback ends,
+// instead of waiting for its retry.
+func TestHeldBackFailbackIsWokenWhenAPlaceFrees(t *testing.T) {
+	a, b := makeBinding("a").obj(), makeBinding("b").obj()
+	e := newEnv(t, 1, append(members(-600), a, b)...)
+	ch := make(chan event.GenericEvent, 4)
+	e.r.wake = map[string]chan event.GenericEvent{"rb": ch}
+	e.reconcile(a.Name)
+	if res := e.reconcile(b.Name); res.RequeueAfter != CapRetry {
+		t.Fatalf("the second failback: requeue %s, want held back for %s", res.RequeueAfter, CapRetry)
+	}
+	if len(ch) != 0 {
+		t.Fatal("woken before any place freed")
+	}
+	completeFailback(t, e, a.Name)
+	e.reconcile(a.Name)
+	select {
+	case ev := <-ch:
+		if ev.Object.GetName() != b.Name || ev.Object.GetNamespace() != b.Namespace {
+			t.Errorf("woke %s/%s, want %s/%s", ev.Object.GetNamespace(), ev.Object.GetName(), b.Namespace, b.Name)
+		}
+	default:
+		t.Fatal("the held-back binding was not woken when the failback ended")
+	}
+}
+
+// completeFailback makes the failback of binding name look done: the
+// scheduler moved it back and the copy there is Healthy.
+func completeFailback(t *testing.T, e *env, name string) {
+	t.Helper()
+	done := e.rb(name)
+	last := metav1.NewTime(at(1))
+	done.Status.LastScheduledTime = &last
+	done.Status.FailoverHistory = append(done.Status.FailoverHistory, workv1alpha2.FailoverHistoryItem{
+		Time: metav1.NewTime(at(1)), Reason: workv1alpha2.EvictionReasonFailback, FromCluster: "member2",
+		ClustersBefore: []string{"member2"}, ClustersAfter: []string{"member1"}, ReplacementHealthyTime: &metav1.Time{Time: at(2)},
+	})
+	if err := e.client.Status().Update(context.Background(), done); err != nil {
+		t.Fatal(err)
+	}
+	done = e.rb(name)
+	done.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}}
+	if err := e.client.Update(context.Background(), done); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.SetTime(at(3))
 }
 
 func TestRequestTimeIsAfterTheLastSchedule(t *testing.T) {

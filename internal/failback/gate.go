@@ -2,6 +2,7 @@ package failback
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -9,9 +10,10 @@ import (
 )
 
 // CapRetry is how soon a failback held back by the fleet-wide cap looks
-// again: an open failback closes on another binding, which sends no event
-// to this one.
-const CapRetry = 5 * time.Second
+// again at the latest. It is woken sooner when a failback this process
+// started ends (Release); the retry covers the others (a failback another
+// replica started, a binding deleted while it moved back).
+const CapRetry = 30 * time.Second
 
 // recentTTL is how long a failback this process started counts as open
 // without the cache showing it yet (the write and the watch event race the
@@ -29,6 +31,13 @@ type Gate struct {
 
 	mu     sync.Mutex
 	recent map[string]time.Time
+	// waiting are the keys held back by the cap, in the order they were
+	// first held back, to be woken as places free.
+	waiting []string
+	held    map[string]bool
+	// closed are failbacks this process ended that the cache may still
+	// show open; they no longer count.
+	closed map[string]time.Time
 }
 
 // NewGate returns a gate for at most max open failbacks (0 starts none)
@@ -45,7 +54,7 @@ func NewGate(max int, perSecond float64, now time.Time) (*Gate, error) {
 	l := rate.NewLimiter(limit, burst)
 	// Start full at the injected clock's time.
 	l.SetLimitAt(now, limit)
-	return &Gate{max: max, limiter: l, recent: map[string]time.Time{}}, nil
+	return &Gate{max: max, limiter: l, recent: map[string]time.Time{}, held: map[string]bool{}, closed: map[string]time.Time{}}, nil
 }
 
 func max1(n int) int {
@@ -71,7 +80,17 @@ type Admission struct {
 func (g *Gate) Admit(key string, open map[string]bool, now time.Time) Admission {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	n := len(open)
+	n := 0
+	for k := range open {
+		if _, done := g.closed[k]; !done {
+			n++
+		}
+	}
+	for k, t := range g.closed {
+		if !open[k] || now.Sub(t) > recentTTL {
+			delete(g.closed, k) // the cache has caught up, or it never will
+		}
+	}
 	for k, t := range g.recent {
 		switch {
 		case open[k] || now.Sub(t) > recentTTL:
@@ -81,6 +100,10 @@ func (g *Gate) Admit(key string, open map[string]bool, now time.Time) Admission 
 		}
 	}
 	if n >= g.max {
+		if !g.held[key] {
+			g.held[key] = true
+			g.waiting = append(g.waiting, key)
+		}
 		return Admission{RetryAfter: CapRetry, Reason: fmt.Sprintf("%d failbacks are open (at most %d)", n, g.max)}
 	}
 	r := g.limiter.ReserveN(now, 1)
@@ -92,6 +115,8 @@ func (g *Gate) Admit(key string, open map[string]bool, now time.Time) Admission 
 		return Admission{RetryAfter: d, Reason: "the failback rate is reached"}
 	}
 	g.recent[key] = now
+	delete(g.closed, key)
+	g.unhold(key)
 	return Admission{Allowed: true}
 }
 
@@ -100,4 +125,40 @@ func (g *Gate) Forget(key string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	delete(g.recent, key)
+}
+
+// Release frees the place of the failback of key, which ended at now
+// (also while the cache still shows it open), and returns the key held
+// back the longest by the cap, to wake (or "" when none waits). The woken
+// failback still goes through Admit.
+func (g *Gate) Release(key string, now time.Time) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.recent, key)
+	g.closed[key] = now
+	g.unhold(key)
+	if len(g.waiting) == 0 {
+		return ""
+	}
+	next := g.waiting[0]
+	g.waiting = g.waiting[1:]
+	delete(g.held, next)
+	return next
+}
+
+// Drop forgets key as held back: its binding is gone, or no longer wants
+// to move.
+func (g *Gate) Drop(key string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.unhold(key)
+}
+
+// unhold removes key from the held-back queue. Called with mu held.
+func (g *Gate) unhold(key string) {
+	if !g.held[key] {
+		return
+	}
+	delete(g.held, key)
+	g.waiting = slices.DeleteFunc(g.waiting, func(k string) bool { return k == key })
 }

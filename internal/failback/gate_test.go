@@ -101,3 +101,51 @@ func TestGateRate(t *testing.T) {
 		t.Fatalf("allowed %t, retry after %s; want held for 500ms", a.Allowed, a.RetryAfter)
 	}
 }
+
+// Bindings held back by the cap are woken one per freed place, longest
+// held first; one that no longer waits is not woken.
+func TestGateWakesHeldBackInOrder(t *testing.T) {
+	g, _ := NewGate(1, 0, at(0))
+	if a := g.Admit("a", nil, at(0)); !a.Allowed {
+		t.Fatal(a.Reason)
+	}
+	for _, k := range []string{"b", "c", "b", "d"} {
+		if a := g.Admit(k, nil, at(1)); a.Allowed {
+			t.Fatalf("%s admitted above the cap", k)
+		}
+	}
+	g.Drop("c") // its binding no longer wants to move
+	if next := g.Release("a", at(2)); next != "b" {
+		t.Errorf("first woken %q, want b (held back first)", next)
+	}
+	if a := g.Admit("b", nil, at(2)); !a.Allowed {
+		t.Fatalf("woken b not admitted: %s", a.Reason)
+	}
+	if next := g.Release("b", at(2)); next != "d" {
+		t.Errorf("second woken %q, want d (c was dropped, b not held twice)", next)
+	}
+	if next := g.Release("d", at(2)); next != "" {
+		t.Errorf("woken %q with nobody held back", next)
+	}
+}
+
+// A failback that ended no longer counts, also while the cache still
+// shows it open: the binding woken for its place is admitted at once.
+func TestGateReleasedCountsNoMoreBeforeTheCacheCatchesUp(t *testing.T) {
+	g, _ := NewGate(1, 0, at(0))
+	g.Admit("a", nil, at(0))
+	g.Admit("b", nil, at(1))
+	if next := g.Release("a", at(2)); next != "b" {
+		t.Fatalf("woken %q, want b", next)
+	}
+	stale := map[string]bool{"a": true} // the close is not in the cache yet
+	if a := g.Admit("b", stale, at(2)); !a.Allowed {
+		t.Fatalf("b refused while the cache lags: %s", a.Reason)
+	}
+	// Once the cache shows a closed, the gate forgets the close: a later
+	// failback of a counts again.
+	g.Admit("x", map[string]bool{"b": true}, at(3))
+	if _, still := g.closed["a"]; still {
+		t.Error("the close of a is still remembered after the cache showed it")
+	}
+}
