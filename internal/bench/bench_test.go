@@ -44,3 +44,21 @@ func TestRunRefusesBadOptions(t *testing.T) {
 		})
 	}
 }
+
+func TestSteadyTargets(t *testing.T) {
+	for _, tc := range []struct {
+		n         int
+		rss, idle float64
+	}{{n: 10000, rss: 300, idle: 0.3}, {n: 5000, rss: 200, idle: 0.25}, {n: 100}} {
+		rss, idle := steadyTargets(tc.n)
+		if tc.rss == 0 {
+			if rss != nil || idle != nil {
+				t.Errorf("%d bindings: targets %v, %v; want none", tc.n, rss, idle)
+			}
+			continue
+		}
+		if rss == nil || idle == nil || rss.Limit != tc.rss || idle.Limit != tc.idle {
+			t.Errorf("%d bindings: targets %+v, %+v; want %g MiB, %g CPU-s", tc.n, rss, idle, tc.rss, tc.idle)
+		}
+	}
+}

@@ -59,15 +59,28 @@ func (b *Bench) footprintFigures() []FigureSpec {
 		)
 	}
 	if n := b.Options.SteadyBindings; n > 0 {
+		rss, idle := steadyTargets(n)
 		specs = append(specs,
-			FigureSpec{ID: FigFootSteadyRSS, Name: fmt.Sprintf("RSS at %d bindings over %d members", n, len(b.Env.Members)), Unit: UnitMiB,
-				Target: &Target{Stat: "max", Limit: 200, Reference: "5,000 bindings ≤ 200 MiB"}},
-			FigureSpec{ID: FigFootSteadyIdle, Name: fmt.Sprintf("idle CPU per minute at %d bindings", n), Unit: UnitCPUPerMin,
-				Target: &Target{Stat: "max", Limit: 0.25, Reference: "5,000 bindings ≤ 0.25"}},
+			FigureSpec{ID: FigFootSteadyRSS, Name: fmt.Sprintf("RSS at %d bindings over %d members", n, len(b.Env.Members)), Unit: UnitMiB, Target: rss},
+			FigureSpec{ID: FigFootSteadyIdle, Name: fmt.Sprintf("idle CPU per minute at %d bindings", n), Unit: UnitCPUPerMin, Target: idle},
 			FigureSpec{ID: FigFootSteadySettle, Name: "last Healthy → controllers quiet (settle before the idle window)", Unit: UnitSeconds},
 		)
 	}
 	return specs
+}
+
+// steadyTargets are the steady state's targets for n bindings: those set
+// at 5,000 and at 10,000 bindings (over ten members), none for other sizes.
+func steadyTargets(n int) (rss, idle *Target) {
+	switch {
+	case n >= 10000:
+		return &Target{Stat: "max", Limit: 300, Reference: "10 members × 10,000 bindings ≤ 300 MiB"},
+			&Target{Stat: "max", Limit: 0.3, Reference: "10,000 bindings ≤ 0.3"}
+	case n >= 5000:
+		return &Target{Stat: "max", Limit: 200, Reference: "5,000 bindings ≤ 200 MiB"},
+			&Target{Stat: "max", Limit: 0.25, Reference: "5,000 bindings ≤ 0.25"}
+	}
+	return nil, nil
 }
 
 func (b *Bench) controllerNames() []string {
