@@ -114,33 +114,9 @@ func (b *Bench) clusterFailoverRun(ctx context.Context, r *RunResult) error {
 		return err
 	}
 	defer cleanup()
-	policy, err := decodePolicy(pinnedPolicyYAML("bench", "cf", member, others(b.Env.Members, member)), ns)
-	if err != nil {
-		return err
-	}
-	if err := b.Env.ControlPlane.Create(ctx, policy); err != nil {
-		return fmt.Errorf("creating the policy: %w", err)
-	}
-	b.Clock.Sleep(time.Second)
 	n := b.Options.ClusterFailoverN
-	names := make([]string, n)
-	objs := make([]client.Object, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("cf-%04d", i)
-		d, err := decodeDeployment(deploymentYAML(names[i], "cf", 1), ns)
-		if err != nil {
-			return err
-		}
-		objs[i] = d
-	}
-	b.logf("creating %d Deployments pinned to %s", n, member)
-	if err := createAll(ctx, b.Env.ControlPlane, objs); err != nil {
-		return err
-	}
-	if err := b.tracker.WaitFor(ctx, b.timeout(n), fmt.Sprintf("%d bindings Healthy in %s", n, member), b.progressLine, func() (bool, string) {
-		c := countBindings(ns, names, b.tracker.Is(Healthy(member)))
-		return c == n, fmt.Sprintf("%d/%d Healthy in %s", c, n, member)
-	}); err != nil {
+	names, err := b.pinDeployments(ctx, ns, pinnedPolicyYAML("bench", "cf", member, others(b.Env.Members, member)), "cf", member, n)
+	if err != nil {
 		return err
 	}
 
@@ -271,4 +247,38 @@ func memberUsable(marks []string) bool {
 		}
 	}
 	return ready
+}
+
+// pinDeployments creates the policy of policyYAML in ns and n
+// single-replica Deployments of group (named group-0000, ...) that it
+// places on member, and waits until every binding is Healthy there. It
+// returns the Deployments' names.
+func (b *Bench) pinDeployments(ctx context.Context, ns, policyYAML, group, member string, n int) ([]string, error) {
+	policy, err := decodePolicy(policyYAML, ns)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Env.ControlPlane.Create(ctx, policy); err != nil {
+		return nil, fmt.Errorf("creating the policy: %w", err)
+	}
+	b.Clock.Sleep(time.Second)
+	names := make([]string, n)
+	objs := make([]client.Object, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s-%04d", group, i)
+		d, err := decodeDeployment(deploymentYAML(names[i], group, 1), ns)
+		if err != nil {
+			return nil, err
+		}
+		objs[i] = d
+	}
+	b.logf("creating %d Deployments pinned to %s", n, member)
+	if err := createAll(ctx, b.Env.ControlPlane, objs); err != nil {
+		return nil, err
+	}
+	err = b.tracker.WaitFor(ctx, b.timeout(n), fmt.Sprintf("%d bindings Healthy in %s", n, member), b.progressLine, func() (bool, string) {
+		c := countBindings(ns, names, b.tracker.Is(Healthy(member)))
+		return c == n, fmt.Sprintf("%d/%d Healthy in %s", c, n, member)
+	})
+	return names, err
 }

@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Figures of the failback scenario. The member is stopped, everything
@@ -84,33 +82,9 @@ func (b *Bench) failbackRun(ctx context.Context, r *RunResult) error {
 		return err
 	}
 	defer cleanup()
-	policy, err := decodePolicy(failbackPolicyYAML("bench", "fb", member, others(b.Env.Members, member), b.Options.FailbackWindow), ns)
-	if err != nil {
-		return err
-	}
-	if err := b.Env.ControlPlane.Create(ctx, policy); err != nil {
-		return fmt.Errorf("creating the policy: %w", err)
-	}
-	b.Clock.Sleep(time.Second)
 	n := b.Options.FailbackN
-	names := make([]string, n)
-	objs := make([]client.Object, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("fb-%04d", i)
-		d, err := decodeDeployment(deploymentYAML(names[i], "fb", 1), ns)
-		if err != nil {
-			return err
-		}
-		objs[i] = d
-	}
-	b.logf("creating %d Deployments on %s with failback after %s", n, member, b.Options.FailbackWindow)
-	if err := createAll(ctx, b.Env.ControlPlane, objs); err != nil {
-		return err
-	}
-	if err := b.tracker.WaitFor(ctx, b.timeout(n), fmt.Sprintf("%d bindings Healthy in %s", n, member), b.progressLine, func() (bool, string) {
-		c := countBindings(ns, names, b.tracker.Is(Healthy(member)))
-		return c == n, fmt.Sprintf("%d/%d Healthy in %s", c, n, member)
-	}); err != nil {
+	names, err := b.pinDeployments(ctx, ns, failbackPolicyYAML("bench", "fb", member, others(b.Env.Members, member), b.Options.FailbackWindow), "fb", member, n)
+	if err != nil {
 		return err
 	}
 
