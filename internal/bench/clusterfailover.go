@@ -101,14 +101,7 @@ func (b *Bench) clusterFailover(ctx context.Context) *ScenarioResult {
 func (b *Bench) clusterFailoverRun(ctx context.Context, r *RunResult) error {
 	member := b.stoppedMember(r.Index)
 	r.Notes = append(r.Notes, "stopped "+member)
-	// A member still recovering from an earlier outage (or tainted by
-	// someone) would not get the pinned Deployments: wait for it first.
 	clusterKey := Key(SourceCluster, "", member)
-	if err := b.tracker.WaitFor(ctx, 5*time.Minute, member+" Ready and untainted", b.progressLine, func() (bool, string) {
-		return memberUsable(b.tracker.Marks(clusterKey)), fmt.Sprint(b.tracker.Marks(clusterKey))
-	}); err != nil {
-		return err
-	}
 	ns, cleanup, err := b.newNamespace(ctx, "cf", r)
 	if err != nil {
 		return err
@@ -252,8 +245,16 @@ func memberUsable(marks []string) bool {
 // pinDeployments creates the policy of policyYAML in ns and n
 // single-replica Deployments of group (named group-0000, ...) that it
 // places on member, and waits until every binding is Healthy there. It
-// returns the Deployments' names.
+// returns the Deployments' names. A member still recovering from an
+// earlier outage (or tainted by someone) would not get them: it waits for
+// member to be Ready and untainted first.
 func (b *Bench) pinDeployments(ctx context.Context, ns, policyYAML, group, member string, n int) ([]string, error) {
+	clusterKey := Key(SourceCluster, "", member)
+	if err := b.tracker.WaitFor(ctx, 5*time.Minute, member+" Ready and untainted", b.progressLine, func() (bool, string) {
+		return memberUsable(b.tracker.Marks(clusterKey)), fmt.Sprint(b.tracker.Marks(clusterKey))
+	}); err != nil {
+		return nil, err
+	}
 	policy, err := decodePolicy(policyYAML, ns)
 	if err != nil {
 		return nil, err

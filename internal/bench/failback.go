@@ -72,11 +72,6 @@ func (b *Bench) failbackRun(ctx context.Context, r *RunResult) error {
 	member := b.stoppedMember(r.Index)
 	r.Notes = append(r.Notes, "stopped "+member)
 	clusterKey := Key(SourceCluster, "", member)
-	if err := b.tracker.WaitFor(ctx, 5*time.Minute, member+" Ready and untainted", b.progressLine, func() (bool, string) {
-		return memberUsable(b.tracker.Marks(clusterKey)), fmt.Sprint(b.tracker.Marks(clusterKey))
-	}); err != nil {
-		return err
-	}
 	ns, cleanup, err := b.newNamespace(ctx, "fb", r)
 	if err != nil {
 		return err
