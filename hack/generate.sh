@@ -7,6 +7,9 @@
 #                                     embedded Kubernetes types (label
 #                                     selectors, conditions, tolerations,
 #                                     taints) that markers cannot express
+#   config/rbac/role.yaml             the controller manager's ClusterRole in
+#                                     the control plane, from the
+#                                     +kubebuilder:rbac markers in internal/
 #
 # controller-gen comes from the separate tools module hack/tools (pinned in
 # hack/tools/go.mod) and is built into bin/. Running the script twice gives
@@ -33,3 +36,7 @@ go run ./hack/crdschema "${TMP_DIR}"
 rm -f "${CRD_DIR}"/*.yaml
 mkdir -p "${CRD_DIR}"
 cp "${TMP_DIR}"/*.yaml "${CRD_DIR}/"
+
+# The controller manager's ClusterRole, from the markers beside the code that
+# needs each permission.
+"${CONTROLLER_GEN}" rbac:roleName=lifeboat-controller-manager paths=./internal/... output:rbac:artifacts:config=config/rbac

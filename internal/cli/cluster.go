@@ -67,6 +67,7 @@ func newJoinCommand() *cobra.Command {
 	var cp controlPlaneFlags
 	var member memberFlags
 	var opts cluster.JoinOptions
+	var resources []string
 	cmd := &cobra.Command{
 		Use:   "join NAME --cluster-kubeconfig MEMBER_KUBECONFIG [--cluster-context MEMBER_CONTEXT]",
 		Short: "Register a member cluster (push mode) in the control plane",
@@ -77,15 +78,29 @@ one or both); --kubeconfig/--context name the control plane, as in every lifeboa
 command (default: $KUBECONFIG, else ~/.kube/config, and its current context).
 
 The member's API server URL becomes the Cluster's apiEndpoint and its kube-system
-namespace UID the Cluster's id. If that kubeconfig authenticates with a bearer
-token, the token is used as it is; if it uses a client certificate, an exec or
-auth-provider plugin (which the control plane cannot replay), join creates in the
-member the ServiceAccount karmada-cluster/lifeboat-NAME bound to cluster-admin and
-a long-lived token Secret for it, and uses that token.
+namespace UID the Cluster's id. The member's kubeconfig is used only by join
+itself, never stored: join creates in the member the ServiceAccount
+karmada-cluster/lifeboat-NAME, a long-lived token Secret for it, and the ClusterRole
+and ClusterRoleBinding lifeboat-NAME, which allow Lifeboat only this:
+  - create, update, patch and delete the kinds it may propagate there: namespaces,
+    configmaps, secrets, services, serviceaccounts, persistentvolumeclaims,
+    limitranges, resourcequotas, deployments, statefulsets, daemonsets and
+    replicasets (apps), jobs and cronjobs (batch), horizontalpodautoscalers
+    (autoscaling), poddisruptionbudgets (policy), ingresses and networkpolicies
+    (networking.k8s.io), and each --propagate-resource;
+  - read nodes and pods (the Cluster's resource summary);
+  - list every kind (to find what it left behind, and to prove a namespace it
+    created empty before removing it).
+A kind outside these fails to apply in that member with an error naming it. Joining
+the same NAME again (after unjoin) brings the role up to date.
 
 In the control plane it creates the Secret karmada-cluster/NAME (keys token and
-caBundle) and the Cluster NAME (syncMode Push). A NAME already joined, or a member
-already joined under another name, is refused.
+caBundle: the kubeconfig's CA, else the one the member put in the token Secret)
+and the Cluster NAME (syncMode Push). The control plane verifies the member's
+certificate with that CA; a kubeconfig that skips verification
+(insecure-skip-tls-verify) is refused unless --insecure-skip-tls-verification is
+given, which the Cluster then records (kubectl get clusters -o wide shows it). A
+NAME already joined, or a member already joined under another name, is refused.
 
 A member joined again may still run copies from before (it was unjoined while
 down): once it is Ready, the controller manager adopts those that a binding places
@@ -100,7 +115,11 @@ join reads --kubeconfig/--context as the MEMBER's and takes the control plane fr
   lifeboat join member4 --cluster-kubeconfig member4.kubeconfig
 
   # both in one kubeconfig
-  lifeboat join member4 --cluster-context member4 --context lifeboat --region eu-west-1`,
+  lifeboat join member4 --cluster-context member4 --context lifeboat --region eu-west-1
+
+  # Lifeboat may also propagate Flink's kinds and CRDs there
+  lifeboat join member4 --cluster-kubeconfig member4.kubeconfig \
+    --propagate-resource '*.flink.apache.org' --propagate-resource customresourcedefinitions.apiextensions.k8s.io`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
@@ -116,6 +135,13 @@ join reads --kubeconfig/--context as the MEMBER's and takes the control plane fr
 			}
 			if older {
 				warnTo(cmd.ErrOrStderr())(fmt.Sprintf("without --cluster-kubeconfig/--cluster-context, join reads --kubeconfig/--context as the member's (%s) and the control plane from --control-plane-kubeconfig/--control-plane-context (%s); in every other lifeboat command --kubeconfig/--context name the control plane, so prefer --cluster-kubeconfig/--cluster-context here", memberRef, cpRef))
+			}
+			for _, r := range resources {
+				mr, err := cluster.ParseMemberResource(r)
+				if err != nil {
+					return fmt.Errorf("--propagate-resource: %w", err)
+				}
+				opts.Resources = append(opts.Resources, mr)
 			}
 			mk, err := loadMember(memberRef)
 			if err != nil {
@@ -138,17 +164,19 @@ join reads --kubeconfig/--context as the MEMBER's and takes the control plane fr
 	cmd.Flags().StringVar(&opts.Provider, "provider", "", "Cloud provider of the member, copied to spec.provider.")
 	cmd.Flags().StringVar(&opts.Region, "region", "", "Region of the member, copied to spec.region.")
 	cmd.Flags().StringSliceVar(&opts.Zones, "zone", nil, "Zone(s) of the member, copied to spec.zones (repeatable or comma-separated).")
-	cmd.Flags().DurationVar(&opts.TokenTimeout, "token-timeout", 30*time.Second, "How long to wait for the member to issue the ServiceAccount token, when one is created.")
+	cmd.Flags().DurationVar(&opts.TokenTimeout, "token-timeout", 30*time.Second, "How long to wait for the member to issue the ServiceAccount's token.")
+	cmd.Flags().StringArrayVar(&resources, "propagate-resource", nil, "A kind Lifeboat may also create, update and delete in the member, as RESOURCE[.GROUP] (deployments.apps, *.flink.apache.org; *.* for every kind). Repeatable.")
+	cmd.Flags().BoolVar(&opts.InsecureSkipTLSVerification, "insecure-skip-tls-verification", false, "Let the control plane reach the member without verifying its serving certificate (recorded in the Cluster). Without it, a kubeconfig that skips verification is refused.")
 	return cmd
 }
 
 func printJoined(out io.Writer, res cluster.JoinResult) {
 	c := res.Cluster
 	fmt.Fprintf(out, "Cluster %s joined (API endpoint %s, id %s).\n", c.Name, c.Spec.APIEndpoint, c.Spec.ID)
-	if res.ServiceAccount != "" {
-		fmt.Fprintf(out, "Credentials: token of ServiceAccount %s (cluster-admin), created in the member, stored in Secret %s/%s.\n", res.ServiceAccount, c.Spec.SecretRef.Namespace, c.Spec.SecretRef.Name)
-	} else {
-		fmt.Fprintf(out, "Credentials: the kubeconfig's token, stored in Secret %s/%s.\n", c.Spec.SecretRef.Namespace, c.Spec.SecretRef.Name)
+	fmt.Fprintf(out, "Credentials: token of ServiceAccount %s, created in the member with ClusterRole %s, stored in Secret %s/%s.\n",
+		res.ServiceAccount, cluster.ServiceAccountName(c.Name), c.Spec.SecretRef.Namespace, c.Spec.SecretRef.Name)
+	if c.Spec.InsecureSkipTLSVerification {
+		fmt.Fprintln(out, "TLS: the member's serving certificate is NOT verified (--insecure-skip-tls-verification).")
 	}
 	fmt.Fprintf(out, "The controller manager now creates namespace %s and probes the member; follow it with:\n  kubectl get cluster %s\n", cluster.ExecutionNamespace(c.Name), c.Name)
 }
@@ -175,8 +203,8 @@ By default unjoin waits (--timeout) until the Cluster is gone.
 
 With --cleanup-member, unjoin then cleans the MEMBER named by
 --cluster-kubeconfig/--cluster-context (required then; it must answer):
-  - the ServiceAccount, token Secret and ClusterRoleBinding lifeboat-NAME that join
-    created there;
+  - the ServiceAccount, token Secret, ClusterRole and ClusterRoleBinding
+    lifeboat-NAME that join created there;
   - once the Cluster is gone, the objects Lifeboat left there for NAME whose Work no
     longer exists, under the orphan rule of docs/member-cleanup.md (written by
     Lifeboat, naming a binding that does not place them on NAME; never a Namespace

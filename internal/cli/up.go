@@ -11,12 +11,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lifeboat-dev/lifeboat/internal/cluster"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv/components"
 )
 
 func newUpCommand() *cobra.Command {
 	opts := localenv.Options{}
+	var memberResources []string
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start the local environment: a control plane and N member clusters",
@@ -25,6 +27,13 @@ one etcd, the control-plane kube-apiserver with Lifeboat's CRDs, N member cluste
 member1..N (each a real kube-apiserver, kube-controller-manager and kube-scheduler,
 with kwok simulating one Ready node named memberN-control-plane and its pods), the
 members registered as Clusters, and the Lifeboat controller manager.
+
+Each member is joined as "lifeboat join" joins one: Lifeboat reaches it with the
+token of ServiceAccount karmada-cluster/lifeboat-memberN, whose ClusterRole allows
+only the default kinds of "lifeboat join --help", Flink's (*.flink.apache.org) and
+each --member-propagate-resource. The controller manager reaches the control plane
+as the user system:lifeboat:controller-manager, bound to the ClusterRole
+lifeboat-controller-manager (config/rbac/role.yaml), not as an administrator.
 
 With --with-kyverno, every member also runs Kyverno's admission controller
 (component memberN-kyverno, namespace kyverno, Kyverno's CRDs and the
@@ -41,6 +50,13 @@ and member1..N. Running "up" again while the environment is up changes nothing.`
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Out = cmd.OutOrStdout()
+			for _, r := range memberResources {
+				mr, err := cluster.ParseMemberResource(r)
+				if err != nil {
+					return fmt.Errorf("--member-propagate-resource: %w", err)
+				}
+				opts.MemberResources = append(opts.MemberResources, mr)
+			}
 			s, err := localenv.Up(cmd.Context(), opts)
 			if errors.Is(err, localenv.ErrAlreadyUp) {
 				fmt.Fprintf(opts.Out, "The local environment in %s is already up; nothing changed.\n", s.Dir)
@@ -64,6 +80,7 @@ and member1..N. Running "up" again while the environment is up changes nothing.`
 	f.StringVar(&opts.Dir, "state-dir", defaultStateDir, "Directory for the environment's state, logs and kubeconfig.")
 	f.StringVar(&opts.CacheDir, "cache-dir", components.DefaultCacheDir(), "Where the Kubernetes components are built and kept ($LIFEBOAT_CACHE_DIR).")
 	f.StringArrayVar(&opts.ControllerManagerArgs, "controller-manager-arg", nil, "Extra flag for `lifeboat controller-manager` (repeatable), e.g. --controller-manager-arg=--v=2.")
+	f.StringArrayVar(&memberResources, "member-propagate-resource", nil, "A kind Lifeboat may also write in every member, as RESOURCE[.GROUP] (repeatable; see `lifeboat join --propagate-resource`). Flink's kinds (*.flink.apache.org) are always added.")
 	f.BoolVar(&opts.WithKyverno, "with-kyverno", false, "Also run Kyverno in every member with the Flink restore ClusterPolicy (examples/flink/kyverno-clusterpolicy.yaml).")
 	return cmd
 }

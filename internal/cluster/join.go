@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -79,26 +80,39 @@ type JoinOptions struct {
 	// TokenTimeout bounds the wait for the member to issue the token of the
 	// ServiceAccount join creates (default 30s).
 	TokenTimeout time.Duration
+	// Resources are kinds Lifeboat may write in the member on top of
+	// DefaultMemberResources.
+	Resources []MemberResource
+	// InsecureSkipTLSVerification lets a member whose kubeconfig does not
+	// verify its serving certificate join, and stores that choice in the
+	// Cluster. Without it such a member is refused.
+	InsecureSkipTLSVerification bool
 }
 
 // JoinResult says what Join did.
 type JoinResult struct {
 	Cluster *clusterv1alpha1.Cluster
 	// ServiceAccount is "namespace/name" of the ServiceAccount created in
-	// the member when its kubeconfig had no bearer token, else "".
+	// the member, whose token the control plane uses.
 	ServiceAccount string
+	// Rules are those of the ClusterRole it is bound to in the member.
+	Rules []rbacv1.PolicyRule
 }
 
-// ServiceAccountName is the member ServiceAccount join creates for a cluster
-// whose kubeconfig authenticates without a bearer token.
+// ServiceAccountName is the member ServiceAccount join creates for a
+// cluster; its ClusterRole and ClusterRoleBinding have the same name.
 func ServiceAccountName(cluster string) string { return "lifeboat-" + cluster }
 
+// ErrInsecureMember refuses a member whose kubeconfig skips TLS verification
+// when the join did not ask for it.
+var ErrInsecureMember = errors.New("the member's kubeconfig skips TLS verification")
+
 // Join registers a member: it checks the name is free, reads the member's
-// identity (the UID of its kube-system namespace), obtains a bearer token
-// (the kubeconfig's own, or that of a cluster-admin ServiceAccount it
-// creates in the member when the kubeconfig uses client certificates, exec
-// plugins or anything else a control plane cannot replay), and calls
-// Register. memberClient may be nil (built from member.Config).
+// identity (the UID of its kube-system namespace), creates in the member a
+// ServiceAccount bound to a ClusterRole with MemberRules and a long-lived
+// token Secret for it, and calls Register with that token and the member's
+// CA. memberClient may be nil (built from member.Config); the kubeconfig's
+// own credentials are used only for these steps, never stored.
 func Join(ctx context.Context, cp client.Client, member MemberKubeconfig, memberClient kubernetes.Interface, o JoinOptions) (JoinResult, error) {
 	var res JoinResult
 	if err := ValidateClusterName(o.Name); err != nil {
@@ -112,6 +126,9 @@ func Join(ctx context.Context, cp client.Client, member MemberKubeconfig, member
 		return res, fmt.Errorf("reading Cluster %s in the control plane: %w", o.Name, err)
 	}
 	cfg := member.Config
+	if cfg.Insecure && !o.InsecureSkipTLSVerification {
+		return res, fmt.Errorf("%w (insecure-skip-tls-verify): Lifeboat verifies members' certificates; give the kubeconfig the member's CA (certificate-authority-data), or pass --insecure-skip-tls-verification to store the choice in the Cluster", ErrInsecureMember)
+	}
 	if memberClient == nil {
 		var err error
 		if memberClient, err = kubernetes.NewForConfig(cfg); err != nil {
@@ -126,31 +143,31 @@ func Join(ctx context.Context, cp client.Client, member MemberKubeconfig, member
 	if err != nil {
 		return res, err
 	}
-	token, err := bearerToken(cfg)
+	timeout := o.TokenTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	rules := MemberRules(append(DefaultMemberResources(), o.Resources...))
+	token, saCA, err := ensureServiceAccountToken(ctx, memberClient, o.Name, rules, timeout)
 	if err != nil {
 		return res, err
 	}
-	if token == "" {
-		timeout := o.TokenTimeout
-		if timeout <= 0 {
-			timeout = 30 * time.Second
-		}
-		saToken, saCA, err := ensureServiceAccountToken(ctx, memberClient, o.Name, timeout)
-		if err != nil {
-			return res, err
-		}
-		token = string(saToken)
-		if len(ca) == 0 && !cfg.Insecure {
-			ca = saCA
-		}
-		res.ServiceAccount = SecretNamespace + "/" + ServiceAccountName(o.Name)
+	insecure := cfg.Insecure || o.InsecureSkipTLSVerification
+	switch {
+	case insecure:
+		// A client may not both skip verification and name a CA.
+		ca = nil
+	case len(ca) == 0:
+		ca = saCA
 	}
+	res.ServiceAccount = SecretNamespace + "/" + ServiceAccountName(o.Name)
+	res.Rules = rules
 	cluster, err := Register(ctx, cp, RegisterOptions{
 		Name:                        o.Name,
 		APIEndpoint:                 cfg.Host,
-		Token:                       token,
+		Token:                       string(token),
 		CABundle:                    ca,
-		InsecureSkipTLSVerification: cfg.Insecure,
+		InsecureSkipTLSVerification: insecure,
 		ProxyURL:                    member.ProxyURL,
 		ID:                          string(kubeSystem.UID),
 		Provider:                    o.Provider,
@@ -159,27 +176,6 @@ func Join(ctx context.Context, cp client.Client, member MemberKubeconfig, member
 	})
 	res.Cluster = cluster
 	return res, err
-}
-
-// bearerToken is the kubeconfig's own bearer token, or "" when it
-// authenticates some other way (client certificate, exec or auth-provider
-// plugin, basic auth): a control plane cannot replay those, so join creates a
-// ServiceAccount instead.
-func bearerToken(cfg *rest.Config) (string, error) {
-	if cfg.ExecProvider != nil || cfg.AuthProvider != nil {
-		return "", nil
-	}
-	if cfg.BearerToken != "" {
-		return cfg.BearerToken, nil
-	}
-	if cfg.BearerTokenFile != "" {
-		b, err := os.ReadFile(cfg.BearerTokenFile)
-		if err != nil {
-			return "", fmt.Errorf("reading the member's token file: %w", err)
-		}
-		return string(b), nil
-	}
-	return "", nil
 }
 
 func caBundle(cfg *rest.Config) ([]byte, error) {
@@ -200,10 +196,11 @@ func caBundle(cfg *rest.Config) ([]byte, error) {
 }
 
 // ensureServiceAccountToken creates (or reuses) in the member the namespace
-// karmada-cluster, the ServiceAccount lifeboat-<name> bound to cluster-admin
-// and a long-lived token Secret for it, and returns the token and the CA the
-// member put next to it.
-func ensureServiceAccountToken(ctx context.Context, cs kubernetes.Interface, name string, timeout time.Duration) ([]byte, []byte, error) {
+// karmada-cluster, the ServiceAccount lifeboat-<name>, the ClusterRole
+// lifeboat-<name> with rules (brought up to date when it exists), its
+// ClusterRoleBinding and a long-lived token Secret, and returns the token and
+// the CA the member put next to it.
+func ensureServiceAccountToken(ctx context.Context, cs kubernetes.Interface, name string, rules []rbacv1.PolicyRule, timeout time.Duration) ([]byte, []byte, error) {
 	sa := ServiceAccountName(name)
 	objects := []struct {
 		what   string
@@ -221,13 +218,15 @@ func ensureServiceAccountToken(ctx context.Context, cs kubernetes.Interface, nam
 			}}, metav1.CreateOptions{})
 			return err
 		}},
+		{"ClusterRole " + sa, func() error {
+			return ensureClusterRole(ctx, cs, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: sa}, Rules: rules})
+		}},
 		{"ClusterRoleBinding " + sa, func() error {
-			_, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{
+			return ensureClusterRoleBinding(ctx, cs, &rbacv1.ClusterRoleBinding{
 				ObjectMeta: metav1.ObjectMeta{Name: sa},
-				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: sa},
 				Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: SecretNamespace}},
-			}, metav1.CreateOptions{})
-			return err
+			})
 		}},
 		{"Secret " + sa + "-token", func() error {
 			_, err := cs.CoreV1().Secrets(SecretNamespace).Create(ctx, &corev1.Secret{
@@ -263,9 +262,50 @@ func ensureServiceAccountToken(ctx context.Context, cs kubernetes.Interface, nam
 	return token, ca, nil
 }
 
+// ensureClusterRole creates role, or sets the rules of the one that exists.
+func ensureClusterRole(ctx context.Context, cs kubernetes.Interface, role *rbacv1.ClusterRole) error {
+	roles := cs.RbacV1().ClusterRoles()
+	_, err := roles.Create(ctx, role, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	old, err := roles.Get(ctx, role.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	old.Rules = role.Rules
+	_, err = roles.Update(ctx, old, metav1.UpdateOptions{})
+	return err
+}
+
+// ensureClusterRoleBinding creates b, or replaces a binding of that name
+// whose role or subjects differ (a role reference cannot be changed in
+// place): one left by an older join bound the ServiceAccount to
+// cluster-admin.
+func ensureClusterRoleBinding(ctx context.Context, cs kubernetes.Interface, b *rbacv1.ClusterRoleBinding) error {
+	bindings := cs.RbacV1().ClusterRoleBindings()
+	_, err := bindings.Create(ctx, b, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	old, err := bindings.Get(ctx, b.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if old.RoleRef == b.RoleRef && equality.Semantic.DeepEqual(old.Subjects, b.Subjects) {
+		return nil
+	}
+	uid := old.UID
+	if err := bindings.Delete(ctx, b.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	_, err = bindings.Create(ctx, b, metav1.CreateOptions{})
+	return err
+}
+
 // CleanupMember deletes what join may have created in the member for
-// cluster: the ClusterRoleBinding, ServiceAccount and token Secret named
-// lifeboat-<name>. The namespace karmada-cluster is left alone (it may hold
+// cluster: the ClusterRoleBinding, ClusterRole, ServiceAccount and token
+// Secret named lifeboat-<name>. The namespace karmada-cluster is left alone (it may hold
 // other things). It returns what it deleted.
 func CleanupMember(ctx context.Context, cs kubernetes.Interface, name string) ([]string, error) {
 	sa := ServiceAccountName(name)
@@ -277,6 +317,9 @@ func CleanupMember(ctx context.Context, cs kubernetes.Interface, name string) ([
 	}{
 		{"ClusterRoleBinding " + sa, func() error {
 			return cs.RbacV1().ClusterRoleBindings().Delete(ctx, sa, metav1.DeleteOptions{})
+		}},
+		{"ClusterRole " + sa, func() error {
+			return cs.RbacV1().ClusterRoles().Delete(ctx, sa, metav1.DeleteOptions{})
 		}},
 		{"Secret " + SecretNamespace + "/" + sa + "-token", func() error {
 			return cs.CoreV1().Secrets(SecretNamespace).Delete(ctx, sa+"-token", metav1.DeleteOptions{})

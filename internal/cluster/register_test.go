@@ -3,17 +3,20 @@ package cluster
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 	clienttesting "k8s.io/client-go/testing"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
@@ -112,38 +115,10 @@ func memberClientset() *kubefake.Clientset {
 	return kubefake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-system", UID: "member-uid"}})
 }
 
-func TestJoinWithTokenKubeconfig(t *testing.T) {
-	cp := newFakeClient(t).Build()
+// tokenIssuingMember is a member whose token controller fills a
+// ServiceAccount token Secret as soon as it is created.
+func tokenIssuingMember() *kubefake.Clientset {
 	member := memberClientset()
-	mk := MemberKubeconfig{Config: &rest.Config{Host: "https://10.0.0.4:6443", BearerToken: "member-token", TLSClientConfig: rest.TLSClientConfig{CAData: []byte("member-ca")}}}
-	res, err := Join(context.Background(), cp, mk, member, JoinOptions{Name: "member4", Region: "eu", Zones: []string{"a"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.ServiceAccount != "" {
-		t.Errorf("a ServiceAccount was created for a token kubeconfig: %s", res.ServiceAccount)
-	}
-	if got := res.Cluster.Spec; got.ID != "member-uid" || got.APIEndpoint != "https://10.0.0.4:6443" || got.Region != "eu" || len(got.Zones) != 1 {
-		t.Errorf("cluster spec = %+v", got)
-	}
-	var s corev1.Secret
-	if err := cp.Get(context.Background(), types.NamespacedName{Namespace: SecretNamespace, Name: "member4"}, &s); err != nil {
-		t.Fatal(err)
-	}
-	if string(s.Data["token"]) != "member-token" || string(s.Data["caBundle"]) != "member-ca" {
-		t.Errorf("secret data = %v", s.Data)
-	}
-	for _, a := range member.Actions() {
-		if a.GetVerb() == "create" {
-			t.Errorf("join created %s in the member although the kubeconfig had a token", a.GetResource().Resource)
-		}
-	}
-}
-
-func TestJoinWithClientCertCreatesServiceAccount(t *testing.T) {
-	cp := newFakeClient(t).Build()
-	member := memberClientset()
-	// The member's token controller fills the token Secret as soon as it is created.
 	member.PrependReactor("create", "secrets", func(a clienttesting.Action) (bool, runtime.Object, error) {
 		s := a.(clienttesting.CreateAction).GetObject().(*corev1.Secret)
 		if s.Type == corev1.SecretTypeServiceAccountToken {
@@ -151,32 +126,127 @@ func TestJoinWithClientCertCreatesServiceAccount(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	mk := MemberKubeconfig{Config: &rest.Config{Host: "https://10.0.0.4:6443", TLSClientConfig: rest.TLSClientConfig{CertData: []byte("cert"), KeyData: []byte("key")}}}
-	res, err := Join(context.Background(), cp, mk, member, JoinOptions{Name: "member4", TokenTimeout: time.Second})
-	if err != nil {
+	return member
+}
+
+func TestJoinCreatesALeastPrivilegeServiceAccount(t *testing.T) {
+	ctx := context.Background()
+	flink := MemberResource{Group: "flink.apache.org", Resource: "*"}
+	for name, tc := range map[string]struct {
+		cfg    rest.Config
+		wantCA string
+	}{
+		// The kubeconfig's own token is never stored: it may be an admin's.
+		"token kubeconfig, its CA":  {rest.Config{BearerToken: "admin-token", TLSClientConfig: rest.TLSClientConfig{CAData: []byte("member-ca")}}, "member-ca"},
+		"client certificate, no CA": {rest.Config{TLSClientConfig: rest.TLSClientConfig{CertData: []byte("cert"), KeyData: []byte("key")}}, "sa-ca"},
+		"exec plugin, its CA":       {rest.Config{ExecProvider: &clientcmdapi.ExecConfig{Command: "x"}, TLSClientConfig: rest.TLSClientConfig{CAData: []byte("member-ca")}}, "member-ca"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cp := newFakeClient(t).Build()
+			member := tokenIssuingMember()
+			cfg := tc.cfg
+			cfg.Host = "https://10.0.0.4:6443"
+			res, err := Join(ctx, cp, MemberKubeconfig{Config: &cfg}, member, JoinOptions{Name: "member4", Region: "eu", Zones: []string{"a"}, TokenTimeout: time.Second, Resources: []MemberResource{flink}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.ServiceAccount != "karmada-cluster/lifeboat-member4" {
+				t.Errorf("ServiceAccount = %q", res.ServiceAccount)
+			}
+			if got := res.Cluster.Spec; got.ID != "member-uid" || got.APIEndpoint != "https://10.0.0.4:6443" || got.Region != "eu" || len(got.Zones) != 1 || got.InsecureSkipTLSVerification {
+				t.Errorf("cluster spec = %+v", got)
+			}
+			if _, err := member.CoreV1().ServiceAccounts(SecretNamespace).Get(ctx, "lifeboat-member4", metav1.GetOptions{}); err != nil {
+				t.Errorf("ServiceAccount: %v", err)
+			}
+			crb, err := member.RbacV1().ClusterRoleBindings().Get(ctx, "lifeboat-member4", metav1.GetOptions{})
+			if err != nil || crb.RoleRef.Name != "lifeboat-member4" || crb.Subjects[0].Name != "lifeboat-member4" {
+				t.Errorf("ClusterRoleBinding = %+v, %v", crb, err)
+			}
+			role, err := member.RbacV1().ClusterRoles().Get(ctx, "lifeboat-member4", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := MemberRules(append(DefaultMemberResources(), flink)); !reflect.DeepEqual(role.Rules, want) {
+				t.Errorf("ClusterRole rules = %+v, want %+v", role.Rules, want)
+			}
+			var s corev1.Secret
+			if err := cp.Get(ctx, types.NamespacedName{Namespace: SecretNamespace, Name: "member4"}, &s); err != nil {
+				t.Fatal(err)
+			}
+			if string(s.Data["token"]) != "sa-token" || string(s.Data["caBundle"]) != tc.wantCA {
+				t.Errorf("secret data = %q, want the ServiceAccount's token and CA %s", s.Data, tc.wantCA)
+			}
+			deleted, err := CleanupMember(ctx, member, "member4")
+			if err != nil || len(deleted) != 4 {
+				t.Errorf("CleanupMember deleted %v, %v", deleted, err)
+			}
+		})
+	}
+}
+
+func TestJoinReplacesAClusterAdminBindingOfAnOlderJoin(t *testing.T) {
+	ctx := context.Background()
+	member := tokenIssuingMember()
+	old := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "lifeboat-member4"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "lifeboat-member4", Namespace: SecretNamespace}},
+	}
+	if _, err := member.RbacV1().ClusterRoleBindings().Create(ctx, old, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if res.ServiceAccount != "karmada-cluster/lifeboat-member4" {
-		t.Errorf("ServiceAccount = %q", res.ServiceAccount)
+	if _, err := member.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "lifeboat-member4"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
-	ctx := context.Background()
-	if _, err := member.CoreV1().ServiceAccounts(SecretNamespace).Get(ctx, "lifeboat-member4", metav1.GetOptions{}); err != nil {
-		t.Errorf("ServiceAccount: %v", err)
+	mk := MemberKubeconfig{Config: &rest.Config{Host: "https://10.0.0.4:6443", BearerToken: "t", TLSClientConfig: rest.TLSClientConfig{CAData: []byte("ca")}}}
+	if _, err := Join(ctx, newFakeClient(t).Build(), mk, member, JoinOptions{Name: "member4", TokenTimeout: time.Second}); err != nil {
+		t.Fatal(err)
 	}
 	crb, err := member.RbacV1().ClusterRoleBindings().Get(ctx, "lifeboat-member4", metav1.GetOptions{})
-	if err != nil || crb.RoleRef.Name != "cluster-admin" || crb.Subjects[0].Name != "lifeboat-member4" {
-		t.Errorf("ClusterRoleBinding = %+v, %v", crb, err)
+	if err != nil || crb.RoleRef.Name != "lifeboat-member4" {
+		t.Errorf("ClusterRoleBinding = %+v, %v; want it bound to lifeboat-member4", crb, err)
 	}
-	var s corev1.Secret
-	if err := cp.Get(ctx, types.NamespacedName{Namespace: SecretNamespace, Name: "member4"}, &s); err != nil {
-		t.Fatal(err)
+	role, err := member.RbacV1().ClusterRoles().Get(ctx, "lifeboat-member4", metav1.GetOptions{})
+	if err != nil || len(role.Rules) == 0 {
+		t.Errorf("ClusterRole = %+v, %v; want its rules set", role, err)
 	}
-	if string(s.Data["token"]) != "sa-token" || string(s.Data["caBundle"]) != "sa-ca" {
-		t.Errorf("secret data = %v, want the ServiceAccount's token and CA", s.Data)
+}
+
+func TestJoinInsecureMember(t *testing.T) {
+	ctx := context.Background()
+	insecure := func() MemberKubeconfig {
+		return MemberKubeconfig{Config: &rest.Config{Host: "https://10.0.0.4:6443", BearerToken: "t", TLSClientConfig: rest.TLSClientConfig{Insecure: true}}}
 	}
-	deleted, err := CleanupMember(ctx, member, "member4")
-	if err != nil || len(deleted) != 3 {
-		t.Errorf("CleanupMember deleted %v, %v", deleted, err)
+	member := tokenIssuingMember()
+	_, err := Join(ctx, newFakeClient(t).Build(), insecure(), member, JoinOptions{Name: "member4", TokenTimeout: time.Second})
+	if !errors.Is(err, ErrInsecureMember) || !strings.Contains(err.Error(), "--insecure-skip-tls-verification") {
+		t.Fatalf("error = %v, want ErrInsecureMember naming the flag", err)
+	}
+	if n := len(member.Actions()); n != 0 {
+		t.Errorf("the member was contacted %d times before the refusal", n)
+	}
+	for name, mk := range map[string]MemberKubeconfig{
+		"insecure kubeconfig":  insecure(),
+		"verifiable, flag set": {Config: &rest.Config{Host: "https://10.0.0.4:6443", BearerToken: "t", TLSClientConfig: rest.TLSClientConfig{CAData: []byte("ca")}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cp := newFakeClient(t).Build()
+			res, err := Join(ctx, cp, mk, tokenIssuingMember(), JoinOptions{Name: "member4", TokenTimeout: time.Second, InsecureSkipTLSVerification: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !res.Cluster.Spec.InsecureSkipTLSVerification {
+				t.Error("the Cluster does not say that it skips verification")
+			}
+			var s corev1.Secret
+			if err := cp.Get(ctx, types.NamespacedName{Namespace: SecretNamespace, Name: "member4"}, &s); err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Data["caBundle"]) != 0 {
+				t.Errorf("caBundle %q stored beside insecureSkipTLSVerification (a client refuses both)", s.Data["caBundle"])
+			}
+		})
 	}
 }
 

@@ -414,7 +414,7 @@ func (r *Reconciler) applyManifest(ctx context.Context, cluster string, work *wo
 	desired := DesiredObject(t.obj, work)
 	observed, err := r.observe(ctx, cluster, t)
 	if err != nil {
-		return failed(res, err)
+		return failed(res, fmt.Errorf("reading %s %s: %w%s", t.obj.GetKind(), objectName(t.obj.GetNamespace(), t.obj.GetName()), err, forbiddenHint(err, cluster, t.gvr)))
 	}
 	if err := CheckConflict(cluster, desired, observed); err != nil {
 		res.Outcome, res.Err = OutcomeConflict, err
@@ -448,11 +448,21 @@ func (r *Reconciler) applyManifest(ctx context.Context, cluster string, work *wo
 		return failed(res, &NamespaceTerminatingError{Namespace: desired.GetNamespace(), Cluster: cluster})
 	}
 	if err != nil {
-		return failed(res, fmt.Errorf("applying %s %s: %w", desired.GetKind(), objectName(desired.GetNamespace(), desired.GetName()), err))
+		return failed(res, fmt.Errorf("applying %s %s: %w%s", desired.GetKind(), objectName(desired.GetNamespace(), desired.GetName()), err, forbiddenHint(err, cluster, t.gvr)))
 	}
 	log.V(1).Info("applied to member", "created", observed == nil)
 	res.Outcome, res.Created = OutcomeApplied, observed == nil
 	return res
+}
+
+// forbiddenHint says, after a member's refusal, how to let Lifeboat write the
+// kind there: the credentials `lifeboat join` creates allow a chosen set.
+func forbiddenHint(err error, cluster string, gvr schema.GroupVersionResource) string {
+	if !apierrors.IsForbidden(err) {
+		return ""
+	}
+	return fmt.Sprintf(" (Lifeboat's credentials in %s do not allow %s: add it to the ClusterRole %s there, or join the member with --propagate-resource %s)",
+		cluster, gvr.GroupResource(), "lifeboat-"+cluster, gvr.GroupResource())
 }
 
 func failed(res Result, err error) Result {

@@ -1019,3 +1019,16 @@ func TestHandoffMustNotHoldBack(t *testing.T) {
 		}
 	})
 }
+
+func TestForbiddenHint(t *testing.T) {
+	gvr := schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
+	forbidden := apierrors.NewForbidden(gvr.GroupResource(), "x", errors.New("no"))
+	if got := forbiddenHint(forbidden, "member1", gvr); !strings.Contains(got, "ClusterRole lifeboat-member1") || !strings.Contains(got, "--propagate-resource clusterroles.rbac.authorization.k8s.io") {
+		t.Errorf("hint = %q", got)
+	}
+	for _, err := range []error{nil, errors.New("boom"), apierrors.NewNotFound(gvr.GroupResource(), "x")} {
+		if got := forbiddenHint(err, "member1", gvr); got != "" {
+			t.Errorf("hint for %v = %q, want none", err, got)
+		}
+	}
+}

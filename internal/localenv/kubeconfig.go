@@ -32,15 +32,21 @@ func writeKubeconfig(s *State) error {
 // writeSingleKubeconfig writes a kubeconfig for one cluster (used by that
 // member's own components).
 func writeSingleKubeconfig(path string, c ClusterInfo, caFile string) error {
+	return writeKubeconfigFile(path, c.Name, c.Server, c.Token, caFile)
+}
+
+// writeKubeconfigFile writes a kubeconfig with one context, name, that
+// reaches server with a bearer token.
+func writeKubeconfigFile(path, name, server, token, caFile string) error {
 	ca, err := os.ReadFile(caFile)
 	if err != nil {
 		return fmt.Errorf("reading CA: %w", err)
 	}
 	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters[c.Name] = &clientcmdapi.Cluster{Server: c.Server, CertificateAuthorityData: ca}
-	cfg.AuthInfos[c.Name] = &clientcmdapi.AuthInfo{Token: c.Token}
-	cfg.Contexts[c.Name] = &clientcmdapi.Context{Cluster: c.Name, AuthInfo: c.Name}
-	cfg.CurrentContext = c.Name
+	cfg.Clusters[name] = &clientcmdapi.Cluster{Server: server, CertificateAuthorityData: ca}
+	cfg.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: token}
+	cfg.Contexts[name] = &clientcmdapi.Context{Cluster: name, AuthInfo: name}
+	cfg.CurrentContext = name
 	return clientcmd.WriteToFile(*cfg, path)
 }
 

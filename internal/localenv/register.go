@@ -3,9 +3,8 @@ package localenv
 import (
 	"context"
 	"fmt"
-	"os"
+	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -13,10 +12,13 @@ import (
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
 
-// registerCluster joins a member to the control plane (push mode) the way
-// `lifeboat join` does: a credentials Secret and a Cluster object whose ID is
-// the member's kube-system namespace UID.
-func registerCluster(ctx context.Context, s *State, c ClusterInfo) error {
+// registerCluster joins a member to the control plane (push mode) as
+// `lifeboat join` does: a ServiceAccount in the member with the
+// least-privilege ClusterRole (cluster.MemberRules of the default kinds and
+// resources), its token and the environment's CA in a Secret, and a Cluster
+// whose ID is the member's kube-system namespace UID. The member's admin
+// token is not stored in the control plane.
+func registerCluster(ctx context.Context, s *State, c ClusterInfo, resources []cluster.MemberResource) error {
 	cpCfg, err := s.RESTConfig(ControlPlaneName)
 	if err != nil {
 		return err
@@ -37,20 +39,13 @@ func registerCluster(ctx context.Context, s *State, c ClusterInfo) error {
 	if err != nil {
 		return err
 	}
-	ns, err := member.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{})
-	if err != nil {
-		return fmt.Errorf("reading %s's identity: %w", c.Name, err)
-	}
-	ca, err := os.ReadFile(s.CAPath())
-	if err != nil {
-		return err
-	}
-	_, err = cluster.Register(ctx, cp, cluster.RegisterOptions{
-		Name:        c.Name,
-		APIEndpoint: c.Server,
-		Token:       c.Token,
-		CABundle:    ca,
-		ID:          string(ns.UID),
+	_, err = cluster.Join(ctx, cp, cluster.MemberKubeconfig{Config: memberCfg}, member, cluster.JoinOptions{
+		Name:         c.Name,
+		Resources:    resources,
+		TokenTimeout: 60 * time.Second,
 	})
-	return err
+	if err != nil {
+		return fmt.Errorf("joining %s: %w", c.Name, err)
+	}
+	return nil
 }

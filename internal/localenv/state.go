@@ -39,6 +39,10 @@ type ClusterInfo struct {
 	Token  string `json:"token"`
 	// Member is false for the control plane.
 	Member bool `json:"member"`
+	// ControllerManagerToken authenticates the Lifeboat controller manager
+	// as the user ControllerManagerUser, bound to the least-privilege
+	// ClusterRole of config/rbac. Only the control plane has one.
+	ControllerManagerToken string `json:"controllerManagerToken,omitempty"`
 }
 
 // Component is one process of the environment.
@@ -109,6 +113,12 @@ func (s *State) Cluster(name string) (ClusterInfo, bool) {
 
 // KubeconfigPath is the kubeconfig with a context per cluster.
 func (s *State) KubeconfigPath() string { return filepath.Join(s.Dir, "kubeconfig") }
+
+// ControllerManagerKubeconfigPath is the control plane's kubeconfig for the
+// Lifeboat controller manager: its own least-privilege identity, not admin.
+func (s *State) ControllerManagerKubeconfigPath() string {
+	return filepath.Join(s.Dir, ControlPlaneName, "controller-manager.kubeconfig")
+}
 
 // CAPath is the CA bundle that verifies every API server of the environment.
 func (s *State) CAPath() string { return filepath.Join(s.Dir, "pki", "ca.crt") }

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lifeboat-dev/lifeboat/config/rbac"
+	"github.com/lifeboat-dev/lifeboat/internal/cluster"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv/components"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv/process"
 )
@@ -34,8 +36,19 @@ type Options struct {
 	// (examples/flink/kyverno-clusterpolicy.yaml) there. Kyverno is built
 	// on first use only.
 	WithKyverno bool
+	// MemberResources are kinds Lifeboat may write in every member on top
+	// of cluster.DefaultMemberResources and LocalMemberResources (each
+	// member is joined as `lifeboat join --propagate-resource` would).
+	MemberResources []cluster.MemberResource
 	// Out receives progress for a person.
 	Out io.Writer
+}
+
+// LocalMemberResources are the kinds the local environment lets Lifeboat
+// write in its members beyond the default set: Flink's, for the stateful
+// failover walkthrough.
+func LocalMemberResources() []cluster.MemberResource {
+	return []cluster.MemberResource{{Group: "flink.apache.org", Resource: "*"}}
 }
 
 func (o *Options) defaults() error {
@@ -175,9 +188,13 @@ func (u *upper) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		s.Clusters = append(s.Clusters, ClusterInfo{
-			Name: n, Server: "https://127.0.0.1:" + strconv.Itoa(port), Token: tok, Member: n != ControlPlaneName,
-		})
+		c := ClusterInfo{Name: n, Server: "https://127.0.0.1:" + strconv.Itoa(port), Token: tok, Member: n != ControlPlaneName}
+		if !c.Member {
+			if c.ControllerManagerToken, err = newToken(); err != nil {
+				return err
+			}
+		}
+		s.Clusters = append(s.Clusters, c)
 	}
 	if err := writeKubeconfig(s); err != nil {
 		return err
@@ -194,10 +211,7 @@ func (u *upper) run(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		crdErr = installCRDs(ctx, s)
-		if crdErr == nil {
-			crdErr = installDefaults(ctx, s)
-		}
+		crdErr = installControlPlane(ctx, s)
 		crdErr = errors.Join(crdErr, u.startControlPlaneControllers(ctx))
 	}()
 	memberErr := u.parallel(members, func(c ClusterInfo) error { return u.startMember(ctx, c) })
@@ -239,8 +253,9 @@ func (u *upper) run(ctx context.Context) error {
 // the Lifeboat controller manager.
 func (u *upper) registerAndStartControllers(ctx context.Context) error {
 	s, out := u.state, u.opts.Out
+	resources := append(LocalMemberResources(), u.opts.MemberResources...)
 	for _, c := range s.Clusters[1:] {
-		if err := registerCluster(ctx, s, c); err != nil {
+		if err := registerCluster(ctx, s, c, resources); err != nil {
 			return fmt.Errorf("registering %s: %w", c.Name, err)
 		}
 	}
@@ -331,7 +346,11 @@ func (u *upper) startAPIServer(ctx context.Context, c ClusterInfo, etcdURL strin
 		return err
 	}
 	tokens := filepath.Join(dir, "tokens.csv")
-	if err := os.WriteFile(tokens, []byte(c.Token+",admin,admin,system:masters\n"), 0o600); err != nil {
+	users := c.Token + ",admin,admin,system:masters\n"
+	if c.ControllerManagerToken != "" {
+		users += c.ControllerManagerToken + "," + rbac.ControllerManagerUser + "," + rbac.ControllerManagerUser + "\n"
+	}
+	if err := os.WriteFile(tokens, []byte(users), 0o600); err != nil {
 		return err
 	}
 	port := strings.TrimPrefix(c.Server, "https://127.0.0.1:")
@@ -509,10 +528,14 @@ func (u *upper) startControllerManager(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	cp := u.state.Clusters[0]
+	kubeconfig := u.state.ControllerManagerKubeconfigPath()
+	if err := writeKubeconfigFile(kubeconfig, cp.Name, cp.Server, cp.ControllerManagerToken, u.pki.CACert); err != nil {
+		return err
+	}
 	args := []string{
 		"controller-manager",
-		"--kubeconfig=" + u.state.KubeconfigPath(),
-		"--context=" + ControlPlaneName,
+		"--kubeconfig=" + kubeconfig,
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(healthPort),
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metricsPort),
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifeboat-dev/lifeboat/config/rbac"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv/components"
 )
@@ -70,7 +71,9 @@ func run(m *testing.M) int {
 		dir = filepath.Join(tmp, "env")
 		// Kyverno in every member: the member side of the Flink stateful
 		// failover (flink_test.go) runs on the real thing.
-		args := []string{"up", "--members", "3", "--with-kyverno", "--state-dir", dir, "--cache-dir", cacheDir}
+		args := []string{"up", "--members", "3", "--with-kyverno", "--state-dir", dir, "--cache-dir", cacheDir,
+			// The kinds of the interpreter tests (Widgets).
+			"--member-propagate-resource", "*.example.lifeboat.dev"}
 		for _, a := range controllerManagerArgs {
 			args = append(args, "--controller-manager-arg="+a)
 		}
@@ -136,6 +139,11 @@ func controllerLogTripwires(s *localenv.State, offset int64) []string {
 		case strings.Contains(line, "panic"):
 			problems = append(problems, line)
 		case strings.Contains(line, `"level":"error"`) && strings.Contains(line, "the object has been modified"):
+			problems = append(problems, line)
+		case strings.Contains(line, rbac.ControllerManagerUser) && strings.Contains(line, "cannot"):
+			// The control plane refused the controller manager: its
+			// ClusterRole (config/rbac/role.yaml, from the code's
+			// +kubebuilder:rbac markers) lacks what the code does.
 			problems = append(problems, line)
 		}
 		if len(problems) >= 20 {

@@ -15,6 +15,8 @@ import (
 // +kubebuilder:printcolumn:name="Mode",type=string,JSONPath=`.spec.syncMode`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Insecure-Skip-TLS",type=boolean,JSONPath=`.spec.insecureSkipTLSVerification`,priority=1
+// +kubebuilder:printcolumn:name="API-Endpoint",type=string,JSONPath=`.spec.apiEndpoint`,priority=1
 
 // Cluster is one member cluster: its spec says how to reach it and how it may
 // be used, its status holds what the control plane last observed about it.

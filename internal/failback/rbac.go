@@ -1,0 +1,6 @@
+package failback
+
+// What this package needs in the control plane, gathered by `make generate`
+// into the controller manager's ClusterRole (config/rbac/role.yaml).
+//
+// +kubebuilder:rbac:groups=work.karmada.io,resources=resourcebindings;clusterresourcebindings,verbs=get;list;watch;update;patch
