@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fails when generated code is stale, Go code is unformatted, or go vet or
+# Fails when generated code is stale, the Helm chart does not lint, render or
+# validate (hack/verify-chart.sh), Go code is unformatted, or go vet or
 # staticcheck (pinned in hack/tools) complains.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +15,9 @@ if [[ "$before" != "$after" ]] || ! git diff --quiet -- api config; then
   git --no-pager diff --stat -- api config >&2
   exit 1
 fi
+
+echo "== chart"
+hack/verify-chart.sh
 
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go') 2>/dev/null || true)

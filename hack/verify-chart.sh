@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Checks charts/lifeboat without a cluster: helm lint, renders with several
+# value sets decoded strictly (hack/chartcheck), the README describing every
+# value, and the values schema refusing bad input with a message that names
+# the field. Helm is pinned in hack/tools/helm and built into bin/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CHART=charts/lifeboat
+HELM=bin/helm
+KUBE_VERSION=1.35.4
+mkdir -p bin
+(cd hack/tools/helm && go build -o ../../../"${HELM}" helm.sh/helm/v3/cmd/helm)
+
+"${HELM}" lint --strict --kube-version "${KUBE_VERSION}" "${CHART}"
+
+render() { "${HELM}" template lb "${CHART}" --namespace lifeboat-system --kube-version "${KUBE_VERSION}" "$@"; }
+
+render | go run ./hack/chartcheck --values "${CHART}/values.yaml" --readme "${CHART}/README.md"
+render --set etcd.replicas=3 --set controllerManager.replicas=3 --set controllerManager.resources.limits.memory=1Gi \
+  --set controllerManager.metrics.secure=true --set controllerManager.metrics.serviceMonitor.enabled=true \
+  --set apiServer.service.type=NodePort --set apiServer.service.nodePort=31443 --set 'apiServer.extraSANs={lifeboat.example.com,10.0.0.9}' \
+  --set networkPolicy.enabled=false --set etcd.storage.keepOnUninstall=true --set 'imagePullSecrets={regcred}' \
+  | go run ./hack/chartcheck
+
+# What the rendering must say.
+out=$(render --set controllerManager.resources.limits.memory=1Gi --set etcd.replicas=3)
+for want in '--memory-limit=921Mi' 'lb-lifeboat-etcd-2=http://lb-lifeboat-etcd-2.lb-lifeboat-etcd.lifeboat-system.svc:2380' \
+  'runAsNonRoot: true' 'readOnlyRootFilesystem: true' 'automountServiceAccountToken: false' 'kind: PodDisruptionBudget' \
+  'helm.sh/hook: post-install,pre-upgrade'; do
+  grep -qF -- "$want" <<<"$out" || { echo "verify-chart: the rendering lacks: $want" >&2; exit 1; }
+done
+if render --set controllerManager.replicas=1 | grep -q 'kind: PodDisruptionBudget'; then
+  echo "verify-chart: one replica must not get a PodDisruptionBudget (it would block every drain)" >&2; exit 1
+fi
+
+# Bad values: refused, naming the field.
+refuse() {
+  local want=$1; shift
+  local got
+  if got=$(render "$@" 2>&1); then
+    echo "verify-chart: accepted: $*" >&2; exit 1
+  fi
+  grep -qF -- "$want" <<<"$got" || { echo "verify-chart: refusal of $* does not name $want:" >&2; echo "$got" >&2; exit 1; }
+}
+bad=$(mktemp); trap 'rm -f "$bad"' EXIT
+printf 'controllerManager:\n  repliacs: 2\n' >"$bad"
+refuse "'repliacs' not allowed" -f "$bad"
+refuse '/controllerManager/replicas' --set controllerManager.replicas=-1
+refuse '/etcd/replicas' --set etcd.replicas=2
+refuse '/controllerManager/resources/limits/memory' --set controllerManager.resources.limits.memory=512M
+refuse '/apiServer/service/type' --set apiServer.service.type=Ingress
+refuse '/controllerManager/extraArgs/0' --set 'controllerManager.extraArgs={v=2}'
+echo "verify-chart: OK"
