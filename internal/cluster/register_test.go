@@ -376,3 +376,22 @@ func TestUnregisterWaitsAndDeletesSecrets(t *testing.T) {
 		t.Errorf("secret still there")
 	}
 }
+
+func TestJoinKeepsABindingThatIsAlreadyRight(t *testing.T) {
+	ctx := context.Background()
+	member := tokenIssuingMember()
+	mk := MemberKubeconfig{Config: &rest.Config{Host: "https://10.0.0.4:6443", BearerToken: "t", TLSClientConfig: rest.TLSClientConfig{CAData: []byte("ca")}}}
+	if _, err := Join(ctx, newFakeClient(t).Build(), mk, member, JoinOptions{Name: "member4", TokenTimeout: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	member.ClearActions()
+	// Joined again after an unjoin that left the member as it was.
+	if _, err := Join(ctx, newFakeClient(t).Build(), mk, member, JoinOptions{Name: "member4", TokenTimeout: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range member.Actions() {
+		if a.GetVerb() == "delete" {
+			t.Errorf("the second join deleted %s in the member", a.GetResource().Resource)
+		}
+	}
+}
