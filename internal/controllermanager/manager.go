@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -142,6 +143,16 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.ClusterFailover.AddFlags(fs)
 	o.Orphans.AddFlags(fs)
 	o.Failback.AddFlags(fs)
+}
+
+// setupError wraps the failure to set up a controller; a kind the control
+// plane does not serve means Lifeboat's CRDs are missing or old, and says how
+// to install them.
+func setupError(controller string, err error) error {
+	if meta.IsNoMatchError(err) {
+		return fmt.Errorf("setting up controller %s: %w: the control plane lacks Lifeboat's CRDs, or has those of an older Lifeboat; install them with `lifeboat init` (an administrator's kubeconfig)", controller, err)
+	}
+	return fmt.Errorf("setting up controller %s: %w", controller, err)
 }
 
 // checkGCPercent accepts a --gc-percent of 0 (Go's default) or more. GOGC's
@@ -326,7 +337,7 @@ func Run(ctx context.Context, o *Options) error {
 			continue
 		}
 		if err := c.setup(mgr, d); err != nil {
-			return fmt.Errorf("setting up controller %s: %w", c.name, err)
+			return setupError(c.name, err)
 		}
 	}
 	settings := failover.NewSettings(o.Cluster.StatusUpdateFrequency, o.Cluster.FailureThreshold, o.Cluster.ProbeTimeout,

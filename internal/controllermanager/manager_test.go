@@ -1,6 +1,14 @@
 package controllermanager
 
-import "testing"
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
 
 func TestMemoryLimit(t *testing.T) {
 	cases := map[string]struct {
@@ -54,5 +62,16 @@ func TestDefaultGCPercent(t *testing.T) {
 		if got := defaultGCPercent(env(gogc)); got != 0 {
 			t.Errorf("with GOGC=%s the default is %d, want 0 (GOGC in force)", gogc, got)
 		}
+	}
+}
+
+func TestSetupErrorSaysHowToInstallTheCRDs(t *testing.T) {
+	noMatch := &meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: "apps.karmada.io", Kind: "WorkloadRebalancer"}, SearchedVersions: []string{"v1alpha1"}}
+	err := setupError("workload-rebalancer", fmt.Errorf("indexing WorkloadRebalancers: %w", noMatch))
+	if !strings.Contains(err.Error(), "lifeboat init") || !meta.IsNoMatchError(err) {
+		t.Errorf("error = %v", err)
+	}
+	if err := setupError("x", errors.New("boom")); strings.Contains(err.Error(), "lifeboat init") {
+		t.Errorf("an unrelated failure names lifeboat init: %v", err)
 	}
 }
