@@ -28,6 +28,7 @@ const (
 	FigCFAvailableHealthy = "available-to-healthy"
 	FigCFKillAllHealthy   = "kill-to-all-healthy"
 	FigCFTaintAllHealthy  = "taint-to-all-healthy"
+	FigCFLostAgain        = "lost-healthy-copy-again"
 )
 
 func clusterFailoverFigures(n int) []FigureSpec {
@@ -44,6 +45,8 @@ func clusterFailoverFigures(n int) []FigureSpec {
 		{ID: FigCFHealthy, Name: "API server stopped → Healthy elsewhere (per binding)", Unit: UnitSeconds},
 		{ID: FigCFKillAllHealthy, Name: fmt.Sprintf("API server stopped → all %d Healthy elsewhere", n), Unit: UnitSeconds},
 		{ID: FigCFTaintAllHealthy, Name: fmt.Sprintf("taint → all %d Healthy elsewhere", n), Unit: UnitSeconds},
+		{ID: FigCFLostAgain, Name: "bindings without a Healthy copy again after Healthy elsewhere, or before the stop (per run)", Unit: UnitBindings,
+			Target: &Target{Stat: "max", Limit: 0, Reference: "the last Healthy copy is kept: no gap but the failure's"}},
 	}
 	fig := func(id string) int {
 		return slices.IndexFunc(specs, func(s FigureSpec) bool { return s.ID == id })
@@ -141,7 +144,7 @@ func (b *Bench) clusterFailoverRun(ctx context.Context, r *RunResult) error {
 		r.Notes = append(r.Notes, "taint "+taint.Mark[len("taint:"):])
 	}
 	var firstEv, lastEv, lastHealthy time.Time
-	evicted, healthy := 0, 0
+	evicted, healthy, relost := 0, 0, 0
 	for _, name := range names {
 		key := BindingKey(ns, name)
 		ev, evOK := b.tracker.FirstMark(key, Evicting(member), t0)
@@ -157,8 +160,10 @@ func (b *Bench) clusterFailoverRun(ctx context.Context, r *RunResult) error {
 				}
 			}
 		}
+		var healthyAt time.Time
 		if h, ok := b.tracker.First(key, t0, func(m string) bool { c := HealthyCluster(m); return c != "" && c != member }); ok {
 			healthy++
+			healthyAt = h.At
 			to := HealthyCluster(h.Mark)
 			if sched, ok := b.tracker.FirstMark(key, Scheduled(to), t0); ok && evOK {
 				r.Add(FigCFEvictionSched, name, seconds(sched.Sub(ev)))
@@ -172,7 +177,12 @@ func (b *Bench) clusterFailoverRun(ctx context.Context, r *RunResult) error {
 				lastHealthy = h.At
 			}
 		}
+		if lostAgain(b.tracker.Gaps(key, t0), t0, healthyAt) {
+			relost++
+			r.Notes = append(r.Notes, fmt.Sprintf("%s had no Healthy copy apart from the failure's gap: %v", name, b.tracker.Gaps(key, time.Time{})))
+		}
 	}
+	r.Add(FigCFLostAgain, "", float64(relost))
 	if evicted > 0 {
 		r.Add(FigCFFirstEviction, "", seconds(firstEv.Sub(t2)))
 	}
@@ -282,4 +292,18 @@ func (b *Bench) pinDeployments(ctx context.Context, ns, policyYAML, group, membe
 		return c == n, fmt.Sprintf("%d/%d Healthy in %s", c, n, member)
 	})
 	return names, err
+}
+
+// lostAgain reports whether a binding was without a Healthy copy (its
+// gaps, see Gap) other than for the failure at t0: a gap that began before
+// t0, or one that began once it was Healthy elsewhere (healthyAt; zero when
+// it never was). A gap between the two is the failure's own, measured as
+// "API server stopped → Healthy elsewhere".
+func lostAgain(gaps []Gap, t0, healthyAt time.Time) bool {
+	for _, g := range gaps {
+		if g.From.Before(t0) || (!healthyAt.IsZero() && !g.From.Before(healthyAt)) {
+			return true
+		}
+	}
+	return false
 }

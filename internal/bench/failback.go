@@ -23,6 +23,7 @@ const (
 	FigFBMoveBack       = "move-to-back"
 	FigFBWrites         = "binding-writes-per-failback"
 	FigFBIdleReconciles = "idle-failback-reconciles-per-minute"
+	FigFBNoHealthyCopy  = "failback-without-a-healthy-copy"
 )
 
 // How the failback scenario measures the failback and rebalancer
@@ -41,6 +42,8 @@ func failbackFigures(n int, window time.Duration) []FigureSpec {
 		{ID: FigFBWindowAllBack, Name: fmt.Sprintf("window over → all %d back", n), Unit: UnitSeconds},
 		{ID: FigFBReadyAllBack, Name: fmt.Sprintf("member Ready → all %d back", n), Unit: UnitSeconds},
 		{ID: FigFBWrites, Name: "binding writes from member Ready to back (per binding)", Unit: UnitWrites},
+		{ID: FigFBNoHealthyCopy, Name: "without a Healthy copy anywhere from member Ready to back, as the binding's status shows (per binding)", Unit: UnitSeconds,
+			Target: &Target{Stat: "max", Limit: 0, Reference: "a failback keeps the running copy until the moved one is Healthy"}},
 		{ID: FigFBIdleReconciles, Name: fmt.Sprintf("failback and rebalancer reconciles per minute once all %d are back, nothing pending (window %s)", n, fbIdleWindow), Unit: UnitPerMinute},
 	}
 }
@@ -143,6 +146,17 @@ func (b *Bench) failbackRun(ctx context.Context, r *RunResult) error {
 			r.Add(FigFBMoveBack, name, seconds(at.Sub(moved.At)))
 			last = maxTime(last, at)
 		}
+	}
+	now := b.Clock.Now()
+	for _, name := range names {
+		var without time.Duration
+		for _, g := range b.tracker.Gaps(BindingKey(ns, name), tr) {
+			if g.From.Before(tr) {
+				g.From = tr
+			}
+			without += g.Duration(now)
+		}
+		r.Add(FigFBNoHealthyCopy, name, seconds(without))
 	}
 	done := len(backAt)
 	if !first.IsZero() {

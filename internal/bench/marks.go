@@ -23,6 +23,7 @@ const (
 	markHealthy   = "healthy:"
 	markUnhealthy = "unhealthy:"
 	markEvicting  = "evicting:"
+	markKept      = "kepthealthy:"
 	markTaint     = "taint:"
 )
 
@@ -36,6 +37,12 @@ func Healthy(cluster string) string { return markHealthy + cluster }
 // Unhealthy is the mark of a binding whose aggregatedStatus item for
 // cluster has health Unhealthy.
 func Unhealthy(cluster string) string { return markUnhealthy + cluster }
+
+// KeptHealthy is the mark of a binding whose aggregatedStatus item for
+// cluster has health Healthy while cluster is not scheduled but has an
+// eviction task: the copy a graceful eviction keeps until the replacement is
+// Healthy.
+func KeptHealthy(cluster string) string { return markKept + cluster }
 
 // Evicting is the mark of a binding with a spec.gracefulEvictionTasks
 // entry from cluster.
@@ -52,11 +59,18 @@ func BindingMarks(rb *workv1alpha2.ResourceBinding) []string {
 		scheduled[c.Name] = true
 		marks = append(marks, Scheduled(c.Name))
 	}
+	evicting := map[string]bool{}
+	for _, task := range rb.Spec.GracefulEvictionTasks {
+		evicting[task.FromCluster] = true
+	}
 	for _, item := range rb.Status.AggregatedStatus {
 		switch item.Health {
 		case workv1alpha2.ResourceHealthy:
-			if scheduled[item.ClusterName] {
+			switch {
+			case scheduled[item.ClusterName]:
 				marks = append(marks, Healthy(item.ClusterName))
+			case evicting[item.ClusterName]:
+				marks = append(marks, KeptHealthy(item.ClusterName))
 			}
 		case workv1alpha2.ResourceUnhealthy:
 			marks = append(marks, Unhealthy(item.ClusterName))

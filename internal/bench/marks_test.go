@@ -32,14 +32,20 @@ func TestBindingMarks(t *testing.T) {
 			status: workv1alpha2.ResourceBindingStatus{AggregatedStatus: []workv1alpha2.AggregatedStatusItem{item("member1", workv1alpha2.ResourceHealthy)}},
 			want:   []string{"healthy:member1", "present", "scheduled:member1"},
 		},
-		"healthy only in a cluster it left does not count": {
+		"healthy only in a cluster it is leaving: the kept copy, not a Healthy target": {
 			spec: workv1alpha2.ResourceBindingSpec{
 				Clusters:              []workv1alpha2.TargetCluster{{Name: "member2"}},
 				GracefulEvictionTasks: []workv1alpha2.GracefulEvictionTask{{FromCluster: "member1"}},
 			},
 			status: workv1alpha2.ResourceBindingStatus{AggregatedStatus: []workv1alpha2.AggregatedStatusItem{
 				item("member1", workv1alpha2.ResourceHealthy), item("member2", workv1alpha2.ResourceUnknown)}},
-			want: []string{"evicting:member1", "present", "scheduled:member2"},
+			want: []string{"evicting:member1", "kepthealthy:member1", "present", "scheduled:member2"},
+		},
+		"healthy in a cluster it left without a task does not count": {
+			spec: workv1alpha2.ResourceBindingSpec{Clusters: []workv1alpha2.TargetCluster{{Name: "member2"}}},
+			status: workv1alpha2.ResourceBindingStatus{AggregatedStatus: []workv1alpha2.AggregatedStatusItem{
+				item("member1", workv1alpha2.ResourceHealthy)}},
+			want: []string{"present", "scheduled:member2"},
 		},
 		"unhealthy": {
 			spec:   workv1alpha2.ResourceBindingSpec{Clusters: []workv1alpha2.TargetCluster{{Name: "member1"}}},

@@ -20,6 +20,7 @@ const (
 	UnitCPU       = "CPU-s"
 	UnitWrites    = "writes"
 	UnitPerMinute = "/min"
+	UnitBindings  = "bindings"
 )
 
 // Report is everything one `lifeboat bench` measured: the machine, the

@@ -35,6 +35,10 @@ type Appearance struct {
 type history struct {
 	current  map[string]bool
 	appeared []Appearance
+	// healthy says a Healthy mark is on the object now; gaps are the
+	// intervals, after the first one appeared, in which none was.
+	healthy bool
+	gaps    []Gap
 	// events counts the observations: one per watch event (a creation or
 	// an update, each a write of the object).
 	events int
@@ -77,9 +81,61 @@ func (t *Tracker) Observe(key string, marks []string) {
 		}
 	}
 	h.current = next
+	h.noteHealth(now)
 	if changed {
 		t.notifyLocked()
 	}
+}
+
+// Gap is an interval in which an object that had a Healthy mark had none,
+// nor a KeptHealthy one: a binding without a Healthy copy anywhere. To is
+// zero while it lasts.
+type Gap struct {
+	From, To time.Time
+}
+
+// Duration is the gap's length, up to now for one that lasts.
+func (g Gap) Duration(now time.Time) time.Duration {
+	if g.To.IsZero() {
+		return now.Sub(g.From)
+	}
+	return g.To.Sub(g.From)
+}
+
+// noteHealth opens a gap when the last Healthy or KeptHealthy mark goes and
+// closes it when one comes back.
+func (h *history) noteHealth(now time.Time) {
+	healthy := false
+	for m := range h.current {
+		if HealthyCluster(m) != "" || clusterOf(m, markKept) != "" {
+			healthy = true
+			break
+		}
+	}
+	switch {
+	case healthy && !h.healthy && len(h.gaps) > 0 && h.gaps[len(h.gaps)-1].To.IsZero():
+		h.gaps[len(h.gaps)-1].To = now
+	case !healthy && h.healthy:
+		h.gaps = append(h.gaps, Gap{From: now})
+	}
+	h.healthy = healthy
+}
+
+// Gaps returns the gaps of key (see Gap) that last at or after after.
+func (t *Tracker) Gaps(key string, after time.Time) []Gap {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := t.objects[key]
+	if h == nil {
+		return nil
+	}
+	var out []Gap
+	for _, g := range h.gaps {
+		if g.To.IsZero() || !g.To.Before(after) {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 // Gone records that object key was deleted: it has no marks any more.

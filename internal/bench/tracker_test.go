@@ -102,3 +102,65 @@ func TestWaitForTimesOut(t *testing.T) {
 		t.Errorf("WaitFor = %v, want a timeout naming what was seen", err)
 	}
 }
+
+func TestTrackerGapsWithoutAHealthyCopy(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	clk := clocktesting.NewFakePassiveClock(t0)
+	tr := NewTracker(clk)
+	key := BindingKey("ns", "web")
+	observe := func(s int, marks ...string) {
+		clk.SetTime(at(s))
+		tr.Observe(key, append([]string{MarkPresent}, marks...))
+	}
+	observe(0, Scheduled("member1"))                     // not yet Healthy: no gap
+	observe(1, Scheduled("member1"), Healthy("member1")) // Healthy
+	observe(2, Scheduled("member1"), Healthy("member1"), Unhealthy("member2"))
+	observe(3, Scheduled("member2"), Evicting("member1")) // the copy went: a gap opens
+	observe(4, Scheduled("member2"))                      // still none
+	observe(6, Scheduled("member2"), Healthy("member2"))  // closed after 3 s
+	observe(7, Scheduled("member2"), Scheduled("member1"), Healthy("member1"), Healthy("member2"))
+	observe(8, Scheduled("member1"), Healthy("member1"))                          // moved with a Healthy copy throughout: no gap
+	observe(8, Scheduled("member2"), Evicting("member1"), KeptHealthy("member1")) // moving: the kept copy counts
+	observe(8, Scheduled("member2"), Healthy("member2"), Evicting("member1"))
+	observe(8, Scheduled("member1"), Healthy("member1"))
+	observe(9, Scheduled("member1")) // a second gap, open
+
+	got := tr.Gaps(key, time.Time{})
+	want := []Gap{{From: at(3), To: at(6)}, {From: at(9)}}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("gaps = %+v, want %+v", got, want)
+	}
+	if got := tr.Gaps(key, at(7)); len(got) != 1 || got[0] != want[1] {
+		t.Errorf("gaps lasting at or after 7 s = %+v, want only the open one", got)
+	}
+	if d := got[1].Duration(at(12)); d != 3*time.Second {
+		t.Errorf("the open gap lasts %s at 12 s, want 3s", d)
+	}
+	if got := tr.Gaps(BindingKey("ns", "other"), time.Time{}); got != nil {
+		t.Errorf("gaps of an unseen key = %+v", got)
+	}
+}
+
+func TestLostAgain(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	for name, tc := range map[string]struct {
+		gaps      []Gap
+		healthyAt time.Time
+		want      bool
+	}{
+		"no gap: a Healthy copy throughout":              {nil, at(40), false},
+		"the failure's gap only":                         {[]Gap{{From: at(35), To: at(40)}}, at(40), false},
+		"still without a Healthy copy, never moved":      {[]Gap{{From: at(35)}}, time.Time{}, false},
+		"lost again after Healthy elsewhere":             {[]Gap{{From: at(35), To: at(40)}, {From: at(60), To: at(61)}}, at(40), true},
+		"lost at the very moment it was Healthy again":   {[]Gap{{From: at(40)}}, at(40), true},
+		"a gap that began before the member was stopped": {[]Gap{{From: at(-5), To: at(2)}}, at(40), true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if got := lostAgain(tc.gaps, t0, tc.healthyAt); got != tc.want {
+				t.Errorf("lostAgain = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
