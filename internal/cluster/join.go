@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/install"
 )
 
 // MemberKubeconfig is a member cluster as a kubeconfig describes it.
@@ -219,7 +220,7 @@ func ensureServiceAccountToken(ctx context.Context, cs kubernetes.Interface, nam
 			return err
 		}},
 		{"ClusterRole " + sa, func() error {
-			return ensureClusterRole(ctx, cs, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: sa}, Rules: rules})
+			return install.EnsureClusterRole(ctx, cs, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: sa}, Rules: rules})
 		}},
 		{"ClusterRoleBinding " + sa, func() error {
 			return ensureClusterRoleBinding(ctx, cs, &rbacv1.ClusterRoleBinding{
@@ -260,22 +261,6 @@ func ensureServiceAccountToken(ctx context.Context, cs kubernetes.Interface, nam
 		return nil, nil, err
 	}
 	return token, ca, nil
-}
-
-// ensureClusterRole creates role, or sets the rules of the one that exists.
-func ensureClusterRole(ctx context.Context, cs kubernetes.Interface, role *rbacv1.ClusterRole) error {
-	roles := cs.RbacV1().ClusterRoles()
-	_, err := roles.Create(ctx, role, metav1.CreateOptions{})
-	if !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	old, err := roles.Get(ctx, role.Name, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	old.Rules = role.Rules
-	_, err = roles.Update(ctx, old, metav1.UpdateOptions{})
-	return err
 }
 
 // ensureClusterRoleBinding creates b, or replaces a binding of that name

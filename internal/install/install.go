@@ -155,23 +155,29 @@ func ControllerManagerRBAC(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	roles := cs.RbacV1().ClusterRoles()
-	if _, err := roles.Create(ctx, role, metav1.CreateOptions{}); apierrors.IsAlreadyExists(err) {
-		var old *rbacv1.ClusterRole
-		if old, err = roles.Get(ctx, role.Name, metav1.GetOptions{}); err == nil {
-			old.Rules = role.Rules
-			_, err = roles.Update(ctx, old, metav1.UpdateOptions{})
-		}
-		if err != nil {
-			return fmt.Errorf("updating ClusterRole %s: %w", role.Name, err)
-		}
-	} else if err != nil {
-		return fmt.Errorf("creating ClusterRole %s: %w", role.Name, err)
+	if err := EnsureClusterRole(ctx, cs, role); err != nil {
+		return fmt.Errorf("creating or updating ClusterRole %s: %w", role.Name, err)
 	}
 	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating ClusterRoleBinding %s: %w", binding.Name, err)
 	}
 	return nil
+}
+
+// EnsureClusterRole creates role, or sets the rules of the one that exists.
+func EnsureClusterRole(ctx context.Context, cs kubernetes.Interface, role *rbacv1.ClusterRole) error {
+	roles := cs.RbacV1().ClusterRoles()
+	_, err := roles.Create(ctx, role, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	old, err := roles.Get(ctx, role.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	old.Rules = role.Rules
+	_, err = roles.Update(ctx, old, metav1.UpdateOptions{})
+	return err
 }
 
 // DefaultClusterTaintPolicy creates the ClusterTaintPolicy that turns a

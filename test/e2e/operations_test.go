@@ -183,25 +183,7 @@ func TestHistoryNamesTemplatesAsKubectlDoes(t *testing.T) {
 	t.Cleanup(func() {
 		_, _ = kubectlE(kubeconfig, "--context", localenv.ControlPlaneName, "delete", "clusterrole,clusterpropagationpolicy", role, "--ignore-not-found")
 	})
-	applyYAML(t, ns, fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: %[1]s
-rules: []
----
-apiVersion: policy.karmada.io/v1alpha1
-kind: ClusterPropagationPolicy
-metadata:
-  name: %[1]s
-spec:
-  resourceSelectors:
-    - apiVersion: rbac.authorization.k8s.io/v1
-      kind: ClusterRole
-      name: %[1]s
-  placement:
-    clusterAffinity:
-      clusterNames: [member1]
-`, role))
+	applyYAML(t, ns, emptyClusterRoleTo(role, "member1"))
 	eventually(t, propagationTimeout, "bindings nginx-deployment and "+role+"-clusterrole exist", func(ctx context.Context) (bool, string, error) {
 		var missing []string
 		if err := cp.Get(ctx, types.NamespacedName{Namespace: ns, Name: "nginx-deployment"}, &workv1alpha2.ResourceBinding{}); err != nil {

@@ -188,3 +188,27 @@ func summarizeEvents(evs []corev1.Event) string {
 	}
 	return strings.Join(parts, " | ")
 }
+
+// emptyClusterRoleTo is a ClusterRole without rules, named role, and the
+// ClusterPropagationPolicy of the same name that places it on cluster.
+func emptyClusterRoleTo(role, cluster string) string {
+	return fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: %[1]s
+rules: []
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterPropagationPolicy
+metadata:
+  name: %[1]s
+spec:
+  resourceSelectors:
+    - apiVersion: rbac.authorization.k8s.io/v1
+      kind: ClusterRole
+      name: %[1]s
+  placement:
+    clusterAffinity:
+      clusterNames: [%[2]s]
+`, role, cluster)
+}

@@ -161,25 +161,7 @@ func TestMemberCredentialsAreLeastPrivilege(t *testing.T) {
 	t.Cleanup(func() {
 		_, _ = kubectlE(kubeconfig, "--context", localenv.ControlPlaneName, "delete", "clusterrole,clusterpropagationpolicy", role, "--ignore-not-found")
 	})
-	applyYAML(t, ns, fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: %[1]s
-rules: []
----
-apiVersion: policy.karmada.io/v1alpha1
-kind: ClusterPropagationPolicy
-metadata:
-  name: %[1]s
-spec:
-  resourceSelectors:
-    - apiVersion: rbac.authorization.k8s.io/v1
-      kind: ClusterRole
-      name: %[1]s
-  placement:
-    clusterAffinity:
-      clusterNames: [member1]
-`, role))
+	applyYAML(t, ns, emptyClusterRoleTo(role, "member1"))
 	want := "--propagate-resource clusterroles.rbac.authorization.k8s.io"
 	eventually(t, 60*time.Second, "the ClusterRole's Work in member1 fails, naming "+want, func(ctx context.Context) (bool, string, error) {
 		var works workv1alpha1.WorkList
