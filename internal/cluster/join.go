@@ -96,8 +96,6 @@ type JoinResult struct {
 	// ServiceAccount is "namespace/name" of the ServiceAccount created in
 	// the member, whose token the control plane uses.
 	ServiceAccount string
-	// Rules are those of the ClusterRole it is bound to in the member.
-	Rules []rbacv1.PolicyRule
 }
 
 // ServiceAccountName is the member ServiceAccount join creates for a
@@ -162,7 +160,6 @@ func Join(ctx context.Context, cp client.Client, member MemberKubeconfig, member
 		ca = saCA
 	}
 	res.ServiceAccount = SecretNamespace + "/" + ServiceAccountName(o.Name)
-	res.Rules = rules
 	cluster, err := Register(ctx, cp, RegisterOptions{
 		Name:                        o.Name,
 		APIEndpoint:                 cfg.Host,
