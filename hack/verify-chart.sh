@@ -30,6 +30,11 @@ for want in '--memory-limit=921Mi' 'lb-lifeboat-etcd-2=http://lb-lifeboat-etcd-2
   'helm.sh/hook: post-install,pre-upgrade'; do
   grep -qF -- "$want" <<<"$out" || { echo "verify-chart: the rendering lacks: $want" >&2; exit 1; }
 done
+pods=$(grep -c '^    spec:$' <<<"$out" || true)
+links=$(grep -c 'enableServiceLinks: false' <<<"$out" || true)
+if [[ "$pods" != "$links" ]]; then
+  echo "verify-chart: $pods pod templates, $links without Service links; etcd reads ETCD_* variables as its settings" >&2; exit 1
+fi
 if render --set controllerManager.replicas=1 | grep -q 'kind: PodDisruptionBudget'; then
   echo "verify-chart: one replica must not get a PodDisruptionBudget (it would block every drain)" >&2; exit 1
 fi
