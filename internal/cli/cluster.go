@@ -9,9 +9,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
@@ -68,6 +71,7 @@ func newJoinCommand() *cobra.Command {
 	var member memberFlags
 	var opts cluster.JoinOptions
 	var resources []string
+	var printRole bool
 	cmd := &cobra.Command{
 		Use:   "join NAME --cluster-kubeconfig MEMBER_KUBECONFIG [--cluster-context MEMBER_CONTEXT]",
 		Short: "Register a member cluster (push mode) in the control plane",
@@ -126,6 +130,16 @@ join reads --kubeconfig/--context as the MEMBER's and takes the control plane fr
 			if err := cluster.ValidateClusterName(opts.Name); err != nil {
 				return err
 			}
+			for _, r := range resources {
+				mr, err := cluster.ParseMemberResource(r)
+				if err != nil {
+					return fmt.Errorf("--propagate-resource: %w", err)
+				}
+				opts.Resources = append(opts.Resources, mr)
+			}
+			if printRole {
+				return printMemberRole(cmd.OutOrStdout(), opts)
+			}
 			memberRef, cpRef, older, err := joinKubeconfigs(cp, member)
 			if err != nil {
 				return err
@@ -135,13 +149,6 @@ join reads --kubeconfig/--context as the MEMBER's and takes the control plane fr
 			}
 			if older {
 				warnTo(cmd.ErrOrStderr())(fmt.Sprintf("without --cluster-kubeconfig/--cluster-context, join reads --kubeconfig/--context as the member's (%s) and the control plane from --control-plane-kubeconfig/--control-plane-context (%s); in every other lifeboat command --kubeconfig/--context name the control plane, so prefer --cluster-kubeconfig/--cluster-context here", memberRef, cpRef))
-			}
-			for _, r := range resources {
-				mr, err := cluster.ParseMemberResource(r)
-				if err != nil {
-					return fmt.Errorf("--propagate-resource: %w", err)
-				}
-				opts.Resources = append(opts.Resources, mr)
 			}
 			mk, err := loadMember(memberRef)
 			if err != nil {
@@ -166,8 +173,24 @@ join reads --kubeconfig/--context as the MEMBER's and takes the control plane fr
 	cmd.Flags().StringSliceVar(&opts.Zones, "zone", nil, "Zone(s) of the member, copied to spec.zones (repeatable or comma-separated).")
 	cmd.Flags().DurationVar(&opts.TokenTimeout, "token-timeout", 30*time.Second, "How long to wait for the member to issue the ServiceAccount's token.")
 	cmd.Flags().StringArrayVar(&resources, "propagate-resource", nil, "A kind Lifeboat may also create, update and delete in the member, as RESOURCE[.GROUP] (deployments.apps, *.flink.apache.org; *.* for every kind). Repeatable.")
+	cmd.Flags().BoolVar(&printRole, "print-member-role", false, "Print the ClusterRole join would create in the member (with --propagate-resource) as YAML and exit, contacting nothing: to review the grant, or for the member's administrator to apply.")
 	cmd.Flags().BoolVar(&opts.InsecureSkipTLSVerification, "insecure-skip-tls-verification", false, "Let the control plane reach the member without verifying its serving certificate (recorded in the Cluster). Without it, a kubeconfig that skips verification is refused.")
 	return cmd
+}
+
+// printMemberRole writes the ClusterRole join would create for opts.
+func printMemberRole(out io.Writer, opts cluster.JoinOptions) error {
+	role := rbacv1.ClusterRole{
+		TypeMeta:   metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "ClusterRole"},
+		ObjectMeta: metav1.ObjectMeta{Name: cluster.ServiceAccountName(opts.Name)},
+		Rules:      cluster.MemberRules(append(cluster.DefaultMemberResources(), opts.Resources...)),
+	}
+	data, err := yaml.Marshal(role)
+	if err != nil {
+		return err
+	}
+	_, err = out.Write(data)
+	return err
 }
 
 func printJoined(out io.Writer, res cluster.JoinResult) {

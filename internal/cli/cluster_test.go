@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/lifeboat-dev/lifeboat/internal/cluster"
 )
 
 func TestTaintArgs(t *testing.T) {
@@ -160,6 +165,9 @@ func TestClusterCommandFlags(t *testing.T) {
 		"join with disagreeing names of the control plane": {
 			args: []string{"join", "member4", "--cluster-kubeconfig", member, "--kubeconfig", "a", "--control-plane-kubeconfig", "b"}, wantErr: "disagree",
 		},
+		"join with a kind kubectl would not name": {
+			args: []string{"join", "member4", "--cluster-kubeconfig", member, "--propagate-resource", "Deployment"}, wantErr: "--propagate-resource: resource \"Deployment\": resources are lower-case plurals",
+		},
 		"join with an invalid name": {
 			args: []string{"join", "Member4", "--cluster-kubeconfig", "a"}, wantErr: "invalid cluster name",
 		},
@@ -269,5 +277,26 @@ func TestJoinKubeconfigs(t *testing.T) {
 				t.Errorf("member %+v, control plane %+v, older %v; want %+v, %+v, %v", m, cp, older, tc.wantMember, tc.wantCP, tc.wantOlder)
 			}
 		})
+	}
+}
+
+// --print-member-role prints what join would grant, contacting nothing.
+func TestJoinPrintsTheMemberRole(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "absent"))
+	var out, errOut bytes.Buffer
+	cmd := NewRootCommand()
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs([]string{"join", "member4", "--print-member-role", "--propagate-resource", "*.flink.apache.org"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	var role rbacv1.ClusterRole
+	if err := yaml.UnmarshalStrict(out.Bytes(), &role); err != nil {
+		t.Fatalf("not a ClusterRole: %v\n%s", err, out.String())
+	}
+	want := cluster.MemberRules(append(cluster.DefaultMemberResources(), cluster.MemberResource{Group: "flink.apache.org", Resource: "*"}))
+	if role.Kind != "ClusterRole" || role.Name != "lifeboat-member4" || !reflect.DeepEqual(role.Rules, want) {
+		t.Errorf("printed %s", out.String())
 	}
 }
