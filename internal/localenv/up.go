@@ -219,7 +219,7 @@ func (u *upper) run(ctx context.Context) error {
 	if err := errors.Join(memberErr, crdErr); err != nil {
 		return err
 	}
-	fmt.Fprintln(out, "✓ CRDs and the default ClusterTaintPolicy installed in the control plane")
+	fmt.Fprintln(out, "✓ CRDs, the controller manager's least-privilege ClusterRole and the default ClusterTaintPolicy installed in the control plane")
 	fmt.Fprintf(out, "✓ members ready, one node each: %s\n", strings.Join(names[1:], ", "))
 
 	// 4. Kyverno in every member, when asked for, while the members are
@@ -259,7 +259,7 @@ func (u *upper) registerAndStartControllers(ctx context.Context) error {
 			return fmt.Errorf("registering %s: %w", c.Name, err)
 		}
 	}
-	fmt.Fprintln(out, "✓ members registered as Clusters")
+	fmt.Fprintln(out, "✓ members joined as Clusters, each with a least-privilege ServiceAccount")
 
 	if err := u.startControllerManager(ctx); err != nil {
 		return err
