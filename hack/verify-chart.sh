@@ -35,6 +35,11 @@ links=$(grep -c 'enableServiceLinks: false' <<<"$out" || true)
 if [[ "$pods" != "$links" ]]; then
   echo "verify-chart: $pods pod templates, $links without Service links; etcd reads ETCD_* variables as its settings" >&2; exit 1
 fi
+# etcd's data goes with helm uninstall only when it is not to be kept.
+grep -qF 'whenDeleted: Delete' <<<"$out" || { echo "verify-chart: by default the etcd PVCs must go with the release" >&2; exit 1; }
+if ! render --set etcd.storage.keepOnUninstall=true | grep -qF 'whenDeleted: Retain'; then
+  echo "verify-chart: etcd.storage.keepOnUninstall=true must keep the PVCs after helm uninstall" >&2; exit 1
+fi
 if render --set controllerManager.replicas=1 | grep -q 'kind: PodDisruptionBudget'; then
   echo "verify-chart: one replica must not get a PodDisruptionBudget (it would block every drain)" >&2; exit 1
 fi
