@@ -11,6 +11,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"debug/buildinfo"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // NonRootUser is the user the images run as: the conventional "nonroot"
@@ -52,6 +54,16 @@ type Spec struct {
 	Created time.Time
 	// OS and Architecture of the binary (linux, amd64, ...).
 	OS, Architecture string
+	// User is who the entrypoint runs as ("uid:gid", or a name of the
+	// image's /etc/passwd: root or nonroot); empty means NonRootUser.
+	User string
+	// NetBindService gives the binary the file capability
+	// cap_net_bind_service=ep, as `setcap` would, so that a non-root user
+	// can listen on a port below 1024 (a DNS server on 53) when the
+	// container's capabilities allow it, without running as root. The
+	// capability travels as an extended attribute of the layer's tar entry,
+	// which container runtimes restore when they unpack the layer.
+	NetBindService bool
 }
 
 // Build assembles the image of spec.
@@ -70,7 +82,7 @@ func Build(spec Spec) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	layerTar, err := layerContent(spec.Path, bin, spec.Created.UTC())
+	layerTar, err := layerContent(spec.Path, bin, spec.NetBindService, spec.Created.UTC())
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +111,10 @@ func Build(spec Spec) (v1.Image, error) {
 	cfg.Created = v1.Time{Time: spec.Created.UTC()}
 	cfg.Config.Entrypoint = []string{spec.Path}
 	cfg.Config.Cmd = spec.Args
-	cfg.Config.User = NonRootUser
+	cfg.Config.User = spec.User
+	if cfg.Config.User == "" {
+		cfg.Config.User = NonRootUser
+	}
 	cfg.Config.WorkingDir = "/"
 	cfg.Config.Env = []string{"PATH=" + path.Dir(spec.Path)}
 	cfg.Config.Labels = map[string]string{LabelGoModules: modules}
@@ -131,10 +146,183 @@ func Write(img v1.Image, ref, file string) error {
 	return nil
 }
 
+// WriteAll writes several images into one tarball at file, each tagged
+// with its reference (the map's key), so that one `ctr images import` or
+// `docker load` loads them all. The archive is the one tarball.Write makes
+// (manifest.json naming the config and layer files of each image), but its
+// entries come in the order of the references, not in map order, so that
+// the same images give the same file byte for byte. Images with the same
+// digest are written once, with all their tags.
+func WriteAll(images map[string]v1.Image, file string) error {
+	if len(images) == 0 {
+		return errors.New("no images to write")
+	}
+	refs := make([]string, 0, len(images))
+	for ref := range images {
+		refs = append(refs, ref)
+	}
+	sort.Strings(refs)
+	var manifest tarball.Manifest
+	var order []v1.Image          // the image of each manifest entry
+	byDigest := map[v1.Hash]int{} // manifest entry of an image digest
+	for _, ref := range refs {
+		tag, err := name.NewTag(ref, name.StrictValidation)
+		if err != nil {
+			return fmt.Errorf("image reference %q: %w", ref, err)
+		}
+		img := images[ref]
+		digest, err := img.Digest()
+		if err != nil {
+			return fmt.Errorf("image %s: %w", ref, err)
+		}
+		if i, ok := byDigest[digest]; ok {
+			manifest[i].RepoTags = append(manifest[i].RepoTags, tag.String())
+			continue
+		}
+		d, err := describe(img)
+		if err != nil {
+			return fmt.Errorf("image %s: %w", ref, err)
+		}
+		d.RepoTags = []string{tag.String()}
+		byDigest[digest] = len(manifest)
+		manifest = append(manifest, d)
+		order = append(order, img)
+	}
+	tmp := file + ".tmp"
+	if err := writeArchive(tmp, manifest, order); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", file, err)
+	}
+	if err := os.Rename(tmp, file); err != nil {
+		return fmt.Errorf("writing %s: %w", file, err)
+	}
+	return nil
+}
+
+// describe names the files of img in the archive the way tarball.Write
+// does: the config by its digest, each layer by its digest's hex and an
+// extension saying how it is compressed.
+func describe(img v1.Image) (tarball.Descriptor, error) {
+	cfg, err := img.ConfigName()
+	if err != nil {
+		return tarball.Descriptor{}, fmt.Errorf("reading the config digest: %w", err)
+	}
+	layers, err := img.Layers()
+	if err != nil {
+		return tarball.Descriptor{}, fmt.Errorf("reading the layers: %w", err)
+	}
+	d := tarball.Descriptor{Config: cfg.String()}
+	for _, l := range layers {
+		digest, err := l.Digest()
+		if err != nil {
+			return tarball.Descriptor{}, fmt.Errorf("reading a layer digest: %w", err)
+		}
+		mt, err := l.MediaType()
+		if err != nil {
+			return tarball.Descriptor{}, fmt.Errorf("reading a layer media type: %w", err)
+		}
+		ext := ".tar.gz"
+		switch mt {
+		case types.OCILayerZStd:
+			ext = ".tar.zst"
+		case types.OCIUncompressedLayer, types.OCIUncompressedRestrictedLayer, types.DockerUncompressedLayer:
+			ext = ".tar"
+		}
+		d.Layers = append(d.Layers, digest.Hex+ext)
+	}
+	return d, nil
+}
+
+// writeArchive writes the files of manifest, each once, then
+// manifest.json itself.
+func writeArchive(file string, manifest tarball.Manifest, images []v1.Image) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	tw := tar.NewWriter(f)
+	written := map[string]bool{}
+	add := func(name string, open func() (io.ReadCloser, error), size int64) error {
+		if written[name] {
+			return nil
+		}
+		written[name] = true
+		r, err := open()
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", name, err)
+		}
+		defer r.Close()
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, Size: size}); err != nil {
+			return err
+		}
+		if _, err := io.Copy(tw, r); err != nil {
+			return fmt.Errorf("writing %s: %w", name, err)
+		}
+		return nil
+	}
+	blob := func(data []byte) func() (io.ReadCloser, error) {
+		return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
+	}
+	for i, d := range manifest {
+		img := images[i]
+		cfg, err := img.RawConfigFile()
+		if err != nil {
+			return fmt.Errorf("reading the config of %s: %w", d.RepoTags[0], err)
+		}
+		if err := add(d.Config, blob(cfg), int64(len(cfg))); err != nil {
+			return err
+		}
+		layers, err := img.Layers()
+		if err != nil {
+			return fmt.Errorf("reading the layers of %s: %w", d.RepoTags[0], err)
+		}
+		for j, l := range layers {
+			size, err := l.Size()
+			if err != nil {
+				return fmt.Errorf("reading the size of %s: %w", d.Layers[j], err)
+			}
+			if err := add(d.Layers[j], l.Compressed, size); err != nil {
+				return err
+			}
+		}
+	}
+	m, err := json.Marshal(manifest)
+	if err != nil {
+		return fmt.Errorf("encoding manifest.json: %w", err)
+	}
+	if err := add("manifest.json", blob(m), int64(len(m))); err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// capNetBindService is the value of the security.capability extended
+// attribute that `setcap cap_net_bind_service=ep` writes: struct
+// vfs_cap_data of <linux/capability.h>, little-endian, revision 2 with the
+// effective flag (0x02000001), then the permitted and inheritable words of
+// capabilities 0-31 and 32-63; CAP_NET_BIND_SERVICE is bit 10 of the first
+// permitted word.
+var capNetBindService = string([]byte{
+	0x01, 0x00, 0x00, 0x02, // magic_etc
+	0x00, 0x04, 0x00, 0x00, // data[0].permitted
+	0x00, 0x00, 0x00, 0x00, // data[0].inheritable
+	0x00, 0x00, 0x00, 0x00, // data[1].permitted
+	0x00, 0x00, 0x00, 0x00, // data[1].inheritable
+})
+
+// paxCapability is the PAX record under which tar (GNU tar --xattrs,
+// Docker, containerd) carries the file capability.
+const paxCapability = "SCHILY.xattr.security.capability"
+
 // layerContent is the layer's tar: the directories down to the binary,
-// the binary (root-owned, 0755), and /etc/passwd and /etc/group naming
-// the non-root user, all with modification time created.
-func layerContent(binPath string, bin []byte, created time.Time) ([]byte, error) {
+// the binary (root-owned, 0755, with cap_net_bind_service when
+// netBindService), and /etc/passwd and /etc/group naming the non-root
+// user, all with modification time created.
+func layerContent(binPath string, bin []byte, netBindService bool, created time.Time) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	dirs := map[string]bool{"etc": true}
@@ -151,17 +339,22 @@ func layerContent(binPath string, bin []byte, created time.Time) ([]byte, error)
 			return nil, fmt.Errorf("writing the layer: %w", err)
 		}
 	}
+	var binPAX map[string]string
+	if netBindService {
+		binPAX = map[string]string{paxCapability: capNetBindService}
+	}
 	files := []struct {
 		name string
 		mode int64
 		data []byte
+		pax  map[string]string
 	}{
-		{"etc/group", 0o644, []byte("root:x:0:\nnonroot:x:65532:\n")},
-		{"etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n")},
-		{strings.TrimPrefix(binPath, "/"), 0o755, bin},
+		{"etc/group", 0o644, []byte("root:x:0:\nnonroot:x:65532:\n"), nil},
+		{"etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n"), nil},
+		{strings.TrimPrefix(binPath, "/"), 0o755, bin, binPAX},
 	}
 	for _, f := range files {
-		h := &tar.Header{Typeflag: tar.TypeReg, Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: created, Format: tar.FormatPAX}
+		h := &tar.Header{Typeflag: tar.TypeReg, Name: f.name, Mode: f.mode, Size: int64(len(f.data)), ModTime: created, PAXRecords: f.pax, Format: tar.FormatPAX}
 		if err := tw.WriteHeader(h); err != nil {
 			return nil, fmt.Errorf("writing the layer: %w", err)
 		}

@@ -3,6 +3,8 @@ package image
 import (
 	"archive/tar"
 	"bytes"
+	"encoding/hex"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
@@ -234,4 +237,172 @@ func keys(m map[string]*tar.Header) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// The user is NonRootUser unless the spec names another.
+func TestBuildUser(t *testing.T) {
+	cases := map[string]struct{ user, want string }{
+		"default": {"", NonRootUser},
+		"root":    {"0:0", "0:0"},
+		"by name": {"nonroot", "nonroot"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := spec(t)
+			s.User = tc.user
+			img, err := Build(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := img.ConfigFile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.Config.User != tc.want {
+				t.Errorf("user %q, want %q", cfg.Config.User, tc.want)
+			}
+		})
+	}
+}
+
+// NetBindService puts on the binary's tar entry the extended attribute
+// that `setcap cap_net_bind_service=ep` writes, and nothing otherwise.
+func TestNetBindService(t *testing.T) {
+	// getfattr -e hex -n security.capability after setcap cap_net_bind_service=ep.
+	const setcap = "0100000200040000000000000000000000000000"
+	cases := map[string]struct {
+		on   bool
+		want string
+	}{
+		"off": {false, ""},
+		"on":  {true, setcap},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			data, err := layerContent("/coredns", []byte("bin"), tc.on, time.Unix(0, 0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := tar.NewReader(bytes.NewReader(data))
+			for {
+				h, err := tr.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := hex.EncodeToString([]byte(h.PAXRecords[paxCapability]))
+				want := ""
+				if h.Name == "coredns" {
+					want = tc.want
+				}
+				if got != want {
+					t.Errorf("%s: capability %q, want %q", h.Name, got, want)
+				}
+			}
+		})
+	}
+}
+
+// Several images go into one tarball, each loading back under its tag;
+// an image under two tags is written once; the same images give the same
+// file.
+func TestWriteAllLoadsBack(t *testing.T) {
+	a, err := Build(spec(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := spec(t)
+	s.Path, s.Args, s.User = "/pause", nil, "0:0"
+	b, err := Build(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	images := map[string]v1.Image{
+		"registry.k8s.io/kube-apiserver:v1.35.4": a,
+		"registry.k8s.io/pause:3.10.1":           b,
+		"example.com/apiserver-alias:v1":         a,
+	}
+	dir := t.TempDir()
+	var files [][]byte
+	for _, f := range []string{"one.tar", "two.tar"} {
+		file := filepath.Join(dir, f)
+		if err := WriteAll(images, file); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, data)
+		for ref, want := range images {
+			tag, err := name.NewTag(ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			loaded, err := tarball.ImageFromPath(file, &tag)
+			if err != nil {
+				t.Fatalf("loading %s: %v", ref, err)
+			}
+			got, err := loaded.Digest()
+			if err != nil {
+				t.Fatalf("loading %s: %v", ref, err)
+			}
+			if w, _ := want.Digest(); got != w {
+				t.Errorf("%s: loaded digest %s, built %s", ref, got, w)
+			}
+		}
+	}
+	if !bytes.Equal(files[0], files[1]) {
+		t.Error("two writes of the same images differ")
+	}
+	tr := tar.NewReader(bytes.NewReader(files[0]))
+	var names []string
+	var manifest tarball.Manifest
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, h.Name)
+		if h.Name == "manifest.json" {
+			if err := json.NewDecoder(tr).Decode(&manifest); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Two configs, two layers, manifest.json: the alias adds no file.
+	if len(names) != 5 || names[len(names)-1] != "manifest.json" {
+		t.Errorf("archive entries %v, want two configs, two layers, then manifest.json", names)
+	}
+	if len(manifest) != 2 || strings.Join(manifest[0].RepoTags, ",") != "example.com/apiserver-alias:v1,registry.k8s.io/kube-apiserver:v1.35.4" {
+		t.Errorf("manifest.json %+v, want the API server image under both tags first", manifest)
+	}
+}
+
+func TestWriteAllRefusesBadInput(t *testing.T) {
+	img, err := Build(spec(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]map[string]v1.Image{
+		"no images":     {},
+		"bad reference": {"Not A Reference!": img},
+		"no tag":        {"registry.k8s.io/pause": img},
+	}
+	for name, images := range cases {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "x.tar")
+			if err := WriteAll(images, file); err == nil {
+				t.Error("WriteAll accepted it")
+			}
+			if _, err := os.Stat(file); err == nil {
+				t.Error("WriteAll left a file behind")
+			}
+		})
+	}
 }

@@ -37,6 +37,22 @@ const (
 	// (config/crds of the pinned Kyverno module), copied next to the binary
 	// when it is built so that the CRDs always match it.
 	KyvernoCRDs = "kyverno-crds"
+
+	// The host cluster's node (`lifeboat up --host-cluster`) needs the
+	// optional modules below, each built only when asked for.
+
+	// KubeNode is the optional module of the node agents, Kubelet and
+	// KubeProxy, built from the same k8s.io/kubernetes release as the
+	// control plane.
+	KubeNode  = "kubenode"
+	Kubelet   = "kubelet"
+	KubeProxy = "kube-proxy"
+	// CoreDNS is the optional module, and the binary, of the cluster DNS
+	// server.
+	CoreDNS = "coredns"
+	// Pause is the optional module, and the binary, of the process that
+	// holds a pod sandbox's namespaces (the pause container).
+	Pause = "pause"
 )
 
 // module describes how one embedded module produces its binaries.
@@ -78,6 +94,12 @@ var modules = []module{
 		packages: map[string]string{Kyverno: "github.com/kyverno/kyverno/cmd/kyverno"},
 		folders:  map[string]moduleFolder{KyvernoCRDs: {module: "github.com/kyverno/kyverno", path: "config/crds"}},
 	},
+	{dir: Pause, optional: true, packages: map[string]string{Pause: "."}},
+	{dir: CoreDNS, optional: true, packages: map[string]string{CoreDNS: "github.com/coredns/coredns"}},
+	{dir: KubeNode, optional: true, packages: map[string]string{
+		Kubelet:   "k8s.io/kubernetes/cmd/kubelet",
+		KubeProxy: "k8s.io/kubernetes/cmd/kube-proxy",
+	}, ldflags: kubernetesVersionFlags(KubernetesVersion)},
 }
 
 // Optional lists the names of the optional modules (what Ensure accepts).

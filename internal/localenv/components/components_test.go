@@ -10,15 +10,33 @@ import (
 	"testing/fstest"
 )
 
-// The version stamped into the binaries must be the version built.
+// The version stamped into the binaries must be the version built, in
+// every module that builds from k8s.io/kubernetes.
 func TestKubernetesVersionMatchesModule(t *testing.T) {
-	data, err := moduleFiles.ReadFile("modules/kubernetes/go.mod.txt")
+	for _, dir := range []string{"kubernetes", KubeNode} {
+		t.Run(dir, func(t *testing.T) {
+			if got := requiredVersion(t, dir, "k8s.io/kubernetes"); got != KubernetesVersion {
+				t.Errorf("modules/%s/go.mod.txt requires k8s.io/kubernetes %q, want %s", dir, got, KubernetesVersion)
+			}
+		})
+	}
+}
+
+// requiredVersion is the version of module path that modules/DIR/go.mod.txt
+// requires, or "" when it requires none.
+func requiredVersion(t *testing.T, dir, path string) string {
+	t.Helper()
+	data, err := moduleFiles.ReadFile("modules/" + dir + "/go.mod.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(data), "k8s.io/kubernetes "+KubernetesVersion+"\n") {
-		t.Fatalf("modules/kubernetes/go.mod.txt does not require k8s.io/kubernetes %s", KubernetesVersion)
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		if len(fields) >= 2 && fields[0] == path {
+			return fields[1]
+		}
 	}
+	return ""
 }
 
 func TestKeyIsStable(t *testing.T) {
@@ -84,8 +102,14 @@ func TestCoreKeyIgnoresOptionalModules(t *testing.T) {
 
 // Every optional module is embedded, and Key() leaves it out.
 func TestOptionalModulesEmbeddedAndOutsideKey(t *testing.T) {
-	if got := Optional(); len(got) != 1 || got[0] != Kyverno {
-		t.Fatalf("Optional() = %v, want [%s]", got, Kyverno)
+	want := []string{Kyverno, Pause, CoreDNS, KubeNode}
+	if got := Optional(); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("Optional() = %v, want %v", got, want)
+	}
+	for _, dir := range want {
+		if _, err := moduleFiles.ReadFile("modules/" + dir + "/go.mod.txt"); err != nil {
+			t.Errorf("optional module %s is not embedded: %v", dir, err)
+		}
 	}
 	data, err := moduleFiles.ReadFile("modules/kyverno/go.mod.txt")
 	if err != nil {
@@ -102,8 +126,13 @@ func TestOptionalModulesEmbeddedAndOutsideKey(t *testing.T) {
 	}
 	withoutOptional := fstest.MapFS{}
 	err = fs.WalkDir(moduleFiles, "modules", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || strings.HasPrefix(p, "modules/kyverno/") {
+		if err != nil || d.IsDir() {
 			return err
+		}
+		for _, dir := range want {
+			if strings.HasPrefix(p, "modules/"+dir+"/") {
+				return nil
+			}
 		}
 		data, err := moduleFiles.ReadFile(p)
 		withoutOptional[p] = &fstest.MapFile{Data: data}
@@ -112,12 +141,12 @@ func TestOptionalModulesEmbeddedAndOutsideKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := keyOf(withoutOptional, core)
+	coreKey, err := keyOf(withoutOptional, core)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := Key(); got != want {
-		t.Errorf("Key() = %s, want %s (the core modules alone)", got, want)
+	if got, _ := Key(); got != coreKey {
+		t.Errorf("Key() = %s, want %s (the core modules alone)", got, coreKey)
 	}
 }
 
