@@ -27,8 +27,18 @@ render --set etcd.replicas=3 --set controllerManager.replicas=3 --set controller
 out=$(render --set controllerManager.resources.limits.memory=1Gi --set etcd.replicas=3)
 for want in '--memory-limit=921Mi' 'lb-lifeboat-etcd-2=http://lb-lifeboat-etcd-2.lb-lifeboat-etcd.lifeboat-system.svc:2380' \
   'runAsNonRoot: true' 'readOnlyRootFilesystem: true' 'automountServiceAccountToken: false' 'kind: PodDisruptionBudget' \
-  'helm.sh/hook: post-install,pre-upgrade'; do
+  'name: lb-lifeboat-init' 'startupProbe:'; do
   grep -qF -- "$want" <<<"$out" || { echo "verify-chart: the rendering lacks: $want" >&2; exit 1; }
+done
+# The init Job is part of the install (a post-install hook would wait for
+# `helm install --wait`, which waits for the controller manager, which waits
+# for the CRDs the Job installs), and a pre-upgrade hook at upgrade.
+if grep -qF 'helm.sh/hook' <<<"$out"; then
+  echo "verify-chart: at install the init Job must not be a hook: helm install --wait would never end" >&2; exit 1
+fi
+upgrade=$(render --is-upgrade)
+for want in 'name: lb-lifeboat-init-upgrade' 'helm.sh/hook: pre-upgrade'; do
+  grep -qF -- "$want" <<<"$upgrade" || { echo "verify-chart: the upgrade rendering lacks: $want" >&2; exit 1; }
 done
 pods=$(grep -c '^    spec:$' <<<"$out" || true)
 links=$(grep -c 'enableServiceLinks: false' <<<"$out" || true)

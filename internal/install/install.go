@@ -33,8 +33,8 @@ import (
 // FieldManager owns the fields Lifeboat applies.
 const FieldManager = "lifeboat"
 
-// ControlPlane applies Lifeboat's CRDs (and waits until they are
-// Established), the controller manager's RBAC and the default
+// ControlPlane applies the controller manager's RBAC, Lifeboat's CRDs (and
+// waits until they are Established) and the default
 // ClusterTaintPolicy to the API server cfg reaches, reporting each step to
 // progress (may be nil). cfg needs to be allowed all of that: an
 // administrator's.
@@ -42,6 +42,13 @@ func ControlPlane(ctx context.Context, cfg *rest.Config, progress func(string)) 
 	if progress == nil {
 		progress = func(string) {}
 	}
+	// The controller manager's rights first: a controller manager that
+	// waits for the CRDs starts as soon as they are served, and must not
+	// find itself refused.
+	if err := ControllerManagerRBAC(ctx, cfg); err != nil {
+		return err
+	}
+	progress(fmt.Sprintf("ClusterRole and ClusterRoleBinding %s for user %s", rbac.ControllerManagerRoleName, rbac.ControllerManagerUser))
 	crds, err := crd.All()
 	if err != nil {
 		return fmt.Errorf("loading CRDs: %w", err)
@@ -50,10 +57,6 @@ func ControlPlane(ctx context.Context, cfg *rest.Config, progress func(string)) 
 		return err
 	}
 	progress(fmt.Sprintf("%d CRDs applied and Established", len(crds)))
-	if err := ControllerManagerRBAC(ctx, cfg); err != nil {
-		return err
-	}
-	progress(fmt.Sprintf("ClusterRole and ClusterRoleBinding %s for user %s", rbac.ControllerManagerRoleName, rbac.ControllerManagerUser))
 	created, err := DefaultClusterTaintPolicy(ctx, cfg)
 	if err != nil {
 		return err
