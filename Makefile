@@ -56,6 +56,20 @@ UP_ARGS    ?=
 up: build ## Build everything and start the local environment (MEMBERS=3, STATE_DIR=.lifeboat, UP_ARGS=--with-kyverno adds Kyverno).
 	$(LIFEBOAT) up --members $(MEMBERS) --state-dir $(STATE_DIR) $(UP_ARGS)
 
+.PHONY: host-deps
+host-deps: ## Install the Debian packages the host cluster needs (containerd, runc, CNI plugins, iptables, conntrack, iproute2), when missing.
+	@missing=""; for p in $(HOST_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing Debian packages:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+HOST_PACKAGES := containerd runc containernetworking-plugins iptables conntrack iproute2
+
+.PHONY: up-host
+up-host: build image host-deps ## Like `make up`, plus the host cluster with a real node and Lifeboat's image in it, to install charts/lifeboat into (root).
+	$(LIFEBOAT) up --members $(MEMBERS) --state-dir $(STATE_DIR) --host --host-image $(BIN)/lifeboat-image.tar $(UP_ARGS)
+
 .PHONY: down
 down: build ## Stop the local environment and remove its state.
 	$(LIFEBOAT) down --state-dir $(STATE_DIR)
@@ -83,5 +97,20 @@ test-unit: ## Unit tests with the race detector (no processes started; `go test 
 test-e2e: build ## End-to-end tests on their own local environment (LIFEBOAT_E2E_STATE_DIR=dir reuses a running one).
 	LIFEBOAT_BIN=$(LIFEBOAT) $(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v ./test/e2e/... 2>&1 | tee $(BIN)/e2e.log | hack/e2e-summary.sh
 
+.PHONY: helm
+helm: ## Build the pinned helm (hack/tools/helm) into bin/helm.
+	@mkdir -p $(BIN)
+	cd hack/tools/helm && $(GO) build -o $(BIN)/helm helm.sh/helm/v3/cmd/helm
+
+# The host suite's scenarios: its own, and the seeds' walkthroughs run
+# against the control plane the chart installs.
+HOST_TESTS ?= TestHost|TestFailoverSeedWalkthrough|TestSeedNginxPropagates
+
+.PHONY: test-host
+test-host: build image helm host-deps ## End-to-end tests on a host cluster with a real node: install charts/lifeboat, join the members, run the seeds, upgrade, uninstall (root).
+	LIFEBOAT_BIN=$(LIFEBOAT) LIFEBOAT_E2E_HOST=1 LIFEBOAT_E2E_HELM=$(BIN)/helm \
+	LIFEBOAT_E2E_IMAGE=$(BIN)/lifeboat-image.tar LIFEBOAT_E2E_IMAGE_REF=$(IMAGE_REPO):$(IMAGE_TAG) \
+	  $(GO) test -tags e2e -count=1 -timeout $(E2E_TIMEOUT) -v -run '$(HOST_TESTS)' ./test/e2e/... 2>&1 | tee $(BIN)/e2e-host.log | hack/e2e-summary.sh
+
 .PHONY: test
-test: verify test-unit test-e2e ## Everything CI runs: verify, unit and end-to-end tests.
+test: verify test-unit test-e2e test-host ## Everything CI runs: verify, unit and end-to-end tests, and the host suite.

@@ -31,8 +31,8 @@ alone.`,
 	cmd.PersistentFlags().StringVar(&dir, "state-dir", defaultStateDir, "Directory of the environment.")
 	var kill bool
 	stop := &cobra.Command{
-		Use:   "stop CLUSTER",
-		Short: "Stop a cluster's API server (simulated outage): a member, or lifeboat for the control plane",
+		Use:   "stop CLUSTER|COMPONENT",
+		Short: "Stop a cluster's API server (simulated outage): a member, or lifeboat for the control plane; or stop one component",
 		Long: fmt.Sprintf(`Stop a cluster's kube-apiserver by its recorded PID: a member's, or the control
 plane's with CLUSTER %[1]s. By default it is stopped gracefully (SIGTERM): it refuses
 new connections at once and holds its open ones (watches) until it exits; here it is
@@ -42,11 +42,22 @@ start" does.
 
 While the control plane's API server is down, Lifeboat's controller manager cannot
 renew its leader lease: after 10 s it exits ("leader election lost"), and the
-supervisor starts it again ("lifeboat status" counts its restarts).`, localenv.ControlPlaneName),
+supervisor starts it again ("lifeboat status" counts its restarts).
+
+Given a component's name from "lifeboat status" instead of a cluster's, it stops that
+component the same way, and the supervisor leaves it stopped until "env restart"
+starts it: for example lifeboat-controller-manager, before joining the members to a
+control plane installed by the Helm chart in the host cluster (one member, one control
+plane).`, localenv.ControlPlaneName),
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := localenv.StopAPIServer(dir, args[0], kill); err != nil {
+			cluster, err := localenv.StopClusterOrComponent(dir, args[0], kill)
+			if err != nil {
 				return err
+			}
+			if !cluster {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s stopped; start it again with: lifeboat env restart %s\n", args[0], args[0])
+				return nil
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s's API server stopped; start it again with: lifeboat env start %s\n", args[0], args[0])
 			return nil
@@ -84,6 +95,22 @@ controllers resume after a restart.`,
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s restarted\n", args[0])
+			return nil
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "load-image ARCHIVE...",
+		Short: "Import image archives into the host cluster's node (an environment started with up --host)",
+		Long: `Import image archives (docker save, OCI, "make image") into the containerd of the
+host cluster's node, where the kubelet finds them; the node pulls nothing from a
+registry. Use it to give the node a new build of Lifeboat's image before a helm
+upgrade to its tag.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := localenv.LoadHostImages(cmd.Context(), dir, args...); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "imported %d archives into the host node\n", len(args))
 			return nil
 		},
 	})

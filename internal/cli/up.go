@@ -14,6 +14,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv/components"
+	"github.com/lifeboat-dev/lifeboat/internal/localenv/hostnode"
 )
 
 func newUpCommand() *cobra.Command {
@@ -45,11 +46,30 @@ On first use the pinned Kubernetes components are built from the Go module proxy
 into the cache directory (several minutes; Kyverno about six more); later starts
 reuse them.
 
-Writes DIR/kubeconfig with the contexts "lifeboat" (the control plane, current)
-and member1..N. Running "up" again while the environment is up changes nothing.`,
+With --host, the environment also runs a host cluster (context "host"): a
+Kubernetes cluster whose one node, lifeboat-host at 10.99.0.1, runs real
+containers with containerd, runc and the CNI bridge plugin, with kube-proxy,
+CoreDNS and a default StorageClass, for installing Lifeboat's Helm chart
+(charts/lifeboat) as a platform team would. Its images (kube-apiserver,
+kube-controller-manager, etcd, pause, CoreDNS) are built from the same pinned
+binaries and tagged with their upstream names; --host-image imports more archives
+(make up-host imports Lifeboat's own image, from make image). Nothing is pulled
+from a registry. Every API server then listens on 10.99.0.1 instead of loopback,
+so that pods reach the members. The host cluster needs root and Debian's
+containerd, runc and containernetworking-plugins (make host-deps); it changes the
+machine's network (routes, the bridges lbnode0 and cni0, iptables rules that keep
+every packet on the machine) and a few kernel settings, and "lifeboat down" undoes
+all of it. One host cluster runs per machine.
+
+Writes DIR/kubeconfig with the contexts "lifeboat" (the control plane, current),
+member1..N and, with --host, "host". Running "up" again while the environment is
+up changes nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Out = cmd.OutOrStdout()
+			if len(opts.HostImages) > 0 && !opts.Host {
+				return errors.New("--host-image needs --host")
+			}
 			for _, r := range memberResources {
 				mr, err := cluster.ParseMemberResource(r)
 				if err != nil {
@@ -82,6 +102,8 @@ and member1..N. Running "up" again while the environment is up changes nothing.`
 	f.StringArrayVar(&opts.ControllerManagerArgs, "controller-manager-arg", nil, "Extra flag for `lifeboat controller-manager` (repeatable), e.g. --controller-manager-arg=--v=2.")
 	f.StringArrayVar(&memberResources, "member-propagate-resource", nil, "A kind Lifeboat may also write in every member, as RESOURCE[.GROUP] (repeatable; see `lifeboat join --propagate-resource`). Flink's kinds (*.flink.apache.org) are always added.")
 	f.BoolVar(&opts.WithKyverno, "with-kyverno", false, "Also run Kyverno in every member with the Flink restore ClusterPolicy (examples/flink/kyverno-clusterpolicy.yaml).")
+	f.BoolVar(&opts.Host, "host", false, "Also run a host cluster with a real node (context host) to install the Helm chart into; needs root and `make host-deps`.")
+	f.StringArrayVar(&opts.HostImages, "host-image", nil, "An image archive (docker save, OCI, make image) to import into the host node (repeatable; needs --host).")
 	return cmd
 }
 
@@ -93,6 +115,10 @@ func printNextSteps(out io.Writer, s *localenv.State, cacheDir string) {
 		}
 	}
 	fmt.Fprintf(out, "Control plane and members: %s, %s\n", localenv.ControlPlaneName, strings.Join(s.Members(), ", "))
+	if s.Host != nil {
+		fmt.Fprintf(out, "Host cluster: %s (node %s); install the chart with helm --kube-context %s (docs/install.md#the-local-host-cluster),\n", localenv.HostClusterName, hostnode.NodeName, localenv.HostClusterName)
+		fmt.Fprintf(out, "and stop this environment's own controller manager before joining the members to it: lifeboat env stop %s --state-dir %s\n", localenv.ControllerManagerComponent, s.Dir)
+	}
 	if s.HasKyverno() {
 		fmt.Fprintf(out, "Kyverno in every member (namespace %s), ClusterPolicies: kubectl --context %s get clusterpolicies\n", localenv.KyvernoNamespace, s.Members()[0])
 	}

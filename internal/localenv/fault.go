@@ -61,6 +61,32 @@ func StartAPIServer(ctx context.Context, dir, cluster string) error {
 	return nil
 }
 
+// StopClusterOrComponent stops the API server of the cluster named target
+// (StopAPIServer), or, when no cluster has that name, the component of
+// that name (StopComponent, gracefully unless kill). It says which it
+// stopped.
+func StopClusterOrComponent(dir, target string, kill bool) (cluster bool, err error) {
+	s, err := Load(dir)
+	if err != nil {
+		return false, err
+	}
+	if _, ok := s.Cluster(target); ok {
+		return true, StopAPIServer(dir, target, kill)
+	}
+	if _, err := componentIndex(s, target); err != nil {
+		return false, fmt.Errorf("%q is neither a cluster (%v) nor a component of the environment (lifeboat status lists them)", target, clusterNames(s))
+	}
+	return false, stopNamed(dir, target, kill)
+}
+
+func clusterNames(s *State) []string {
+	var names []string
+	for _, c := range s.Clusters {
+		names = append(names, c.Name)
+	}
+	return names
+}
+
 // StopComponent stops one recorded component by name (for example
 // lifeboat-controller-manager), by its PID, and marks it stopped so that
 // the supervisor leaves it alone; StartComponent starts it again.

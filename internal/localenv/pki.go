@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/lifeboat-dev/lifeboat/internal/localenv/hostnode"
 )
 
 // pki holds the paths of the environment's certificates and keys. One CA signs
@@ -69,7 +71,10 @@ func writePKI(dir string) (pki, error) {
 		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1")},
+		// Loopback, the members' `kubernetes` Service, and with a host
+		// cluster the node's address and its `kubernetes` Service.
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("10.96.0.1"),
+			net.ParseIP(hostnode.NodeIP), net.ParseIP(hostnode.KubernetesServiceIP)},
 	}
 	servingDER, err := x509.CreateCertificate(rand.Reader, servingTmpl, caCert, &servingKey.PublicKey, caKey)
 	if err != nil {

@@ -30,6 +30,8 @@ type State struct {
 	Clusters []ClusterInfo `json:"clusters"`
 	// Components are the processes, in start order.
 	Components []Component `json:"components"`
+	// Host records the host cluster, when the environment has one.
+	Host *HostInfo `json:"host,omitempty"`
 }
 
 // ClusterInfo says how to reach one API server of the environment.
@@ -99,6 +101,17 @@ func (s *State) Members() []string {
 		}
 	}
 	return names
+}
+
+// memberInfos returns the member clusters in order.
+func (s *State) memberInfos() []ClusterInfo {
+	var cs []ClusterInfo
+	for _, c := range s.Clusters {
+		if c.Member {
+			cs = append(cs, c)
+		}
+	}
+	return cs
 }
 
 // Cluster returns the named cluster's connection info.

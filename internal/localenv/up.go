@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/config/rbac"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv/components"
+	"github.com/lifeboat-dev/lifeboat/internal/localenv/hostnode"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv/process"
 )
 
@@ -40,6 +42,16 @@ type Options struct {
 	// of cluster.DefaultMemberResources and LocalMemberResources (each
 	// member is joined as `lifeboat join --propagate-resource` would).
 	MemberResources []cluster.MemberResource
+	// Host also starts the host cluster (host.go): a Kubernetes cluster
+	// whose one node runs real containers, with Services, cluster DNS and
+	// PersistentVolumes, for installing Lifeboat's Helm chart. Every API
+	// server of the environment then listens on the node's address, so
+	// that pods reach the members. It needs root and Debian's containerd,
+	// runc and CNI plugins (`make host-deps`), and is built on first use.
+	Host bool
+	// HostImages are image archives imported into the host node besides
+	// the Kubernetes components' (Lifeboat's image, for one).
+	HostImages []string
 	// Out receives progress for a person.
 	Out io.Writer
 }
@@ -107,6 +119,17 @@ func Up(ctx context.Context, opts Options) (*State, error) {
 	if opts.WithKyverno {
 		optional = append(optional, components.Kyverno)
 	}
+	if opts.Host {
+		if err := checkHostPrerequisites(); err != nil {
+			return nil, err
+		}
+		for _, t := range opts.HostImages {
+			if _, err := os.Stat(t); err != nil {
+				return nil, fmt.Errorf("image archive for the host node: %w", err)
+			}
+		}
+		optional = append(optional, components.HostModules()...)
+	}
 	bins, err := components.Ensure(ctx, opts.CacheDir, opts.Out, optional...)
 	if err != nil {
 		return nil, fmt.Errorf("building components: %w", err)
@@ -167,6 +190,15 @@ func (u *upper) run(ctx context.Context) error {
 		return err
 	}
 
+	// 0. The host cluster's network first: the API servers listen on the
+	// node's address.
+	if u.opts.Host {
+		if err := u.setUpHostNetwork(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "✓ host: network (node %s, pods %s, Services %s), guarded so that nothing leaves the machine\n", hostnode.NodeIP, hostnode.PodCIDR, hostnode.ServiceCIDR)
+	}
+
 	// 1. etcd, shared by every API server under its own key prefix.
 	etcdURL, err := u.startEtcd(ctx)
 	if err != nil {
@@ -179,6 +211,9 @@ func (u *upper) run(ctx context.Context) error {
 	for i := 1; i <= u.opts.Members; i++ {
 		names = append(names, "member"+strconv.Itoa(i))
 	}
+	if u.opts.Host {
+		names = append(names, HostClusterName)
+	}
 	for _, n := range names {
 		tok, err := newToken()
 		if err != nil {
@@ -188,7 +223,8 @@ func (u *upper) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		c := ClusterInfo{Name: n, Server: "https://127.0.0.1:" + strconv.Itoa(port), Token: tok, Member: n != ControlPlaneName}
+		c := ClusterInfo{Name: n, Server: "https://" + u.bindAddress() + ":" + strconv.Itoa(port), Token: tok,
+			Member: n != ControlPlaneName && n != HostClusterName}
 		if !c.Member {
 			if c.ControllerManagerToken, err = newToken(); err != nil {
 				return err
@@ -204,23 +240,31 @@ func (u *upper) run(ctx context.Context) error {
 	}
 	fmt.Fprintf(out, "✓ API servers: %s\n", strings.Join(names, ", "))
 
-	// 3. Member components and each member's node; CRDs in the control plane.
-	members := s.Clusters[1:]
+	// 3. Member components and each member's node; CRDs in the control
+	// plane; the host cluster's node.
+	members := s.memberInfos()
 	var wg sync.WaitGroup
-	var crdErr error
+	var crdErr, hostErr error
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		crdErr = installControlPlane(ctx, s)
 		crdErr = errors.Join(crdErr, u.startControlPlaneControllers(ctx))
 	}()
+	if host, ok := s.Cluster(HostClusterName); ok {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hostErr = u.startHostCluster(ctx, host)
+		}()
+	}
 	memberErr := u.parallel(members, func(c ClusterInfo) error { return u.startMember(ctx, c) })
 	wg.Wait()
-	if err := errors.Join(memberErr, crdErr); err != nil {
+	if err := errors.Join(memberErr, crdErr, hostErr); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "✓ CRDs, the controller manager's least-privilege ClusterRole and the default ClusterTaintPolicy installed in the control plane")
-	fmt.Fprintf(out, "✓ members ready, one node each: %s\n", strings.Join(names[1:], ", "))
+	fmt.Fprintf(out, "✓ members ready, one node each: %s\n", strings.Join(s.Members(), ", "))
 
 	// 4. Kyverno in every member, when asked for, while the members are
 	// registered and the controller manager starts. Every return below
@@ -254,7 +298,7 @@ func (u *upper) run(ctx context.Context) error {
 func (u *upper) registerAndStartControllers(ctx context.Context) error {
 	s, out := u.state, u.opts.Out
 	resources := append(LocalMemberResources(), u.opts.MemberResources...)
-	for _, c := range s.Clusters[1:] {
+	for _, c := range s.memberInfos() {
 		if err := registerCluster(ctx, s, c, resources); err != nil {
 			return fmt.Errorf("registering %s: %w", c.Name, err)
 		}
@@ -350,10 +394,20 @@ func (u *upper) startAPIServer(ctx context.Context, c ClusterInfo, etcdURL strin
 	if c.ControllerManagerToken != "" {
 		users += c.ControllerManagerToken + "," + rbac.ControllerManagerUser + "," + rbac.ControllerManagerUser + "\n"
 	}
+	serviceRange, authorization := "10.96.0.0/16", "RBAC"
+	var extra []string
+	if c.Name == HostClusterName {
+		users += hostAPIServerUsers(u.state.Host)
+		extra = hostnode.APIServerArgs()
+		serviceRange, authorization = hostnode.ServiceCIDR, hostnode.APIServerAuthorization
+	}
 	if err := os.WriteFile(tokens, []byte(users), 0o600); err != nil {
 		return err
 	}
-	port := strings.TrimPrefix(c.Server, "https://127.0.0.1:")
+	server, err := url.Parse(c.Server)
+	if err != nil {
+		return fmt.Errorf("parsing %s's address: %w", c.Name, err)
+	}
 	comp := Component{
 		Name:    c.Name + "-apiserver",
 		Cluster: c.Name,
@@ -361,18 +415,18 @@ func (u *upper) startAPIServer(ctx context.Context, c ClusterInfo, etcdURL strin
 		Args: []string{
 			"--etcd-servers=" + etcdURL,
 			"--etcd-prefix=/" + c.Name,
-			"--bind-address=127.0.0.1",
-			"--advertise-address=127.0.0.1",
-			"--secure-port=" + port,
+			"--bind-address=" + server.Hostname(),
+			"--advertise-address=" + server.Hostname(),
+			"--secure-port=" + server.Port(),
 			"--tls-cert-file=" + u.pki.ServingCert,
 			"--tls-private-key-file=" + u.pki.ServeKey,
 			"--client-ca-file=" + u.pki.CACert,
 			"--token-auth-file=" + tokens,
-			"--authorization-mode=RBAC",
+			"--authorization-mode=" + authorization,
 			"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 			"--service-account-key-file=" + u.pki.ServiceAccountKey,
 			"--service-account-signing-key-file=" + u.pki.ServiceAccountKey,
-			"--service-cluster-ip-range=10.96.0.0/16",
+			"--service-cluster-ip-range=" + serviceRange,
 			"--allow-privileged=true",
 			"--profiling=false",
 			"--event-ttl=1h",
@@ -380,6 +434,7 @@ func (u *upper) startAPIServer(ctx context.Context, c ClusterInfo, etcdURL strin
 		},
 		Health: c.Server + "/readyz",
 	}
+	comp.Args = append(comp.Args, extra...)
 	return u.start(ctx, comp, healthCheck{caFile: u.pki.CACert, token: c.Token}, 90*time.Second)
 }
 

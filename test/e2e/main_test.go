@@ -61,41 +61,54 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "e2e:", err)
 			return 1
 		}
+		envDir := filepath.Join(tmp, "env")
+		dir = envDir
 		// A kept environment keeps its state directory: its processes
-		// can only be stopped through it.
-		defer func() {
-			if os.Getenv("LIFEBOAT_E2E_KEEP") == "" {
-				os.RemoveAll(tmp)
-			}
-		}()
-		dir = filepath.Join(tmp, "env")
-		// Kyverno in every member: the member side of the Flink stateful
-		// failover (flink_test.go) runs on the real thing.
-		args := []string{"up", "--members", "3", "--with-kyverno", "--state-dir", dir, "--cache-dir", cacheDir,
-			// The kinds of the interpreter tests (Widgets).
-			"--member-propagate-resource", "*.example.lifeboat.dev"}
-		for _, a := range controllerManagerArgs {
-			args = append(args, "--controller-manager-arg="+a)
-		}
-		start := time.Now()
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintf(os.Stderr, "e2e: lifeboat up failed: %v\n", err)
-			return 1
-		}
-		fmt.Printf("e2e: shared environment up in %s\n", time.Since(start).Round(time.Second))
+		// can only be stopped through it. So does one that down could not
+		// stop cleanly (a host node's mounts may still be under it).
 		defer func() {
 			if os.Getenv("LIFEBOAT_E2E_KEEP") != "" {
-				fmt.Printf("e2e: keeping the environment in %s\n", dir)
+				fmt.Printf("e2e: keeping the environment in %s\n", envDir)
 				return
 			}
-			down := exec.Command(bin, "down", "--state-dir", dir)
-			down.Stdout, down.Stderr = os.Stdout, os.Stderr
-			if err := down.Run(); err != nil {
-				fmt.Fprintf(os.Stderr, "e2e: lifeboat down failed: %v\n", err)
+			if _, err := os.Stat(envDir); err == nil {
+				down := exec.Command(bin, "down", "--state-dir", envDir)
+				down.Stdout, down.Stderr = os.Stdout, os.Stderr
+				if err := down.Run(); err != nil {
+					fmt.Fprintf(os.Stderr, "e2e: lifeboat down failed, keeping %s: %v\n", tmp, err)
+					return
+				}
 			}
+			os.RemoveAll(tmp)
 		}()
+		if hostMode() {
+			inCluster, err := setUpHost(ctx, bin, cacheDir, dir)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "e2e-host:", err)
+				return 1
+			}
+			dir = inCluster.Dir
+		} else {
+			// Kyverno in every member: the member side of the Flink stateful
+			// failover (flink_test.go) runs on the real thing.
+			args := []string{"up", "--members", "3", "--with-kyverno", "--state-dir", dir, "--cache-dir", cacheDir,
+				// The kinds of the interpreter tests (Widgets).
+				"--member-propagate-resource", "*.example.lifeboat.dev"}
+			for _, a := range controllerManagerArgs {
+				args = append(args, "--controller-manager-arg="+a)
+			}
+			start := time.Now()
+			cmd := exec.CommandContext(ctx, bin, args...)
+			cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+			if err := cmd.Run(); err != nil {
+				fmt.Fprintf(os.Stderr, "e2e: lifeboat up failed: %v\n", err)
+				return 1
+			}
+			fmt.Printf("e2e: shared environment up in %s\n", time.Since(start).Round(time.Second))
+		}
+	} else if hostMode() {
+		fmt.Fprintln(os.Stderr, "e2e-host: the host suite starts its own environment; unset LIFEBOAT_E2E_STATE_DIR")
+		return 1
 	}
 	state, err := localenv.Load(dir)
 	if err != nil {
@@ -112,6 +125,15 @@ func run(m *testing.M) int {
 	// environment has older lines).
 	logOffset := controllerLogSize(state)
 	code := m.Run()
+	if hostMode() {
+		if problems := tearDownHost(ctx); len(problems) > 0 {
+			for _, p := range problems {
+				fmt.Fprintln(os.Stderr, "e2e-host:", p)
+			}
+			return 1
+		}
+		return code
+	}
 	if problems := controllerLogTripwires(state, logOffset); len(problems) > 0 {
 		fmt.Fprintf(os.Stderr, "e2e: the controller manager logged %d problem(s) no test may cause:\n", len(problems))
 		for _, p := range problems {
