@@ -153,6 +153,39 @@ func TestHostChartRunsWithLeastPrivilege(t *testing.T) {
 	t.Logf("helm install until every pod was Ready: %s", host.installed.Round(100*time.Millisecond))
 }
 
+// TestHostChartRefusesBadValues: helm install against the host cluster
+// with a misspelled key or a negative replica count is refused by the
+// chart's values.schema.json, naming the field, and creates nothing.
+func TestHostChartRefusesBadValues(t *testing.T) {
+	needsHost(t)
+	ctx := context.Background()
+	bad := filepath.Join(t.TempDir(), "values.yaml")
+	if err := os.WriteFile(bad, []byte("controllerManager:\n  repliacs: 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-f", bad}, "repliacs"},
+		{[]string{"--set", "controllerManager.replicas=-1"}, "/controllerManager/replicas"},
+		{[]string{"--set", "etcd.replicas=2"}, "/etcd/replicas"},
+	} {
+		args := append([]string{"install", "refused", chartDir(), "--namespace", "lifeboat-refused", "--create-namespace"}, tc.args...)
+		out, err := helmCmd(ctx, host.env, host.helm, args...)
+		if err == nil || !strings.Contains(out, tc.want) {
+			t.Errorf("helm install %v: want a refusal naming %s, got %v:\n%s", tc.args, tc.want, err, out)
+		}
+	}
+	cs, err := hostClientset(host.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, "lifeboat-refused", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a refused install created its namespace: %v", err)
+	}
+}
+
 // leaderPod returns the controller manager pod that holds the leader
 // Lease in the control plane, and the Lease's holder.
 func leaderPod(ctx context.Context, cp client.Client) (string, error) {
