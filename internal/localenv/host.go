@@ -231,24 +231,7 @@ func (u *upper) startScheduler(ctx context.Context, c ClusterInfo, kubeconfig st
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(u.state.Dir, c.Name)
-	comp := Component{
-		Name: c.Name + "-scheduler", Cluster: c.Name,
-		Binary: u.bins.Path(components.KubeScheduler),
-		Args: []string{
-			"--kubeconfig=" + kubeconfig,
-			"--authentication-kubeconfig=" + kubeconfig,
-			"--authorization-kubeconfig=" + kubeconfig,
-			"--leader-elect=false",
-			"--kube-api-qps=200",
-			"--kube-api-burst=400",
-			"--bind-address=127.0.0.1",
-			"--secure-port=" + strconv.Itoa(port),
-			"--cert-dir=" + filepath.Join(dir, "scheduler-certs"),
-		},
-		Health: "https://127.0.0.1:" + strconv.Itoa(port) + "/healthz",
-	}
-	return u.start(ctx, comp, healthCheck{insecure: true}, 60*time.Second)
+	return u.start(ctx, u.scheduler(c, kubeconfig, port), healthCheck{insecure: true}, 60*time.Second)
 }
 
 // startNode starts the kubelet and kube-proxy, each with its own

@@ -481,22 +481,7 @@ func (u *upper) startMember(ctx context.Context, c ClusterInfo) error {
 		h healthCheck
 	}{
 		{u.kubeControllerManager(c, kubeconfig, kcmPort, c.Name+"-controller-manager", memberControllers), secure},
-		{Component{
-			Name: c.Name + "-scheduler", Cluster: c.Name,
-			Binary: u.bins.Path(components.KubeScheduler),
-			Args: []string{
-				"--kubeconfig=" + kubeconfig,
-				"--authentication-kubeconfig=" + kubeconfig,
-				"--authorization-kubeconfig=" + kubeconfig,
-				"--leader-elect=false",
-				"--kube-api-qps=200",
-				"--kube-api-burst=400",
-				"--bind-address=127.0.0.1",
-				"--secure-port=" + strconv.Itoa(schedPort),
-				"--cert-dir=" + filepath.Join(dir, "scheduler-certs"),
-			},
-			Health: "https://127.0.0.1:" + strconv.Itoa(schedPort) + "/healthz",
-		}, secure},
+		{u.scheduler(c, kubeconfig, schedPort), secure},
 		{Component{
 			Name: c.Name + "-kwok", Cluster: c.Name,
 			Binary: u.bins.Path(components.Kwok),
@@ -518,6 +503,27 @@ func (u *upper) startMember(ctx context.Context, c ClusterInfo) error {
 		}
 	}
 	return prepareMember(ctx, u.state, c)
+}
+
+// scheduler describes the kube-scheduler of cluster c, serving its health
+// on loopback port.
+func (u *upper) scheduler(c ClusterInfo, kubeconfig string, port int) Component {
+	return Component{
+		Name: c.Name + "-scheduler", Cluster: c.Name,
+		Binary: u.bins.Path(components.KubeScheduler),
+		Args: []string{
+			"--kubeconfig=" + kubeconfig,
+			"--authentication-kubeconfig=" + kubeconfig,
+			"--authorization-kubeconfig=" + kubeconfig,
+			"--leader-elect=false",
+			"--kube-api-qps=200",
+			"--kube-api-burst=400",
+			"--bind-address=127.0.0.1",
+			"--secure-port=" + strconv.Itoa(port),
+			"--cert-dir=" + filepath.Join(u.state.Dir, c.Name, "scheduler-certs"),
+		},
+		Health: "https://127.0.0.1:" + strconv.Itoa(port) + "/healthz",
+	}
 }
 
 // kubeControllerManager describes a kube-controller-manager for cluster c

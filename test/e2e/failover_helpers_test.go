@@ -226,6 +226,23 @@ func tasksSummary(rb *workv1alpha2.ResourceBinding) string {
 	return strings.Join(parts, ", ")
 }
 
+// waitUnhealthyTimer waits until the binding of Deployment name records
+// cluster as unhealthy, and returns since when.
+func waitUnhealthyTimer(t *testing.T, cp client.Client, ns, name, cluster string) metav1.Time {
+	t.Helper()
+	var since metav1.Time
+	eventually(t, failoverTimeout, "the unhealthy timer of "+cluster+" started", func(ctx context.Context) (bool, string, error) {
+		rb, err := bindingOf(ctx, cp, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		var ok bool
+		since, ok = unhealthySince(rb, cluster)
+		return ok, fmt.Sprintf("unhealthyClusters %v", rb.Status.UnhealthyClusters), nil
+	})
+	return since
+}
+
 // unhealthySince returns status.unhealthyClusters[cluster].unhealthySince.
 func unhealthySince(rb *workv1alpha2.ResourceBinding, cluster string) (metav1.Time, bool) {
 	for _, u := range rb.Status.UnhealthyClusters {

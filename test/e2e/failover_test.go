@@ -329,16 +329,7 @@ func TestFailoverTimerSurvivesRestart(t *testing.T) {
 	x := waitPlacedHealthy(t, cp, ns, name, "")
 	applyYAML(t, ns, fakeRegistry(name, []string{x}, ""))
 
-	var since metav1.Time
-	eventually(t, failoverTimeout, "the unhealthy timer of "+x+" started", func(ctx context.Context) (bool, string, error) {
-		rb, err := bindingOf(ctx, cp, ns, name)
-		if err != nil {
-			return false, "", err
-		}
-		var ok bool
-		since, ok = unhealthySince(rb, x)
-		return ok, fmt.Sprintf("unhealthyClusters %v", rb.Status.UnhealthyClusters), nil
-	})
+	since := waitUnhealthyTimer(t, cp, ns, name, x)
 	// Restart well into the window, so that a timer restarted at the
 	// restart would miss the deadline by more than the allowed slack.
 	restartAt := since.Add(toleration * 6 / 10)

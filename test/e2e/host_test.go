@@ -223,16 +223,7 @@ func TestHostLeaderPodDeletedDuringToleration(t *testing.T) {
 	}
 	applyYAML(t, ns, fakeRegistry(name, []string{x}, ""))
 
-	var since metav1.Time
-	eventually(t, failoverTimeout, "the unhealthy timer of "+x+" started", func(ctx context.Context) (bool, string, error) {
-		rb, err := bindingOf(ctx, cp, ns, name)
-		if err != nil {
-			return false, "", err
-		}
-		var ok bool
-		since, ok = unhealthySince(rb, x)
-		return ok, fmt.Sprintf("unhealthyClusters %v", rb.Status.UnhealthyClusters), nil
-	})
+	since := waitUnhealthyTimer(t, cp, ns, name, x)
 	deleteAt := since.Add(toleration * 4 / 10)
 	eventually(t, toleration, "40% of the toleration window elapsed", func(context.Context) (bool, string, error) {
 		return !time.Now().Before(deleteAt), "", nil
