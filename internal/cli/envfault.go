@@ -99,6 +99,37 @@ controllers resume after a restart.`,
 		},
 	})
 	cmd.AddCommand(&cobra.Command{
+		Use:   "partition MEMBER",
+		Short: "Cut the network path from the control plane to a member, which keeps running",
+		Long: `Cut the path between the control plane and a member: the control plane reaches
+each member through a proxy of the environment (component MEMBER-proxy), which from
+now on forwards nothing, in either direction, on open and new connections alike. As
+in a network partition, the control plane's requests time out rather than fail at
+once, and the member's API server, its workloads and the environment's own
+kubeconfig are untouched: what Lifeboat does on its side of a partition, while the
+old copies keep running on the other, can be watched. "env heal" restores the path;
+held connections then carry on.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := localenv.Partition(dir, args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "the path from the control plane to %s is cut; restore it with: lifeboat env heal %s\n", args[0], args[0])
+			return nil
+		},
+	}, &cobra.Command{
+		Use:   "heal MEMBER",
+		Short: "Restore the path \"env partition\" cut",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := localenv.Heal(dir, args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "the path from the control plane to %s is restored\n", args[0])
+			return nil
+		},
+	}, newProxyCommand())
+	cmd.AddCommand(&cobra.Command{
 		Use:   "load-image ARCHIVE...",
 		Short: "Import image archives into the host cluster's node (an environment started with up --host)",
 		Long: `Import image archives (docker save, OCI, "make image") into the containerd of the
@@ -115,6 +146,30 @@ upgrade to its tag.`,
 		},
 	})
 	cmd.AddCommand(newSuperviseCommand(&dir))
+	return cmd
+}
+
+// newProxyCommand runs the proxy in front of a member's API server;
+// "lifeboat up" starts one per member (component memberN-proxy).
+func newProxyCommand() *cobra.Command {
+	var listen, target, cut string
+	cmd := &cobra.Command{
+		Use:    "proxy",
+		Hidden: true,
+		Short:  "Forward a member's API server, cut while --cut-file exists (run by lifeboat up)",
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+			defer stop()
+			return localenv.RunProxy(ctx, listen, target, cut)
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "", "Address to listen on (HOST:PORT).")
+	cmd.Flags().StringVar(&target, "target", "", "Address to forward to (HOST:PORT).")
+	cmd.Flags().StringVar(&cut, "cut-file", "", "While this file exists, nothing is forwarded.")
+	for _, f := range []string{"listen", "target", "cut-file"} {
+		_ = cmd.MarkFlagRequired(f)
+	}
 	return cmd
 }
 

@@ -27,7 +27,9 @@ func newUpCommand() *cobra.Command {
 one etcd, the control-plane kube-apiserver with Lifeboat's CRDs, N member clusters
 member1..N (each a real kube-apiserver, kube-controller-manager and kube-scheduler,
 with kwok simulating one Ready node named memberN-control-plane and its pods), the
-members registered as Clusters, and the Lifeboat controller manager.
+members registered as Clusters, and the Lifeboat controller manager. The control plane
+reaches each member through a proxy of the environment (memberN-proxy), whose path
+"lifeboat env partition" cuts.
 
 Each member is joined as "lifeboat join" joins one: Lifeboat reaches it with the
 token of ServiceAccount karmada-cluster/lifeboat-memberN, whose ClusterRole allows

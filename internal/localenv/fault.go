@@ -51,7 +51,9 @@ func StartAPIServer(ctx context.Context, dir, cluster string) error {
 		return err
 	}
 	for _, c := range s.Components {
-		if c.Cluster != cluster || c.Name == name || c.Name == ControllerManagerComponent {
+		// The proxy in front of the member is the network, not the
+		// member: it is left as it is.
+		if c.Cluster != cluster || c.Name == name || c.Name == ControllerManagerComponent || c.Name == proxyComponent(cluster) {
 			continue
 		}
 		if err := RestartComponent(ctx, dir, c.Name); err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
@@ -39,7 +40,13 @@ func registerCluster(ctx context.Context, s *State, c ClusterInfo, resources []c
 	if err != nil {
 		return err
 	}
-	_, err = cluster.Join(ctx, cp, cluster.MemberKubeconfig{Config: memberCfg}, member, cluster.JoinOptions{
+	// The Cluster names the proxy in front of the member (partition.go),
+	// whose path `lifeboat env partition` can cut.
+	endpointCfg := rest.CopyConfig(memberCfg)
+	if c.Endpoint != "" {
+		endpointCfg.Host = c.Endpoint
+	}
+	_, err = cluster.Join(ctx, cp, cluster.MemberKubeconfig{Config: endpointCfg}, member, cluster.JoinOptions{
 		Name:         c.Name,
 		Resources:    resources,
 		TokenTimeout: 60 * time.Second,

@@ -41,6 +41,9 @@ type ClusterInfo struct {
 	Token  string `json:"token"`
 	// Member is false for the control plane.
 	Member bool `json:"member"`
+	// Endpoint is where the control plane reaches a member: the proxy of
+	// partition.go in front of Server.
+	Endpoint string `json:"endpoint,omitempty"`
 	// ControllerManagerToken authenticates the Lifeboat controller manager
 	// as the user ControllerManagerUser, bound to the least-privilege
 	// ClusterRole of config/rbac. Only the control plane has one.

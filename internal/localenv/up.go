@@ -225,6 +225,13 @@ func (u *upper) run(ctx context.Context) error {
 		}
 		c := ClusterInfo{Name: n, Server: "https://" + u.bindAddress() + ":" + strconv.Itoa(port), Token: tok,
 			Member: n != ControlPlaneName && n != HostClusterName}
+		if c.Member {
+			proxyPort, err := freePort()
+			if err != nil {
+				return err
+			}
+			c.Endpoint = u.endpointFor(proxyPort)
+		}
 		if !c.Member {
 			if c.ControllerManagerToken, err = newToken(); err != nil {
 				return err
@@ -501,6 +508,9 @@ func (u *upper) startMember(ctx context.Context, c ClusterInfo) error {
 		if err := u.start(ctx, x.c, x.h, 60*time.Second); err != nil {
 			return err
 		}
+	}
+	if err := u.startProxy(ctx, c); err != nil {
+		return err
 	}
 	return prepareMember(ctx, u.state, c)
 }

@@ -185,6 +185,23 @@ func (e *cfEnv) start(t *testing.T, member string) {
 	e.waitTaint(t, member, clusterv1alpha1.TaintClusterNotReady, corev1.TaintEffectNoSchedule, false)
 }
 
+// partition cuts the path from the control plane to member (lifeboat env
+// partition); the member keeps running.
+func (e *cfEnv) partition(t *testing.T, member string) {
+	t.Helper()
+	e.run(t, "env", "partition", member, "--state-dir", e.dir)
+}
+
+// heal restores the path and waits until member is Ready without the
+// not-ready taints.
+func (e *cfEnv) heal(t *testing.T, member string) {
+	t.Helper()
+	e.run(t, "env", "heal", member, "--state-dir", e.dir)
+	e.waitReady(t, member, metav1.ConditionTrue)
+	e.waitTaint(t, member, clusterv1alpha1.TaintClusterNotReady, corev1.TaintEffectNoExecute, false)
+	e.waitTaint(t, member, clusterv1alpha1.TaintClusterNotReady, corev1.TaintEffectNoSchedule, false)
+}
+
 // finishStop waits for a pending `lifeboat env stop` of member. A stop that
 // reported an error still counts when the API server is down (concurrent
 // stops race on the state file's temporary copy).
@@ -235,6 +252,11 @@ func (e *cfEnv) restoreAll(t *testing.T) {
 	}
 	if len(stopped) > 0 {
 		e.startTogether(t, stopped...)
+	}
+	for _, m := range cfMembers {
+		if s.Partitioned(m) {
+			e.heal(t, m)
+		}
 	}
 	for _, m := range cfMembers {
 		kubectl(t, e.kubeconfig, "--context", localenv.ControlPlaneName, "annotate", "cluster", m, clusterv1alpha1.AnnotationReadyFailures+"-")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,6 +47,7 @@ func TestClusterFailover(t *testing.T) {
 
 	e.scenario(t, "custom ClusterTaintPolicy and manual taints", customTaintPolicy)
 	e.scenario(t, "untolerated taint moves the seed workload and recovery deletes the stale copy", untoleratedAndRecovery)
+	e.scenario(t, "a partitioned member: the workload moves while the old copy runs on, and goes after heal", partitionedMember)
 	e.scenario(t, "tolerationSeconds delays the eviction and no tolerationSeconds keeps the workload", tolerations)
 	e.scenario(t, "Directly does not wait forever for an unreachable cluster", directly)
 	e.scenario(t, "a short outage of the only allowed cluster is undone, not wedged", shortOutage)
@@ -107,6 +109,56 @@ func untoleratedAndRecovery(t *testing.T, e *cfEnv) {
 	if d, err := e.memberDeployment(ctx, from, ns, "nginx"); err != nil || d != nil {
 		t.Errorf("nginx came back to %s: %v %v", from, d != nil, err)
 	}
+}
+
+// partitionedMember: the control plane loses its path to a member that
+// keeps running (env partition). The member turns not Ready, its workload
+// moves; the old copy runs on in the member all along, as it would behind
+// a real partition, untouched by anything Lifeboat does (it cannot reach
+// it). After heal, the stale copy is deleted and the workload stays where
+// it moved.
+func partitionedMember(t *testing.T, e *cfEnv) {
+	ctx := context.Background()
+	ns := e.namespace(t, "cf-part")
+	kubectl(t, e.kubeconfig, "--context", localenv.ControlPlaneName, "-n", ns, "apply", "-f", filepath.Join("testdata", "seeds", "000-nginx.yaml"))
+	from := e.waitPlaced(t, ns, "nginx", 2, "")
+	old, err := e.memberDeployment(ctx, from, ns, "nginx")
+	if err != nil || old == nil {
+		t.Fatalf("nginx in %s: %v", from, err)
+	}
+
+	e.partition(t, from)
+	cfEventually(t, cfTimeout, describe("Cluster %s not Ready behind the partition", from), func(ctx context.Context) (bool, string, error) {
+		c, err := e.cluster(ctx, from)
+		if err != nil {
+			return false, "", err
+		}
+		ready := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+		if ready == nil {
+			return false, "no Ready condition", nil
+		}
+		return ready.Status != metav1.ConditionTrue, fmt.Sprintf("Ready=%s (%s)", ready.Status, ready.Message), nil
+	})
+	e.waitTaint(t, from, clusterv1alpha1.TaintClusterNotReady, corev1.TaintEffectNoExecute, true)
+	to := e.waitPlaced(t, ns, "nginx", 2, from)
+	entry := e.waitHistory(t, ns, "nginx", from, workv1alpha2.EvictionReasonTaintUntolerated)
+
+	// Behind the partition the old copy runs on: the same object, never
+	// touched since the partition began.
+	d, err := e.memberDeployment(ctx, from, ns, "nginx")
+	if err != nil || d == nil || d.UID != old.UID || d.DeletionTimestamp != nil || !deploymentReady(d, 2) {
+		t.Fatalf("the copy in %s behind the partition: %+v %v; want the same Deployment, running", from, d, err)
+	}
+	if s, err := localenv.Load(e.dir); err != nil || !s.Partitioned(from) {
+		t.Fatalf("the partition of %s ended before the check (%v)", from, err)
+	}
+	t.Logf("behind the partition nginx moved %s -> %s at %s; the old copy still runs there", from, to, entry.Time.UTC().Format(time.RFC3339))
+
+	e.heal(t, from)
+	e.waitGoneFrom(t, ns, "nginx", from)
+	stays(t, time.Now().Add(3*time.Second), "nginx stays on "+to+" after the partition healed", func(ctx context.Context) (bool, string, error) {
+		return e.staysOn(ns, "nginx", to)(ctx)
+	})
 }
 
 // clusterTolerations with tolerationSeconds (10 s here; the guides' example

@@ -22,6 +22,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -184,6 +185,103 @@ func TestHostChartRefusesBadValues(t *testing.T) {
 	if _, err := cs.CoreV1().Namespaces().Get(ctx, "lifeboat-refused", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a refused install created its namespace: %v", err)
 	}
+}
+
+// TestHostControllerManagerFootprint: the controller manager runs with the
+// chart's memory limit and a Go soft limit of 90% of it; what each replica
+// uses (the kubelet's summary: RSS, working set, and CPU over 30 s with the
+// members joined and nothing moving) is logged for docs/install.md.
+func TestHostControllerManagerFootprint(t *testing.T) {
+	needsHost(t)
+	ctx := context.Background()
+	cs, err := hostClientset(host.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := hostPods(t, ctx, "controller-manager")
+	for _, p := range pods {
+		c := p.Spec.Containers[0]
+		limit := c.Resources.Limits.Memory()
+		if limit.IsZero() {
+			t.Errorf("pod %s has no memory limit", p.Name)
+			continue
+		}
+		want := fmt.Sprintf("--memory-limit=%dMi", limit.Value()*90/100/(1<<20))
+		if !slices.Contains(c.Args, want) {
+			t.Errorf("pod %s: limit %s, args %v; want %s", p.Name, limit, c.Args, want)
+		}
+	}
+	first, err := cmUsage(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const window = 30 * time.Second
+	time.Sleep(window) // a measuring window, not a wait for a condition
+	second, err := cmUsage(ctx, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for pod, u := range second {
+		before, ok := first[pod]
+		if !ok {
+			continue
+		}
+		seen++
+		t.Logf("%s: RSS %.1f MiB, working set %.1f MiB, CPU %.3f CPU-s per minute over %s", pod,
+			float64(u.rss)/(1<<20), float64(u.workingSet)/(1<<20), (u.cpu-before.cpu)/window.Minutes(), window)
+	}
+	if seen == 0 {
+		t.Errorf("the kubelet reported no usage of the controller manager's containers (%v, then %v)", first, second)
+	}
+}
+
+// usage is one container's figures in the kubelet's summary.
+type usage struct {
+	rss, workingSet uint64
+	cpu             float64 // CPU-seconds since the container started
+}
+
+// cmUsage reads the controller manager containers' usage from the host
+// node's kubelet (stats summary), by pod.
+func cmUsage(ctx context.Context, cs kubernetes.Interface) (map[string]usage, error) {
+	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", hostnode.NodeName, "proxy/stats/summary").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the kubelet's stats summary: %w", err)
+	}
+	var summary struct {
+		Pods []struct {
+			PodRef struct {
+				Name, Namespace string
+			} `json:"podRef"`
+			Containers []struct {
+				Name string `json:"name"`
+				CPU  struct {
+					UsageCoreNanoSeconds *uint64 `json:"usageCoreNanoSeconds"`
+				} `json:"cpu"`
+				Memory struct {
+					RSSBytes        *uint64 `json:"rssBytes"`
+					WorkingSetBytes *uint64 `json:"workingSetBytes"`
+				} `json:"memory"`
+			} `json:"containers"`
+		} `json:"pods"`
+	}
+	if err := json.Unmarshal(raw, &summary); err != nil {
+		return nil, fmt.Errorf("decoding the stats summary: %w", err)
+	}
+	out := map[string]usage{}
+	for _, p := range summary.Pods {
+		if p.PodRef.Namespace != hostNamespace || !strings.HasPrefix(p.PodRef.Name, hostRelease+"-controller-manager-") {
+			continue
+		}
+		for _, c := range p.Containers {
+			if c.Name != "controller-manager" || c.Memory.RSSBytes == nil || c.Memory.WorkingSetBytes == nil || c.CPU.UsageCoreNanoSeconds == nil {
+				continue
+			}
+			out[p.PodRef.Name] = usage{rss: *c.Memory.RSSBytes, workingSet: *c.Memory.WorkingSetBytes, cpu: float64(*c.CPU.UsageCoreNanoSeconds) / 1e9}
+		}
+	}
+	return out, nil
 }
 
 // leaderPod returns the controller manager pod that holds the leader
@@ -396,76 +494,5 @@ func retag(t *testing.T, archive, from, to, out string) {
 	}
 	if err := tarball.WriteToFile(out, dst, img); err != nil {
 		t.Fatalf("writing %s: %v", out, err)
-	}
-}
-
-// TestHostControllerManagerFootprint: the controller manager runs with the
-// chart's memory limit and a Go soft limit of 90% of it; what each replica
-// uses (the kubelet's summary: RSS, working set, CPU) is logged for
-// docs/install.md.
-func TestHostControllerManagerFootprint(t *testing.T) {
-	needsHost(t)
-	ctx := context.Background()
-	cs, err := hostClientset(host.env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pods := hostPods(t, ctx, "controller-manager")
-	for _, p := range pods {
-		c := p.Spec.Containers[0]
-		limit := c.Resources.Limits.Memory()
-		if limit.IsZero() {
-			t.Errorf("pod %s has no memory limit", p.Name)
-			continue
-		}
-		want := fmt.Sprintf("--memory-limit=%dMi", limit.Value()*90/100/(1<<20))
-		if !slices.Contains(c.Args, want) {
-			t.Errorf("pod %s: limit %s, args %v; want %s", p.Name, limit, c.Args, want)
-		}
-	}
-	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", hostnode.NodeName, "proxy/stats/summary").DoRaw(ctx)
-	if err != nil {
-		t.Fatalf("the kubelet's stats summary: %v", err)
-	}
-	var summary struct {
-		Pods []struct {
-			PodRef struct {
-				Name, Namespace string
-			} `json:"podRef"`
-			Containers []struct {
-				Name string `json:"name"`
-				CPU  struct {
-					UsageNanoCores       *uint64 `json:"usageNanoCores"`
-					UsageCoreNanoSeconds *uint64 `json:"usageCoreNanoSeconds"`
-				} `json:"cpu"`
-				Memory struct {
-					RSSBytes        *uint64 `json:"rssBytes"`
-					WorkingSetBytes *uint64 `json:"workingSetBytes"`
-				} `json:"memory"`
-				StartTime metav1.Time `json:"startTime"`
-			} `json:"containers"`
-		} `json:"pods"`
-	}
-	if err := json.Unmarshal(raw, &summary); err != nil {
-		t.Fatalf("decoding the stats summary: %v", err)
-	}
-	seen := 0
-	for _, p := range summary.Pods {
-		if p.PodRef.Namespace != hostNamespace || !strings.Contains(p.PodRef.Name, "controller-manager") || strings.Contains(p.PodRef.Name, "kube-controller-manager") {
-			continue
-		}
-		for _, c := range p.Containers {
-			if c.Memory.RSSBytes == nil || c.CPU.UsageCoreNanoSeconds == nil {
-				continue
-			}
-			seen++
-			up := time.Since(c.StartTime.Time)
-			t.Logf("%s: RSS %.1f MiB, working set %.1f MiB, CPU %.2f s over %s up (%.3f CPU-s per minute)", p.PodRef.Name,
-				float64(*c.Memory.RSSBytes)/(1<<20), float64(*c.Memory.WorkingSetBytes)/(1<<20),
-				float64(*c.CPU.UsageCoreNanoSeconds)/1e9, up.Round(time.Second), float64(*c.CPU.UsageCoreNanoSeconds)/1e9/up.Minutes())
-		}
-	}
-	if seen == 0 {
-		t.Errorf("the kubelet reported no usage of the controller manager's containers:\n%s", raw)
 	}
 }
