@@ -1,11 +1,14 @@
 package localenv
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lifeboat-dev/lifeboat/internal/localenv/process"
 )
 
 func TestPartitionAndHeal(t *testing.T) {
@@ -51,5 +54,38 @@ func TestPartitionAndHeal(t *testing.T) {
 	}
 	if err := Partition(dir, "member2"); !errors.Is(err, ErrNoProxy) {
 		t.Errorf("partition of a member without a proxy: %v, want ErrNoProxy", err)
+	}
+}
+
+// TestStatusShowsACutPath: while a member is partitioned its proxy is
+// reported unhealthy, with the way back; after heal it is healthy again.
+func TestStatusShowsACutPath(t *testing.T) {
+	dir := t.TempDir()
+	self, err := process.Self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &State{Dir: dir,
+		Clusters:   []ClusterInfo{{Name: "member1", Server: "https://127.0.0.1:2", Endpoint: "https://127.0.0.1:3", Member: true}},
+		Components: []Component{{Name: proxyComponent("member1"), Cluster: "member1", Process: self}},
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "member1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.save(); err != nil {
+		t.Fatal(err)
+	}
+	if err := Partition(dir, "member1"); err != nil {
+		t.Fatal(err)
+	}
+	rows := Status(context.Background(), s)
+	if rows[0].Healthy || !strings.Contains(rows[0].Detail, "lifeboat env heal member1") {
+		t.Errorf("partitioned: %+v, want unhealthy with the way back", rows[0])
+	}
+	if err := Heal(dir, "member1"); err != nil {
+		t.Fatal(err)
+	}
+	if rows := Status(context.Background(), s); !rows[0].Healthy {
+		t.Errorf("healed: %+v, want healthy", rows[0])
 	}
 }

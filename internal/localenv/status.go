@@ -33,13 +33,16 @@ func Status(ctx context.Context, s *State) []ComponentStatus {
 			defer wg.Done()
 			r := ComponentStatus{Name: c.Name, PID: c.Process.PID, Running: c.Process.Alive(),
 				Supervised: c.Supervised, Restarts: c.Restarts, LastExit: c.LastExit}
-			if r.Running {
+			switch {
+			case r.Running && c.Cluster != "" && c.Name == proxyComponent(c.Cluster) && s.Partitioned(c.Cluster):
+				r.Detail = "the control plane's path to " + c.Cluster + " is cut (lifeboat env heal " + c.Cluster + " restores it)"
+			case r.Running:
 				if err := checkFor(s, c).probe(ctx, c.Health); err != nil {
 					r.Detail = err.Error()
 				} else {
 					r.Healthy = true
 				}
-			} else {
+			default:
 				r.Detail = notRunning(c, now)
 			}
 			rows[i] = r

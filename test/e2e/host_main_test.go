@@ -72,7 +72,7 @@ func hostValues(imageRef string, extra ...string) []string {
 	registry, rest, _ := strings.Cut(imageRef, "/")
 	repo, tag, _ := strings.Cut(rest, ":")
 	set := []string{
-		"image.registry=" + registry, "image.repository=" + repo, "image.tag=" + tag,
+		"image.registry=" + registry, "image.repository=" + repo,
 		"image.pullPolicy=Never", "etcd.image.pullPolicy=Never", "apiServer.image.pullPolicy=Never",
 		"kubeControllerManager.image.pullPolicy=Never",
 		"apiServer.service.type=NodePort", fmt.Sprintf("apiServer.service.nodePort=%d", hostNodePort),
@@ -82,7 +82,9 @@ func hostValues(imageRef string, extra ...string) []string {
 		set = append(set, fmt.Sprintf("controllerManager.extraArgs[%d]=%s", i, a))
 	}
 	set = append(set, extra...)
-	var args []string
+	// A tag of digits only (a short commit hash can be one) would be a
+	// number with --set, which the schema refuses.
+	args := []string{"--set-string", "image.tag=" + tag}
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
