@@ -14,6 +14,10 @@ GO         ?= go
 # bench report and the image's labels show it.
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 REVISION   ?= $(shell r=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null || r=$$r-dirty; echo $$r; } || true)
+# Expanded once: a commit made while make runs must not give the image one
+# tag and the tests another.
+VERSION    := $(VERSION)
+REVISION   := $(REVISION)
 GO_LDFLAGS := -X github.com/lifeboat-dev/lifeboat/internal/version.version=$(VERSION) -X github.com/lifeboat-dev/lifeboat/internal/version.revision=$(REVISION)
 
 .PHONY: help
