@@ -97,6 +97,18 @@ func TestHostChartRunsWithLeastPrivilege(t *testing.T) {
 			}
 		}
 	}
+	// Both controller managers wait at start instead of exiting: Lifeboat's
+	// for its CRDs, kube-controller-manager for its lease until the API
+	// server answers.
+	for _, component := range []string{"controller-manager", "kube-controller-manager"} {
+		for _, p := range hostPods(t, ctx, component) {
+			for _, c := range p.Status.ContainerStatuses {
+				if c.RestartCount > 0 {
+					t.Errorf("pod %s restarted %d times during the install", p.Name, c.RestartCount)
+				}
+			}
+		}
+	}
 	if n := len(hostPods(t, ctx, "controller-manager")); n != 2 {
 		t.Errorf("%d controller manager pods, want 2 (the chart's default)", n)
 	}
