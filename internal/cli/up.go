@@ -27,9 +27,13 @@ func newUpCommand() *cobra.Command {
 one etcd, the control-plane kube-apiserver with Lifeboat's CRDs, N member clusters
 member1..N (each a real kube-apiserver, kube-controller-manager and kube-scheduler,
 with kwok simulating one Ready node named memberN-control-plane and its pods), the
-members registered as Clusters, and the Lifeboat controller manager. The control plane
-reaches each member through a proxy of the environment (memberN-proxy), whose path
-"lifeboat env partition" cuts.
+members registered as Clusters, and the Lifeboat controller manager.
+
+With --partitionable, the control plane reaches each member through a proxy of the
+environment (memberN-proxy), whose path "lifeboat env partition" cuts while the member
+keeps running. Through the proxy, a member whose API server is stopped drops the
+control plane's connections instead of refusing them, and clients retry those for
+longer: it is off by default so that "env stop" looks as it does without it.
 
 Each member is joined as "lifeboat join" joins one: Lifeboat reaches it with the
 token of ServiceAccount karmada-cluster/lifeboat-memberN, whose ClusterRole allows
@@ -104,6 +108,7 @@ up changes nothing.`,
 	f.StringArrayVar(&opts.ControllerManagerArgs, "controller-manager-arg", nil, "Extra flag for `lifeboat controller-manager` (repeatable), e.g. --controller-manager-arg=--v=2.")
 	f.StringArrayVar(&memberResources, "member-propagate-resource", nil, "A kind Lifeboat may also write in every member, as RESOURCE[.GROUP] (repeatable; see `lifeboat join --propagate-resource`). Flink's kinds (*.flink.apache.org) are always added.")
 	f.BoolVar(&opts.WithKyverno, "with-kyverno", false, "Also run Kyverno in every member with the Flink restore ClusterPolicy (examples/flink/kyverno-clusterpolicy.yaml).")
+	f.BoolVar(&opts.Partitionable, "partitionable", false, "Reach every member through a proxy whose path `lifeboat env partition` can cut (see above).")
 	f.BoolVar(&opts.Host, "host", false, "Also run a host cluster with a real node (context host) to install the Helm chart into; needs root and `make host-deps`.")
 	f.StringArrayVar(&opts.HostImages, "host-image", nil, "An image archive (docker save, OCI, make image) to import into the host node (repeatable; needs --host).")
 	return cmd

@@ -14,11 +14,12 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/localenv/netproxy"
 )
 
-// Every member's API server is reached by the control plane through a
-// proxy of the environment (component memberN-proxy), so that `lifeboat env
-// partition` can cut the path while the member keeps running, and the
-// control plane sees what a network partition shows it: requests that time
-// out. The environment's own kubeconfig reaches the members directly.
+// In an environment started with Options.Partitionable, every member's API
+// server is reached by the control plane through a proxy of the
+// environment (component memberN-proxy), so that `lifeboat env partition`
+// can cut the path while the member keeps running, and the control plane
+// sees what a network partition shows it: requests that time out. The
+// environment's own kubeconfig reaches the members directly.
 
 // proxyComponent names a member's proxy.
 func proxyComponent(member string) string { return member + "-proxy" }
@@ -117,7 +118,7 @@ func partitionable(dir, member string) (ClusterInfo, error) {
 		return ClusterInfo{}, fmt.Errorf("no member %q in the environment (members: %v)", member, s.Members())
 	}
 	if c.Endpoint == "" {
-		return ClusterInfo{}, fmt.Errorf("%s: %w (started by an older lifeboat up)", member, ErrNoProxy)
+		return ClusterInfo{}, fmt.Errorf("%s: %w (start the environment with lifeboat up --partitionable)", member, ErrNoProxy)
 	}
 	return c, nil
 }

@@ -49,6 +49,14 @@ type Options struct {
 	// that pods reach the members. It needs root and Debian's containerd,
 	// runc and CNI plugins (`make host-deps`), and is built on first use.
 	Host bool
+	// Partitionable puts a proxy of the environment between the control
+	// plane and each member (partition.go), so that `lifeboat env
+	// partition` can cut the path while the member keeps running. Through
+	// the proxy a stopped member's API server drops the control plane's
+	// connections instead of refusing them, which clients retry for longer
+	// before they give up: off by default, so that the other faults look
+	// as they do without it.
+	Partitionable bool
 	// HostImages are image archives imported into the host node besides
 	// the Kubernetes components' (Lifeboat's image, for one).
 	HostImages []string
@@ -225,7 +233,7 @@ func (u *upper) run(ctx context.Context) error {
 		}
 		c := ClusterInfo{Name: n, Server: "https://" + u.bindAddress() + ":" + strconv.Itoa(port), Token: tok,
 			Member: n != ControlPlaneName && n != HostClusterName}
-		if c.Member {
+		if c.Member && u.opts.Partitionable {
 			proxyPort, err := freePort()
 			if err != nil {
 				return err
@@ -509,8 +517,10 @@ func (u *upper) startMember(ctx context.Context, c ClusterInfo) error {
 			return err
 		}
 	}
-	if err := u.startProxy(ctx, c); err != nil {
-		return err
+	if c.Endpoint != "" {
+		if err := u.startProxy(ctx, c); err != nil {
+			return err
+		}
 	}
 	return prepareMember(ctx, u.state, c)
 }

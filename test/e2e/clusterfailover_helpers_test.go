@@ -90,10 +90,10 @@ var cfMembers = []string{"member1", "member2", "member3"}
 
 // startCFEnv brings up a private three-member environment with the given
 // health periods, torn down when the test ends.
-func startCFEnv(t *testing.T, periods cfPeriods) *cfEnv {
+func startCFEnv(t *testing.T, periods cfPeriods, upFlags ...string) *cfEnv {
 	t.Helper()
 	e := &cfEnv{
-		privateEnv: startPrivateEnv(t, envOptions{members: len(cfMembers), controllerManagerArgs: periods.args}),
+		privateEnv: startPrivateEnv(t, envOptions{members: len(cfMembers), controllerManagerArgs: periods.args, upFlags: upFlags}),
 		periods:    periods,
 		stopping:   map[string]chan error{},
 	}

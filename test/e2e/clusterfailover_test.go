@@ -47,7 +47,6 @@ func TestClusterFailover(t *testing.T) {
 
 	e.scenario(t, "custom ClusterTaintPolicy and manual taints", customTaintPolicy)
 	e.scenario(t, "untolerated taint moves the seed workload and recovery deletes the stale copy", untoleratedAndRecovery)
-	e.scenario(t, "a partitioned member: the workload moves while the old copy runs on, and goes after heal", partitionedMember)
 	e.scenario(t, "tolerationSeconds delays the eviction and no tolerationSeconds keeps the workload", tolerations)
 	e.scenario(t, "Directly does not wait forever for an unreachable cluster", directly)
 	e.scenario(t, "a short outage of the only allowed cluster is undone, not wedged", shortOutage)
@@ -61,6 +60,14 @@ func TestClusterFailover(t *testing.T) {
 	e.scenario(t, "simulate predicts one member's failover", simulateOneMember)
 	e.scenario(t, "simulate predicts two members failing together", simulateTwoMembers)
 	e.scenario(t, "simulate predicts the storm guard's halt when every member fails", simulateAllMembers)
+}
+
+// TestPartitionedMember runs the partition scenario on an environment whose
+// members sit behind the environment's proxies (up --partitionable).
+func TestPartitionedMember(t *testing.T) {
+	t.Parallel()
+	e := startCFEnv(t, shortPeriods, "--partitionable")
+	e.scenario(t, "a partitioned member: the workload moves while the old copy runs on, and goes after heal", partitionedMember)
 }
 
 // TestClusterFailoverDefaultPeriods runs the storm guard's promises with
