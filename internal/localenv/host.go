@@ -246,22 +246,11 @@ func (u *upper) startNode(ctx context.Context, c ClusterInfo, p hostnode.Paths) 
 	if err := writeKubeconfigFile(proxyKubeconfig, c.Name, c.Server, h.ProxyToken, u.pki.CACert); err != nil {
 		return err
 	}
-	kubeletPort, err := freePort()
+	ports, err := freePorts(4)
 	if err != nil {
 		return err
 	}
-	kubeletHealth, err := freePort()
-	if err != nil {
-		return err
-	}
-	proxyHealth, err := freePort()
-	if err != nil {
-		return err
-	}
-	proxyMetrics, err := freePort()
-	if err != nil {
-		return err
-	}
+	kubeletPort, kubeletHealth, proxyHealth, proxyMetrics := ports[0], ports[1], ports[2], ports[3]
 	files := map[string]string{
 		p.KubeletConfig():   hostnode.KubeletConfiguration(p, hostnode.KubeletPorts{Port: kubeletPort, Healthz: kubeletHealth}),
 		p.KubeProxyConfig(): hostnode.KubeProxyConfiguration(proxyKubeconfig, hostnode.KubeProxyPorts{Healthz: proxyHealth, Metrics: proxyMetrics}),

@@ -368,14 +368,11 @@ func (u *upper) start(ctx context.Context, c Component, h healthCheck, timeout t
 }
 
 func (u *upper) startEtcd(ctx context.Context) (string, error) {
-	client, err := freePort()
+	ports, err := freePorts(2)
 	if err != nil {
 		return "", err
 	}
-	peer, err := freePort()
-	if err != nil {
-		return "", err
-	}
+	client, peer := ports[0], ports[1]
 	url := "http://127.0.0.1:" + strconv.Itoa(client)
 	c := Component{
 		Name:   "etcd",
@@ -473,18 +470,11 @@ func (u *upper) startMember(ctx context.Context, c ClusterInfo) error {
 	if err := writeSingleKubeconfig(kubeconfig, c, u.pki.CACert); err != nil {
 		return err
 	}
-	kcmPort, err := freePort()
+	ports, err := freePorts(3)
 	if err != nil {
 		return err
 	}
-	schedPort, err := freePort()
-	if err != nil {
-		return err
-	}
-	kwokPort, err := freePort()
-	if err != nil {
-		return err
-	}
+	kcmPort, schedPort, kwokPort := ports[0], ports[1], ports[2]
 	stages := filepath.Join(dir, "kwok-stages.yaml")
 	if err := os.WriteFile(stages, kwokStages, 0o644); err != nil {
 		return err
@@ -601,14 +591,11 @@ func (u *upper) startControlPlaneControllers(ctx context.Context) error {
 }
 
 func (u *upper) startControllerManager(ctx context.Context) error {
-	healthPort, err := freePort()
+	ports, err := freePorts(2)
 	if err != nil {
 		return err
 	}
-	metricsPort, err := freePort()
-	if err != nil {
-		return err
-	}
+	healthPort, metricsPort := ports[0], ports[1]
 	cp := u.state.Clusters[0]
 	kubeconfig := u.state.ControllerManagerKubeconfigPath()
 	if err := writeKubeconfigFile(kubeconfig, cp.Name, cp.Server, cp.ControllerManagerToken, u.pki.CACert); err != nil {
@@ -660,6 +647,19 @@ func (u *upper) startSupervisor(ctx context.Context) error {
 		return fmt.Errorf("%s did not start: %w\n--- last lines of %s ---\n%s", c.Name, err, c.Log, logTail(c.Log, 25))
 	}
 	return nil
+}
+
+// freePorts asks the kernel for n free loopback ports.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, n)
+	for i := range ports {
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		ports[i] = p
+	}
+	return ports, nil
 }
 
 // freePort asks the kernel for a free loopback port. Another process could
