@@ -76,6 +76,10 @@ type Reconciler struct {
 	// InjectState is the preserved-state hook of stateful failover; nil
 	// does nothing.
 	InjectState StateInjector
+	// DefaultPurgeMode is the cluster-failover purge mode of bindings
+	// whose policy has none (the taint manager's); with Directly their
+	// copies in Pull clusters are fenced (see internal/fencing).
+	DefaultPurgeMode policyv1alpha1.PurgeMode
 	// Eviction says which evicted clusters keep their Work and which new
 	// Works must wait (nil: keep every evicted cluster's Work, block none).
 	Eviction EvictionHooks
@@ -200,6 +204,7 @@ func (r *Reconciler) syncWork(ctx context.Context, b bindingObject, template *un
 	desired, err := renderWork(renderInput{
 		binding: b, template: template, target: t, cluster: cluster,
 		cops: cops, ops: ops, interp: r.Interpreter, inject: r.InjectState,
+		defaultPurgeMode: r.DefaultPurgeMode,
 	})
 	if err != nil {
 		reason := ReasonSyncWorkFailed

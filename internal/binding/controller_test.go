@@ -6,16 +6,20 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 
 	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
+	"github.com/lifeboat-dev/lifeboat/internal/fencing"
 )
 
 func replicasOf(t *testing.T, w *workv1alpha1.Work) int64 {
@@ -326,4 +330,39 @@ func TestResourceNamespaceDefaultsToTheBindings(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.work("member1", "Deployment", "default", "nginx")
+}
+
+// A Directly binding's copy in a Pull cluster carries the fencing marks its
+// agent fences it by; its copy in a Push cluster, which cannot be fenced,
+// and a Gracefully binding's copies carry none.
+func TestFencingMarksOnlyOnPullCopiesOfDirectlyBindings(t *testing.T) {
+	pull := makeCluster("edge1")
+	pull.Spec.SyncMode = clusterv1alpha1.Pull
+	directly := makeBinding("nginx").Cluster("edge1", 1).Cluster("member1", 1).Obj()
+	directly.Spec.Failover = &policyv1alpha1.FailoverBehavior{Cluster: &policyv1alpha1.ClusterFailoverBehavior{PurgeMode: policyv1alpha1.PurgeModeDirectly}}
+	directly.Spec.Placement = &policyv1alpha1.Placement{ClusterTolerations: []corev1.Toleration{{
+		Key: clusterv1alpha1.TaintClusterNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](20)}}}
+	e := newEnv(t, directly, makeDeployment("nginx", 2), pull, makeCluster("member1"))
+	if err := e.reconcile(directly); err != nil {
+		t.Fatal(err)
+	}
+	m := manifestOf(t, e.work("edge1", "Deployment", "default", "nginx"))
+	if got := m.GetLabels()[fencing.ActionLabel]; got != "ScaleToZero" {
+		t.Errorf("Pull copy: %s = %q, want ScaleToZero", fencing.ActionLabel, got)
+	}
+	if got := m.GetAnnotations()[fencing.AfterAnnotation]; got != "20" {
+		t.Errorf("Pull copy: %s = %q, want the toleration, 20", fencing.AfterAnnotation, got)
+	}
+	if m := manifestOf(t, e.work("member1", "Deployment", "default", "nginx")); m.GetLabels()[fencing.ActionLabel] != "" || m.GetAnnotations()[fencing.AfterAnnotation] != "" {
+		t.Errorf("Push copy carries fencing marks: %v %v", m.GetLabels(), m.GetAnnotations())
+	}
+
+	graceful := makeBinding("web").Cluster("edge1", 1).Obj()
+	e = newEnv(t, graceful, makeDeployment("web", 1), pull)
+	if err := e.reconcile(graceful); err != nil {
+		t.Fatal(err)
+	}
+	if m := manifestOf(t, e.work("edge1", "Deployment", "default", "web")); m.GetLabels()[fencing.ActionLabel] != "" {
+		t.Errorf("Gracefully copy carries fencing marks: %v", m.GetLabels())
+	}
 }

@@ -20,6 +20,7 @@ import (
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/fencing"
 	"github.com/lifeboat-dev/lifeboat/internal/overrides"
 )
 
@@ -58,6 +59,8 @@ type renderInput struct {
 	ops      []policyv1alpha1.OverridePolicy
 	interp   Interpreter
 	inject   StateInjector
+	// defaultPurgeMode decides fencing for bindings without a purge mode.
+	defaultPurgeMode policyv1alpha1.PurgeMode
 }
 
 // overrideError is a failure to apply override policies; it is reported to
@@ -74,7 +77,8 @@ func (e *overrideError) Unwrap() error { return e.err }
 //  3. apply the override policies for the cluster;
 //  4. inject preserved state (hook);
 //  5. add the labels and annotations that tie the manifest to its Work,
-//     binding and template.
+//     binding and template, and, for a copy in a Pull cluster that is
+//     fenced, the marks its agent fences it by.
 func renderWork(in renderInput) (*workv1alpha1.Work, error) {
 	b := in.binding
 	manifest := pruneTemplate(in.template)
@@ -119,12 +123,18 @@ func renderWork(in renderInput) (*workv1alpha1.Work, error) {
 	}
 	labels[b.permanentIDLabel()] = b.permanentID()
 	labels[ManagedLabel] = "true"
-	manifest.SetLabels(labels)
-
 	ann := manifest.GetAnnotations()
 	if ann == nil {
 		ann = map[string]string{}
 	}
+	if in.cluster.Spec.SyncMode == clusterv1alpha1.Pull {
+		if f, ok := fencing.For(b.spec, in.defaultPurgeMode); ok {
+			l, a := f.Marks()
+			maps.Copy(labels, l)
+			maps.Copy(ann, a)
+		}
+	}
+	manifest.SetLabels(labels)
 	maps.Copy(ann, b.referenceAnnotations())
 	if g := in.template.GetGeneration(); g > 0 {
 		ann[workv1alpha1.ResourceTemplateGenerationAnnotationKey] = strconv.FormatInt(g, 10)

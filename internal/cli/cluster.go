@@ -17,11 +17,13 @@ import (
 	"sigs.k8s.io/yaml"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/bootstrap"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
 	"github.com/lifeboat-dev/lifeboat/internal/orphans"
 )
 
-// newClusterCommands returns join, unjoin, cordon, uncordon and taint.
+// newClusterCommands returns join, unjoin, cordon, uncordon, taint, and
+// token and register (pull mode).
 func newClusterCommands() []*cobra.Command {
 	return []*cobra.Command{
 		newJoinCommand(),
@@ -29,6 +31,8 @@ func newClusterCommands() []*cobra.Command {
 		newCordonCommand(),
 		newUncordonCommand(),
 		newTaintCommand(),
+		newTokenCommand(),
+		newRegisterCommand(),
 	}
 }
 
@@ -224,6 +228,10 @@ While the member is Ready, the Works delete what they created in it first (at mo
 that is not Ready is left as it is, and what Lifeboat created there keeps running.
 By default unjoin waits (--timeout) until the Cluster is gone.
 
+A Pull cluster's agent deletes what its Works created while it runs. Once the Cluster
+is gone, unjoin also revokes the agent: its bootstrap tokens, its roles and bindings
+and its Lease in the control plane.
+
 With --cleanup-member, unjoin then cleans the MEMBER named by
 --cluster-kubeconfig/--cluster-context (required then; it must answer):
   - the ServiceAccount, token Secret, ClusterRole and ClusterRoleBinding
@@ -275,6 +283,7 @@ Cluster's OrphansKept Event), for you to delete.`,
 			if !wait {
 				timeout = 0
 			}
+			pull := isPullCluster(cmd.Context(), c.client, name)
 			res, err := cluster.Unregister(cmd.Context(), c.client, name, timeout)
 			switch {
 			case errors.Is(err, cluster.ErrNotJoined) && cleanupMember:
@@ -288,6 +297,19 @@ Cluster's OrphansKept Event), for you to delete.`,
 				fmt.Fprintf(out, "Cluster %s is deleting, still not gone after %s: the controller manager removes it once %s is cleaned up (is it running?).\n", name, timeout, cluster.ExecutionNamespace(name))
 			default:
 				fmt.Fprintf(out, "Cluster %s is deleting; the controller manager removes it once %s is cleaned up.\n", name, cluster.ExecutionNamespace(name))
+			}
+			if pull && res.Gone {
+				// The agent removed what the Works had created; its
+				// access goes with the Cluster.
+				revoked, err := bootstrap.RevokeAgent(cmd.Context(), c.client, name)
+				for _, r := range revoked {
+					fmt.Fprintf(out, "Deleted %s of the agent of %s.\n", r, name)
+				}
+				if err != nil {
+					return err
+				}
+			} else if pull {
+				fmt.Fprintf(out, "The agent of %s keeps its access until the Cluster is gone: run this command again then, or `lifeboat token delete --cluster %s` and delete its roles (label %s=%s).\n", name, name, bootstrap.LabelAgentCluster, name)
 			}
 			if mc == nil {
 				return nil
@@ -314,6 +336,13 @@ Cluster's OrphansKept Event), for you to delete.`,
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "How long --wait waits.")
 	cmd.Flags().BoolVar(&cleanupMember, "cleanup-member", false, "Also clean the member (needs --cluster-kubeconfig/--cluster-context): what join created there and, once the Cluster is gone, what Lifeboat left there (see above).")
 	return cmd
+}
+
+// isPullCluster says whether the Cluster name exists in Pull mode; a read
+// that fails says no (unjoin reports it).
+func isPullCluster(ctx context.Context, c client.Client, name string) bool {
+	var cl clusterv1alpha1.Cluster
+	return c.Get(ctx, client.ObjectKey{Name: name}, &cl) == nil && cl.Spec.SyncMode == clusterv1alpha1.Pull
 }
 
 // memberClients reach a member directly, for unjoin --cleanup-member.

@@ -247,6 +247,8 @@ func clusterFlagHint(cmd *cobra.Command, name string) string {
 		return ""
 	}
 	switch {
+	case has(flagAgentKubeconfig):
+		return fmt.Sprintf("%s reaches the control plane at CONTROL_PLANE_URL with a bootstrap token, and writes the agent's kubeconfig to --%s; it takes no --%s", path, flagAgentKubeconfig, name)
 	case has("state-dir"):
 		return fmt.Sprintf("%s works on the local environment in --state-dir (its kubeconfig is DIR/kubeconfig) and takes no --%s", path, name)
 	case !has(flagKubeconfig):

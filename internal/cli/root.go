@@ -28,6 +28,7 @@ unhealthy, Lifeboat moves the workload to another cluster and carries its state 
 		newStatusCommand(),
 		newEnvCommand(),
 		newControllerManagerCommand(),
+		newAgentCommand(),
 		newInitCommand(),
 		newVersionCommand(),
 		newHistoryCommand(),

@@ -261,7 +261,7 @@ func loadSnapshot(ctx context.Context, c client.Reader, settingsNS string) (*sim
 	if !found {
 		d := controllermanager.NewOptions()
 		settings = failover.NewSettings(d.Cluster.StatusUpdateFrequency, d.Cluster.FailureThreshold, d.Cluster.ProbeTimeout,
-			d.ClusterFailover, features.New(), true, true)
+			d.ClusterFailover, features.New(), true, true).WithLeaseMonitor(d.Cluster.MonitorGracePeriod, d.Cluster.MonitorPeriod)
 		source = fmt.Sprintf("the defaults: no controller manager has published its settings in ConfigMap %s/%s", settingsNS, failover.SettingsConfigMap)
 	}
 	snap.Settings = settings

@@ -35,7 +35,15 @@ keeps running. Through the proxy, a member whose API server is stopped drops the
 control plane's connections instead of refusing them, and clients retry those for
 longer: it is off by default so that "env stop" looks as it does without it.
 
-Each member is joined as "lifeboat join" joins one: Lifeboat reaches it with the
+With --pull-member memberN, that member is joined in Pull mode instead, as a user
+joins one that the control plane cannot reach: "lifeboat token create" makes a
+bootstrap token, "lifeboat register" trades it for the agent's own certificate, and
+"lifeboat agent" (component memberN-agent) runs next to the member, applying its
+Works and renewing its Lease. With --partitionable, the agent reaches the control
+plane through a proxy of its own (memberN-agent-proxy), and "lifeboat env partition
+memberN" cuts that path too.
+
+Every other member is joined as "lifeboat join" joins one: Lifeboat reaches it with the
 token of ServiceAccount karmada-cluster/lifeboat-memberN, whose ClusterRole allows
 only the default kinds of "lifeboat join --help", Flink's (*.flink.apache.org) and
 each --member-propagate-resource. The controller manager reaches the control plane
@@ -109,6 +117,8 @@ up changes nothing.`,
 	f.StringArrayVar(&memberResources, "member-propagate-resource", nil, "A kind Lifeboat may also write in every member, as RESOURCE[.GROUP] (repeatable; see `lifeboat join --propagate-resource`). Flink's kinds (*.flink.apache.org) are always added.")
 	f.BoolVar(&opts.WithKyverno, "with-kyverno", false, "Also run Kyverno in every member with the Flink restore ClusterPolicy (examples/flink/kyverno-clusterpolicy.yaml).")
 	f.BoolVar(&opts.Partitionable, "partitionable", false, "Reach every member through a proxy whose path `lifeboat env partition` can cut (see above).")
+	f.StringArrayVar(&opts.PullMembers, "pull-member", nil, "A member (memberN) to join in Pull mode, served by `lifeboat agent` (repeatable; see above).")
+	f.StringArrayVar(&opts.AgentArgs, "agent-arg", nil, "Extra flag for every `lifeboat agent` (repeatable), e.g. --agent-arg=--cluster-lease-duration=10s.")
 	f.BoolVar(&opts.Host, "host", false, "Also run a host cluster with a real node (context host) to install the Helm chart into; needs root and `make host-deps`.")
 	f.StringArrayVar(&opts.HostImages, "host-image", nil, "An image archive (docker save, OCI, make image) to import into the host node (repeatable; needs --host).")
 	return cmd

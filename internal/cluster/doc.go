@@ -13,7 +13,13 @@
 //     conditions Ready, ProbeSucceeded (the latest probe's result, before
 //     smoothing) and CompleteAPIEnablements, kubernetesVersion,
 //     apiEnablements, nodeSummary and resourceSummary (allocatable,
-//     allocating, allocated). Push clusters with a secretRef only.
+//     allocating, allocated). Push clusters with a secretRef only; in
+//     `lifeboat agent` (Agent set), the Pull cluster the agent runs in.
+//   - LeaseMonitor (lease_monitor.go): Ready=Unknown, and ProbeSucceeded
+//     Unknown since the last heartbeat, for a Pull cluster whose agent has
+//     not renewed its Lease (karmada-cluster/<name>) for
+//     --cluster-monitor-grace-period. It never writes Ready True or False:
+//     only the agent does.
 //   - TaintReconciler (taint_controller.go): the scheduling taints in
 //     spec.taints, cluster.karmada.io/not-ready:NoSchedule and
 //     cluster.karmada.io/unreachable:NoSchedule, following the Ready

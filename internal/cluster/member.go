@@ -62,9 +62,21 @@ type MemberClients struct {
 	timeout   time.Duration
 	watchPods bool
 
+	// config overrides how a member's configuration is built (see
+	// WithConfig).
+	config membercluster.ConfigSource
+
 	mu     sync.Mutex
 	byName map[string]cachedMember
 	lost   func(name string, first bool)
+}
+
+// WithConfig makes the factory build members' configurations with src
+// instead of reading the Clusters' credentials Secrets: an agent uses its
+// own configuration of the cluster it runs in.
+func (f *MemberClients) WithConfig(src membercluster.ConfigSource) *MemberClients {
+	f.config = src
+	return f
 }
 
 // OnConnectionLost sets the function told the name of a member whose
@@ -92,7 +104,11 @@ type cachedMember struct {
 }
 
 func (f *MemberClients) For(ctx context.Context, cluster *clusterv1alpha1.Cluster) (Member, error) {
-	cfg, err := membercluster.ConfigFor(ctx, f.reader, cluster)
+	src := f.config
+	if src == nil {
+		src = membercluster.SecretConfig(f.reader)
+	}
+	cfg, err := src(ctx, cluster)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		readyTransitions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lifeboat_cluster_ready_transitions_total",
-			Help: "Changes of a member cluster's Ready condition written by the cluster-status controller, by cluster and new status (True, False, Unknown); a member whose count keeps growing is flapping.",
+			Help: "Changes of a member cluster's Ready condition written by the cluster-status controller (or, for a Pull cluster's Unknown, the lease monitor), by cluster and new status (True, False, Unknown); a member whose count keeps growing is flapping.",
 		}, []string{"cluster", "status"}),
 		flapDamped: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "lifeboat_cluster_flap_damped",

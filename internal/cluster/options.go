@@ -39,6 +39,18 @@ type Options struct {
 	// FlapDamping keeps a cluster whose Ready condition keeps failing out
 	// of new placements for a while after it recovers.
 	FlapDamping FlapDamping
+	// MonitorPeriod is the longest time between two checks of a Pull
+	// cluster's Lease by the lease monitor (a check also follows every
+	// change of the Cluster or its Lease, and the end of a grace period).
+	MonitorPeriod time.Duration
+	// MonitorGracePeriod is how long the agent of a Pull cluster may go
+	// without renewing its Lease before the cluster's Ready condition is
+	// set to Unknown.
+	MonitorGracePeriod time.Duration
+	// StartupGracePeriod replaces MonitorGracePeriod for a Pull cluster
+	// whose agent never renewed its Lease nor reported Ready, counted from
+	// the cluster's creation (or its Lease's, when later).
+	StartupGracePeriod time.Duration
 }
 
 // NewOptions returns the defaults.
@@ -57,6 +69,9 @@ func NewOptions() *Options {
 			Hold:    time.Minute,
 			MaxHold: 10 * time.Minute,
 		},
+		MonitorPeriod:      5 * time.Second,
+		MonitorGracePeriod: 40 * time.Second,
+		StartupGracePeriod: time.Minute,
 	}
 }
 
@@ -73,6 +88,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.FlapDamping.Window, "cluster-flap-window", o.FlapDamping.Window, "A member whose Ready condition turned False at least twice within this window is flapping: once Ready again, it gets the cluster.lifeboat.dev/flapping:NoSchedule taint for --cluster-flap-hold.")
 	fs.DurationVar(&o.FlapDamping.Hold, "cluster-flap-hold", o.FlapDamping.Hold, "How long a flapping member stays out of new placements after it is Ready again; doubled for each further failure within --cluster-flap-window, up to --cluster-flap-max-hold. 0 turns flap damping off.")
 	fs.DurationVar(&o.FlapDamping.MaxHold, "cluster-flap-max-hold", o.FlapDamping.MaxHold, "The longest a flapping member stays out of new placements after it is Ready again.")
+	fs.DurationVar(&o.MonitorPeriod, "cluster-monitor-period", o.MonitorPeriod, "Pull clusters only: the longest time between two checks of a cluster's Lease (karmada-cluster/<cluster>, renewed by its agent); a check also follows every change of the Cluster or its Lease.")
+	fs.DurationVar(&o.MonitorGracePeriod, "cluster-monitor-grace-period", o.MonitorGracePeriod, "Pull clusters only: how long a cluster's agent may go without renewing its Lease before the cluster's Ready condition is set to Unknown (reason ClusterStatusUnknown). Push clusters are probed instead (--cluster-status-update-frequency, --cluster-failure-threshold).")
+	fs.DurationVar(&o.StartupGracePeriod, "cluster-startup-grace-period", o.StartupGracePeriod, "Pull clusters only: how long the agent of a new cluster has, from the cluster's (or its Lease's) creation, to first renew its Lease or report status before Ready is set to Unknown (reason ClusterStatusNeverUpdated).")
 }
 
 // Validate reports flag values that cannot work.
@@ -92,6 +110,10 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--cluster-flap-window and --cluster-flap-hold must not be negative")
 	case o.FlapDamping.MaxHold < o.FlapDamping.Hold:
 		return fmt.Errorf("--cluster-flap-max-hold (%s) must not be shorter than --cluster-flap-hold (%s)", o.FlapDamping.MaxHold, o.FlapDamping.Hold)
+	case o.MonitorPeriod <= 0:
+		return fmt.Errorf("--cluster-monitor-period must be positive, got %s", o.MonitorPeriod)
+	case o.MonitorGracePeriod <= 0 || o.StartupGracePeriod <= 0:
+		return fmt.Errorf("--cluster-monitor-grace-period and --cluster-startup-grace-period must be positive, got %s and %s", o.MonitorGracePeriod, o.StartupGracePeriod)
 	}
 	return nil
 }

@@ -46,6 +46,10 @@ type StatusReconciler struct {
 	ConcurrentSyncs        int
 	// Metrics counts Ready transitions; nil records nothing.
 	Metrics *Metrics
+	// Agent is set in the agent of a Pull cluster: it reports the status
+	// of the Pull cluster it runs in (Members reaches it from inside)
+	// instead of the Push clusters the control plane reaches.
+	Agent bool
 
 	initOnce  sync.Once
 	tracker   *readyTracker
@@ -134,9 +138,8 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, nil
 	}
 	// Collection starts once the cluster controller owns the cluster, and
-	// only for Push clusters this process can reach.
-	if !controllerutil.ContainsFinalizer(&cluster, clusterv1alpha1.ClusterControllerFinalizer) ||
-		cluster.Spec.SyncMode != clusterv1alpha1.Push || cluster.Spec.SecretRef == nil {
+	// only for the clusters this process reports (see reports).
+	if !controllerutil.ContainsFinalizer(&cluster, clusterv1alpha1.ClusterControllerFinalizer) || !r.reports(&cluster) {
 		return ctrl.Result{}, nil
 	}
 
@@ -190,6 +193,16 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		log.Info("cluster Ready condition changed", "status", ready.Status, "reason", ready.Reason)
 	}
 	return ctrl.Result{RequeueAfter: r.nextProbe(now, held)}, nil
+}
+
+// reports says whether this reconciler reports the cluster's status: the
+// control plane's reports Push clusters with credentials, an agent's the
+// Pull cluster it runs in.
+func (r *StatusReconciler) reports(cluster *clusterv1alpha1.Cluster) bool {
+	if r.Agent {
+		return cluster.Spec.SyncMode == clusterv1alpha1.Pull
+	}
+	return cluster.Spec.SyncMode == clusterv1alpha1.Push && cluster.Spec.SecretRef != nil
 }
 
 // nextProbe keeps the probes of a cluster StatusUpdateFrequency apart from

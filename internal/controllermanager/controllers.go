@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,8 +14,8 @@ import (
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	"github.com/lifeboat-dev/lifeboat/internal/binding"
+	"github.com/lifeboat-dev/lifeboat/internal/bootstrap"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
-	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
 	"github.com/lifeboat-dev/lifeboat/internal/dependencies"
 	"github.com/lifeboat-dev/lifeboat/internal/detector"
@@ -116,6 +115,19 @@ func allControllers() []controller {
 				Metrics:                d.clusterMetrics,
 			}).SetupWithManager(mgr)
 		}},
+		{"cluster-lease-monitor", func(mgr ctrl.Manager, d deps) error {
+			o := d.opts.Cluster
+			return (&cluster.LeaseMonitor{
+				Client:             mgr.GetClient(),
+				Recorder:           mgr.GetEventRecorder("cluster-lease-monitor"),
+				Clock:              d.clock,
+				MonitorPeriod:      o.MonitorPeriod,
+				GracePeriod:        o.MonitorGracePeriod,
+				StartupGracePeriod: o.StartupGracePeriod,
+				ConcurrentSyncs:    o.ConcurrentSyncs,
+				Metrics:            d.clusterMetrics,
+			}).SetupWithManager(mgr)
+		}},
 		{"cluster-taint", func(mgr ctrl.Manager, d deps) error {
 			return (&cluster.TaintReconciler{
 				Client:          mgr.GetClient(),
@@ -133,6 +145,14 @@ func allControllers() []controller {
 				Clock:           d.clock,
 				Gates:           d.opts.FeatureGates,
 				ConcurrentSyncs: d.opts.Cluster.ConcurrentSyncs,
+			}).SetupWithManager(mgr)
+		}},
+		{"agent-csr-approving", func(mgr ctrl.Manager, d deps) error {
+			return (&bootstrap.ApproverReconciler{
+				Client:    mgr.GetClient(),
+				APIReader: mgr.GetAPIReader(),
+				Recorder:  mgr.GetEventRecorder("agent-csr-approving-controller"),
+				Clock:     d.clock,
 			}).SetupWithManager(mgr)
 		}},
 		{"detector", func(mgr ctrl.Manager, d deps) error {
@@ -184,6 +204,7 @@ func allControllers() []controller {
 				Interpreter:             d.interpreter,
 				Templates:               templateReader(mgr, d),
 				InjectState:             d.hooks.InjectLabels,
+				DefaultPurgeMode:        d.opts.ClusterFailover.PurgeMode(),
 				Eviction:                d.hooks,
 				MaxConcurrentReconciles: d.opts.Concurrency,
 				WorkIndex:               d.workIndex,
@@ -205,35 +226,25 @@ func allControllers() []controller {
 			return d.members.SetupWithManager(mgr)
 		}},
 		{"execution", func(mgr ctrl.Manager, d deps) error {
-			// The execution controller leaves a new object's Applied
-			// condition to the work status controller's first report of
-			// it: one status write of the Work instead of two.
-			echoes := coalesce.NewRecent(0, d.clock)
-			handoff := coalesce.NewHandoff[[]metav1.Condition](workstatus.HandoffWait, echoes, d.clock)
 			exec := &execution.Reconciler{
 				Client:                  watched(mgr),
 				Recorder:                recorder(mgr, "execution-controller"),
-				Clock:                   d.clock,
 				Interpreter:             d.interpreter,
 				Members:                 d.members,
-				Echoes:                  echoes,
-				Handoff:                 handoff,
 				MaxConcurrentReconciles: d.opts.Concurrency,
-			}
-			if err := exec.SetupWithManager(mgr); err != nil {
-				return err
 			}
 			ws := &workstatus.Reconciler{
 				Client:                  watched(mgr),
 				Recorder:                recorder(mgr, "work-status-controller"),
 				Interpreter:             d.interpreter,
 				Members:                 d.members,
-				Drift:                   exec,
-				Handoff:                 handoff,
 				MaxConcurrentReconciles: d.opts.Concurrency,
 			}
+			if err := workstatus.SetupWithExecution(mgr, d.clock, exec, ws); err != nil {
+				return err
+			}
 			d.ricLayer.OnKindChanged(ws.RequeueKind)
-			return ws.SetupWithManager(mgr)
+			return nil
 		}},
 		{"member-orphans", func(mgr ctrl.Manager, d deps) error {
 			return (&orphans.ObjectReconciler{
@@ -273,7 +284,7 @@ func allControllers() []controller {
 			rec := recorder(mgr, "taint-manager")
 			cfg := o.StormGuardConfig()
 			health := d.opts.Cluster
-			cfg.SettlingWindow = failover.SettlingWindow(health.StatusUpdateFrequency, health.FailureThreshold, health.ProbeTimeout)
+			cfg.Settling = failover.NewSettlingWindows(health.StatusUpdateFrequency, health.FailureThreshold, health.ProbeTimeout, health.MonitorGracePeriod, health.MonitorPeriod)
 			guard, err := failover.NewStormGuard(mgr.GetClient(), rec, d.clock, cfg, ctrlmetrics.Registry)
 			if err != nil {
 				return err
@@ -328,6 +339,7 @@ func allControllers() []controller {
 				Metrics:                 d.metrics,
 				DefaultGracePeriod:      d.opts.ClusterFailover.GracefulEvictionTimeout,
 				OldCopyExists:           failover.WorkExists(mgr.GetClient()),
+				Fenced:                  failover.FencedBy(mgr.GetAPIReader(), d.opts.ClusterFailover.PurgeMode(), d.opts.ClusterFailover.FencingStopMargin),
 				Wave:                    failover.NewWave(d.opts.ClusterFailover.GracefulEvictionHold),
 				MaxConcurrentReconciles: d.opts.Concurrency,
 			}).SetupWithManager(mgr)

@@ -42,3 +42,15 @@ func TestEveryControllerHasAUniqueName(t *testing.T) {
 		seen[c.name] = true
 	}
 }
+
+// The approver of pull-mode agents' certificates is a controller that
+// --controllers can name (and "*" enables).
+func TestAgentCSRApprovingIsKnown(t *testing.T) {
+	enabled, err := enabledControllers([]string{"*"}, controllerNames())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !enabled["agent-csr-approving"] {
+		t.Errorf("agent-csr-approving is not among %v", controllerNames())
+	}
+}

@@ -349,7 +349,8 @@ func Run(ctx context.Context, o *Options) error {
 		}
 	}
 	settings := failover.NewSettings(o.Cluster.StatusUpdateFrequency, o.Cluster.FailureThreshold, o.Cluster.ProbeTimeout,
-		o.ClusterFailover, o.FeatureGates, enabled["taint-manager"], enabled["application-failover"])
+		o.ClusterFailover, o.FeatureGates, enabled["taint-manager"], enabled["application-failover"]).
+		WithLeaseMonitor(o.Cluster.MonitorGracePeriod, o.Cluster.MonitorPeriod)
 	if err := mgr.Add(settingsPublisher(mgr.GetClient(), o.LeaderElectionNS, settings)); err != nil {
 		return err
 	}

@@ -88,10 +88,23 @@ type Reconciler struct {
 	// answers. A Cluster that no longer exists is always released.
 	ReleaseUnreachable func(ctx context.Context, cluster *clusterv1alpha1.Cluster, work *workv1alpha1.Work, cause error) bool
 
+	// Hold, when set, keeps a Work from being applied for now: the agent's
+	// fencing holds the Works whose copies it stopped. A held Work is
+	// looked at again after HoldRecheck. Deletions are never held.
+	Hold func(work *workv1alpha1.Work) bool
+
+	// Agent is set in the agent of a Pull cluster: it applies the Works of
+	// the Pull cluster it runs in. The control plane's applies the Works of
+	// Push clusters, and leaves those of Pull clusters to their agents.
+	Agent bool
+
 	// queue takes member events, which arrive from informers outside
 	// controller-runtime.
 	queue enqueue.Queue
 }
+
+// HoldRecheck is when a held Work is looked at again.
+const HoldRecheck = 5 * time.Second
 
 // NotifyDrift enqueues a Work whose member object is missing or changed,
 // so that it is applied again. The work status controller calls it.
@@ -207,7 +220,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err != nil {
 		return reconcile.Result{}, err
 	}
-	if StateOf(cluster) == ClusterPull {
+	if !Applies(cluster, r.Agent) {
 		return reconcile.Result{}, nil
 	}
 	if !work.DeletionTimestamp.IsZero() {
@@ -229,7 +242,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if Suspended(&work) {
 		return reconcile.Result{}, r.writeConditions(ctx, &work, conditions)
 	}
-	switch StateOf(cluster) {
+	state := StateOf(cluster)
+	if r.Agent && state == ClusterPull {
+		// The agent runs inside the member: its health is this process's
+		// own concern, and a request that fails is retried.
+		state = ClusterUsable
+	}
+	switch state {
 	case ClusterGone:
 		r.setCondition(&conditions, metav1.Condition{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionFalse, ObservedGeneration: work.Generation,
 			Reason: ReasonClusterNotFound, Message: fmt.Sprintf("cluster %s does not exist or is being deleted", clusterName)})
@@ -241,6 +260,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, r.writeConditions(ctx, &work, conditions)
 	}
 
+	if r.Hold != nil && r.Hold(&work) {
+		log.V(1).Info("held: its copy is fenced")
+		return reconcile.Result{RequeueAfter: HoldRecheck}, r.writeConditions(ctx, &work, conditions)
+	}
 	results := make([]Result, 0, len(work.Spec.Workload.Manifests))
 	for i := range work.Spec.Workload.Manifests {
 		results = append(results, r.applyManifest(ctx, clusterName, &work, i))

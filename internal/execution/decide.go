@@ -397,6 +397,18 @@ func StateOf(cluster *clusterv1alpha1.Cluster) ClusterState {
 	return ClusterUsable
 }
 
+// Applies says whether an execution controller applies the Works of
+// cluster (nil when it does not exist): an agent (agent true) those of the
+// Pull cluster it runs in, the control plane those of Push clusters. A
+// missing Cluster is the control plane's to report and release; an agent
+// reads only its own Cluster and leaves it alone.
+func Applies(cluster *clusterv1alpha1.Cluster, agent bool) bool {
+	if cluster == nil {
+		return !agent
+	}
+	return (cluster.Spec.SyncMode == clusterv1alpha1.Pull) == agent
+}
+
 // CleanupOnDelete says whether a deleted Work's member objects are deleted
 // (or released) before its finalizer goes, from what the Cluster says:
 // not for a Cluster that no longer exists, nor for one being deleted whose

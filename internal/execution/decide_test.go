@@ -286,6 +286,39 @@ func TestStateOf(t *testing.T) {
 	}
 }
 
+// The control plane applies the Works of Push clusters and an agent those
+// of its Pull cluster; neither touches the other's.
+func TestApplies(t *testing.T) {
+	now := metav1.Now()
+	push := MakeCluster("m").Obj()
+	pull := MakeCluster("m").Obj()
+	pull.Spec.SyncMode = clusterv1alpha1.Pull
+	deletingPull := pull.DeepCopy()
+	deletingPull.DeletionTimestamp = &now
+	deletingPush := push.DeepCopy()
+	deletingPush.DeletionTimestamp = &now
+	cases := map[string]struct {
+		cluster           *clusterv1alpha1.Cluster
+		controlPlane, agt bool
+	}{
+		"push":                   {push, true, false},
+		"pull":                   {pull, false, true},
+		"pull being deleted":     {deletingPull, false, true},
+		"push being deleted":     {deletingPush, true, false},
+		"missing: control plane": {nil, true, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := Applies(tc.cluster, false); got != tc.controlPlane {
+				t.Errorf("Applies(control plane) = %t, want %t", got, tc.controlPlane)
+			}
+			if got := Applies(tc.cluster, true); got != tc.agt {
+				t.Errorf("Applies(agent) = %t, want %t", got, tc.agt)
+			}
+		})
+	}
+}
+
 func TestReleasePatch(t *testing.T) {
 	o := memberObj(
 		map[string]string{membercluster.ManagedLabel: "true", workv1alpha1.WorkPermanentIDLabel: "id", "app": "x"},

@@ -30,6 +30,9 @@ type observed struct {
 	// from the member. nil: gone when status.aggregatedStatus has no item
 	// for the cluster any more.
 	oldCopyGone func(cluster string) bool
+	// fencedAt tells from when the copy in an evicted cluster counts as
+	// stopped by fencing; nil or false: never.
+	fencedAt func(cluster string) (time.Time, bool)
 	// defaultGrace applies to tasks without gracePeriodSeconds.
 	defaultGrace time.Duration
 	// clusters are the Cluster objects of the evicted clusters, by name,
@@ -43,6 +46,14 @@ func (o observed) gone(cluster string) bool {
 		return o.oldCopyGone(cluster)
 	}
 	return aggregatedItem(o.status, cluster) == nil
+}
+
+// fenced is from when the copy in cluster counts as stopped by fencing.
+func (o observed) fenced(cluster string) (time.Time, bool) {
+	if o.fencedAt == nil {
+		return time.Time{}, false
+	}
+	return o.fencedAt(cluster)
 }
 
 // graceStart is when a task's grace period starts: when its replacement
@@ -164,8 +175,9 @@ func KeptReplicas(spec *workv1alpha2.ResourceBindingSpec, task *workv1alpha2.Gra
 //  2. suppressDeletion true, or Never: kept until a user confirms.
 //  3. No cluster to fail over to (spec.clusters empty): never done, even
 //     after the grace period. Lifeboat never deletes the last copy.
-//  4. Directly: done once the old copy is gone from the member, or when
-//     the grace period has passed (the old cluster may be unreachable; the
+//  4. Directly: done once the old copy is gone from the member, once its
+//     agent fenced it (a Pull cluster; see internal/fencing), or when the
+//     grace period has passed (the old cluster may be unreachable; the
 //     binding controller then creates the new copy and keeps the old Work
 //     for clean-up).
 //  5. Gracefully: done when the scheduler has placed the replacement and
@@ -193,6 +205,9 @@ func taskDone(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Time
 		switch {
 		case o.gone(task.FromCluster):
 			return true, fmt.Sprintf("the old copy in %s was deleted", task.FromCluster)
+		case fencedDone(task, o, now):
+			at, _ := o.fenced(task.FromCluster)
+			return true, fmt.Sprintf("the old copy in %s was fenced by its agent, which could not renew the cluster's Lease (stopped by %s); the new copy goes ahead", task.FromCluster, at.UTC().Format(time.RFC3339))
 		case expired:
 			return true, fmt.Sprintf("the old copy in %s was not confirmed deleted within %s; the new copy goes ahead", task.FromCluster, grace)
 		default:
@@ -209,6 +224,13 @@ func taskDone(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Time
 	default:
 		return false, "waiting for the replacement to be healthy"
 	}
+}
+
+// fencedDone says whether a Directly task's old copy counts as stopped by
+// fencing at now.
+func fencedDone(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Time) bool {
+	at, ok := o.fenced(task.FromCluster)
+	return ok && !now.Before(at)
 }
 
 // removedTask is a finished task and why.
@@ -293,6 +315,11 @@ func planTasks(o observed, now time.Time) taskPlan {
 		// task waits for the scheduler, which changes the binding.
 		if deadline, ok := taskDeadline(&task, o, now); ok && !noTarget {
 			if d := deadline.Sub(now); d > 0 && (p.requeueAfter == 0 || d < p.requeueAfter) {
+				p.requeueAfter = d
+			}
+		}
+		if at, ok := o.fenced(task.FromCluster); ok && !noTarget && policyv1alpha1.NormalizePurgeMode(task.PurgeMode) == policyv1alpha1.PurgeModeDirectly {
+			if d := at.Sub(now); d > 0 && (p.requeueAfter == 0 || d < p.requeueAfter) {
 				p.requeueAfter = d
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,8 +25,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/fencing"
 )
 
 // OldCopyExistsFunc reports whether the copy of binding obj in cluster
@@ -57,6 +61,11 @@ type GracefulEvictionReconciler struct {
 	// Wave, if set, holds back clean-up writes while other failovers are
 	// in flight (see Wave). nil holds nothing.
 	Wave *Wave
+	// Fenced, if set, tells from when the copy of a binding in a Pull
+	// cluster counts as stopped by its agent's fencing (see FencedBy); a
+	// Directly task then closes at that time without waiting for the
+	// old copy's deletion to be confirmed. nil fences nothing.
+	Fenced FencedFunc
 	// MaxConcurrentReconciles per binding kind; 0 means 1.
 	MaxConcurrentReconciles int
 }
@@ -306,6 +315,11 @@ func (r *GracefulEvictionReconciler) observe(ctx context.Context, obj client.Obj
 			}
 		}
 	}
+	if r.Fenced != nil {
+		o.fencedAt = func(cluster string) (time.Time, bool) {
+			return r.Fenced(ctx, spec, cluster)
+		}
+	}
 	if r.OldCopyExists != nil {
 		o.oldCopyGone = func(cluster string) bool {
 			if aggregatedItem(status, cluster) != nil {
@@ -433,6 +447,41 @@ func formatState(state map[string]string) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// FencedFunc tells from when the copy of a binding (by its spec) in
+// cluster counts as stopped by fencing; false when it cannot be fenced.
+type FencedFunc func(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, cluster string) (time.Time, bool)
+
+// FencedBy returns the FencedFunc of the controller manager: the copy in a
+// Pull cluster of a binding that fencing.For fences (defaultPurgeMode for
+// bindings without one) counts as stopped margin after its agent fenced
+// it, by the cluster's Lease (fencing.StoppedBy), read afresh from the API
+// server through reader. A Push cluster, a missing Cluster or Lease, or a
+// Lease never renewed: not fenced.
+func FencedBy(reader client.Reader, defaultPurgeMode policyv1alpha1.PurgeMode, margin time.Duration) FencedFunc {
+	return func(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, cluster string) (time.Time, bool) {
+		s, ok := fencing.For(spec, defaultPurgeMode)
+		if !ok {
+			return time.Time{}, false
+		}
+		var c clusterv1alpha1.Cluster
+		if err := reader.Get(ctx, types.NamespacedName{Name: cluster}, &c); err != nil || c.Spec.SyncMode != clusterv1alpha1.Pull {
+			return time.Time{}, false
+		}
+		var lease coordinationv1.Lease
+		if err := reader.Get(ctx, types.NamespacedName{Namespace: clusterLeaseNamespace, Name: cluster}, &lease); err != nil {
+			return time.Time{}, false
+		}
+		var renewed time.Time
+		if lease.Spec.RenewTime != nil {
+			renewed = lease.Spec.RenewTime.Time
+		}
+		return fencing.StoppedBy(renewed, ptr.Deref(lease.Spec.LeaseDurationSeconds, 0), s, margin)
+	}
+}
+
+// clusterLeaseNamespace holds each Pull cluster's Lease, named after it.
+const clusterLeaseNamespace = "karmada-cluster"
 
 // WorkExists returns an OldCopyExistsFunc that looks for the binding's
 // Work in the cluster's execution namespace (karmada-es-<cluster>), found

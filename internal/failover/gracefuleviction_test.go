@@ -521,3 +521,44 @@ func TestTaskDoneGraceCountsFromThePlacement(t *testing.T) {
 		})
 	}
 }
+
+// A Directly task from a Pull cluster whose agent fenced the old copy
+// closes from the fencing time, not before, and not only after the grace
+// period; one from a cluster that cannot be fenced waits as before.
+func TestDirectlyTaskClosesOnceFenced(t *testing.T) {
+	directly := makeTask("member2", policyv1alpha1.PurgeModeDirectly, 0, "member2")
+	b := makeBinding("a").clusters("member1").health("member2", workv1alpha2.ResourceUnknown).task(directly).obj()
+	fencedAt := func(seconds int) func(string) (time.Time, bool) {
+		return func(cluster string) (time.Time, bool) { return at(seconds), cluster == "member2" }
+	}
+	for name, tc := range map[string]struct {
+		fenced      func(string) (time.Time, bool)
+		now         int
+		wantDone    bool
+		wantReason  string
+		wantRequeue time.Duration
+	}{
+		"before the fencing time: waits, and comes back then": {fencedAt(70), 40, false, "waiting for the old copy", 30 * time.Second},
+		"at the fencing time: done":                           {fencedAt(70), 70, true, "fenced by its agent", 0},
+		"cannot be fenced: waits for the grace period":        {func(string) (time.Time, bool) { return time.Time{}, false }, 70, false, "waiting for the old copy", DefaultGracePeriod - 70*time.Second},
+		"no fencing hook: waits for the grace period":         {nil, 70, false, "waiting for the old copy", DefaultGracePeriod - 70*time.Second},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := observed{generation: b.Generation, spec: &b.Spec, status: &b.Status, defaultGrace: DefaultGracePeriod, fencedAt: tc.fenced}
+			done, reason := taskDone(&directly, o, at(tc.now))
+			if done != tc.wantDone || !strings.Contains(reason, tc.wantReason) {
+				t.Errorf("taskDone = %t %q, want %t and %q", done, reason, tc.wantDone, tc.wantReason)
+			}
+			if p := planTasks(o, at(tc.now)); !done && p.requeueAfter != tc.wantRequeue {
+				t.Errorf("requeueAfter = %s, want %s", p.requeueAfter, tc.wantRequeue)
+			}
+		})
+	}
+	// Gracefully is never closed by fencing.
+	graceful := withGrace(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0, "member2"), 600)
+	gb := makeBinding("a").clusters("member1").health("member1", workv1alpha2.ResourceUnhealthy).task(graceful).obj()
+	o := observed{generation: gb.Generation, spec: &gb.Spec, status: &gb.Status, defaultGrace: DefaultGracePeriod, fencedAt: fencedAt(10)}
+	if done, reason := taskDone(&graceful, o, at(70)); done {
+		t.Errorf("a Gracefully task closed by fencing: %s", reason)
+	}
+}

@@ -34,6 +34,13 @@ type Settings struct {
 	FailureThreshold metav1.Duration `json:"clusterFailureThreshold"`
 	// ProbeTimeout is --cluster-probe-timeout.
 	ProbeTimeout metav1.Duration `json:"clusterProbeTimeout"`
+	// MonitorGracePeriod is --cluster-monitor-grace-period, the lease
+	// monitor's for Pull clusters. Settings published by a controller
+	// manager that did not record it decode as 0: Pull clusters then have
+	// the Push settling window, as that controller manager gave them.
+	MonitorGracePeriod metav1.Duration `json:"clusterMonitorGracePeriod"`
+	// MonitorPeriod is --cluster-monitor-period, the lease monitor's.
+	MonitorPeriod metav1.Duration `json:"clusterMonitorPeriod"`
 	// TaintEviction: the taint manager runs (the Failover gate, the
 	// taint-manager controller and --enable-no-execute-taint-eviction).
 	TaintEviction bool `json:"taintEviction"`
@@ -60,7 +67,8 @@ var failoverGates = []features.Feature{features.Failover, features.GracefulEvict
 
 // NewSettings returns the settings of the given flags. taintManager and
 // applicationFailover say whether those controllers are enabled
-// (--controllers).
+// (--controllers). The lease monitor's flags are set with
+// WithLeaseMonitor.
 func NewSettings(probePeriod, failureThreshold, probeTimeout time.Duration, o *ClusterFailoverOptions, gates *features.Gates, taintManager, applicationFailover bool) Settings {
 	s := Settings{
 		ProbePeriod:               metav1.Duration{Duration: probePeriod},
@@ -82,6 +90,14 @@ func NewSettings(probePeriod, failureThreshold, probeTimeout time.Duration, o *C
 	return s
 }
 
+// WithLeaseMonitor returns s with the lease monitor's flags,
+// --cluster-monitor-grace-period and --cluster-monitor-period.
+func (s Settings) WithLeaseMonitor(gracePeriod, period time.Duration) Settings {
+	s.MonitorGracePeriod = metav1.Duration{Duration: gracePeriod}
+	s.MonitorPeriod = metav1.Duration{Duration: period}
+	return s
+}
+
 // Gates returns the recorded gates; the others keep their defaults.
 func (s Settings) Gates() *features.Gates {
 	g := features.New()
@@ -93,15 +109,16 @@ func (s Settings) Gates() *features.Gates {
 	return g
 }
 
-// StormGuardConfig returns the storm guard's configuration, settling window
-// included, as the controller manager builds it.
+// StormGuardConfig returns the storm guard's configuration, settling
+// windows included, as the controller manager builds it.
 func (s Settings) StormGuardConfig() StormGuardConfig {
 	return StormGuardConfig{
 		Rate:                s.EvictionRate,
 		SecondaryRate:       s.SecondaryEvictionRate,
 		UnhealthyThreshold:  s.UnhealthyClusterThreshold,
 		LargeGroupThreshold: s.LargeClusterNumThreshold,
-		SettlingWindow:      SettlingWindow(s.ProbePeriod.Duration, s.FailureThreshold.Duration, s.ProbeTimeout.Duration),
+		Settling: NewSettlingWindows(s.ProbePeriod.Duration, s.FailureThreshold.Duration, s.ProbeTimeout.Duration,
+			s.MonitorGracePeriod.Duration, s.MonitorPeriod.Duration),
 	}
 }
 

@@ -2,6 +2,8 @@ package failover
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +63,215 @@ func TestSettlingWindow(t *testing.T) {
 	}
 }
 
+func TestPullSettlingWindow(t *testing.T) {
+	cases := map[string]struct {
+		grace, period, want, renew time.Duration
+	}{
+		"defaults: 40s + 5s + 40s/4":             {grace: 40 * time.Second, period: 5 * time.Second, want: 55 * time.Second, renew: 10 * time.Second},
+		"TestPullMode's periods: 6s + 1s + 1.5s": {grace: 6 * time.Second, period: time.Second, want: 8500 * time.Millisecond, renew: 1500 * time.Millisecond},
+		"unknown (older settings): none":         {},
+		"negative parts count as zero":           {grace: -time.Second, period: time.Second, want: time.Second},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := PullSettlingWindow(tc.grace, tc.period); got != tc.want {
+				t.Errorf("PullSettlingWindow = %s, want %s", got, tc.want)
+			}
+			if got := PullRenewInterval(tc.grace); got != tc.renew {
+				t.Errorf("PullRenewInterval = %s, want %s", got, tc.renew)
+			}
+		})
+	}
+}
+
+// TestSettlingWindowsOf: a cluster's window is its lead plus the longest
+// reach of the kinds of cluster seen (SettlingWindows).
+func TestSettlingWindowsOf(t *testing.T) {
+	s := time.Second
+	defaults := NewSettlingWindows(10*s, 30*s, 5*s, 40*s, 5*s)
+	shortProbes := NewSettlingWindows(s, 3*s, 5*s, 40*s, 5*s)
+	pullMode := NewSettlingWindows(s, 3*s, 5*s, 6*s, s)
+	pushOnly, pullOnly, both := clusterKinds{push: true}, clusterKinds{pull: true}, clusterKinds{push: true, pull: true}
+	cases := map[string]struct {
+		windows SettlingWindows
+		pull    bool
+		seen    clusterKinds
+		want    time.Duration
+	}{
+		"defaults, only Push clusters: P + F + T":                     {windows: defaults, seen: pushOnly, want: 45 * s},
+		"defaults, only Pull clusters: R + G + M":                     {windows: defaults, pull: true, seen: pullOnly, want: 55 * s},
+		"defaults, a Push cluster among Pull ones":                    {windows: defaults, seen: both, want: 45 * s},
+		"defaults, a Pull cluster among Push ones":                    {windows: defaults, pull: true, seen: both, want: 55 * s},
+		"short probes, only Push clusters":                            {windows: shortProbes, seen: pushOnly, want: 9 * s},
+		"short probes, a Push cluster waits for Pull ones":            {windows: shortProbes, seen: both, want: 45 * s},
+		"short probes, a Pull cluster among Push ones":                {windows: shortProbes, pull: true, seen: both, want: 55 * s},
+		"TestPullMode's periods, only Pull clusters":                  {windows: pullMode, pull: true, seen: pullOnly, want: 8500 * time.Millisecond},
+		"TestPullMode's periods, a Pull cluster waits R + P+F+T":      {windows: pullMode, pull: true, seen: both, want: 10500 * time.Millisecond},
+		"TestPullMode's periods, a Push cluster among Pull ones":      {windows: pullMode, seen: both, want: 9 * s},
+		"settings without the lease monitor's flags: the Push window": {windows: SettlingWindows{Push: 45 * s}, pull: true, seen: both, want: 45 * s},
+		"the zero windows wait for nothing":                           {pull: true, seen: both},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := tc.windows.of(tc.pull, tc.seen); got != tc.want {
+				t.Errorf("of = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// failing is one cluster of a scenario of clusters failing, in times after
+// t0. A Push cluster's first failed probe starts at start and is written
+// at seen (start when the connection is refused, start + T when the probe
+// times out), and Ready=False F later than both. A Pull cluster's last
+// heartbeat is start, and the lease monitor writes Ready=Unknown at seen
+// (G after it, G + M at the latest).
+type failing struct {
+	name        string
+	pull        bool
+	start, seen time.Duration
+}
+
+// view is the Cluster as the control plane has it at now.
+func (f failing) view(now, failureThreshold time.Duration) clusterv1alpha1.Cluster {
+	c := healthy(f.name)
+	if f.pull {
+		c.Spec.SyncMode = clusterv1alpha1.Pull
+	}
+	if now < f.seen {
+		return *c.obj()
+	}
+	cond := func(typ string, s metav1.ConditionStatus, since time.Duration) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: s, Reason: "Test", LastTransitionTime: metav1.NewTime(t0.Add(since))}
+	}
+	ready := cond(clusterv1alpha1.ClusterConditionReady, metav1.ConditionTrue, -time.Hour)
+	probe := cond(clusterv1alpha1.ClusterConditionProbeSucceeded, metav1.ConditionFalse, f.start)
+	switch {
+	case f.pull:
+		ready = cond(clusterv1alpha1.ClusterConditionReady, metav1.ConditionUnknown, f.seen)
+		probe = cond(clusterv1alpha1.ClusterConditionProbeSucceeded, metav1.ConditionUnknown, f.start)
+	case now >= f.seen+failureThreshold:
+		ready = cond(clusterv1alpha1.ClusterConditionReady, metav1.ConditionFalse, f.start+failureThreshold)
+	}
+	c.Status.Conditions = []metav1.Condition{ready, probe}
+	return *c.obj()
+}
+
+// TestSettlingWindowSeesClustersFailingTogether plays clusters failing
+// together at their worst timings, and asks the guard every 100ms about an
+// eviction from each cluster seen failing: none may be allowed before
+// they are all seen (then no cluster is Ready, and nothing is evicted),
+// except where a case says.
+func TestSettlingWindowSeesClustersFailingTogether(t *testing.T) {
+	sec := func(x float64) time.Duration { return time.Duration(math.Round(x * float64(time.Second))) }
+	type flags struct{ p, f, t, g, m float64 }
+	defaults := flags{p: 10, f: 30, t: 5, g: 40, m: 5}
+	cases := map[string]struct {
+		flags    flags
+		clusters []failing
+		// evicts is the first eviction allowed ("cluster at time"); ""
+		// for none.
+		evicts string
+	}{
+		"Pull clusters, last heartbeats 9.9s, 4s and 0s before, the monitor late by M": {
+			flags: defaults,
+			clusters: []failing{
+				{name: "a", pull: true, start: sec(-9.9), seen: sec(35.1)},
+				{name: "b", pull: true, start: sec(-4), seen: sec(41)},
+				{name: "c", pull: true, start: 0, seen: sec(45)},
+			},
+		},
+		"Push clusters: refused at once, timed out a period later": {
+			flags: defaults,
+			clusters: []failing{
+				{name: "a", start: 0, seen: 0},
+				{name: "b", start: sec(10), seen: sec(15)},
+				{name: "c", start: sec(9.9), seen: sec(14.9)},
+			},
+		},
+		"Push clusters failing F apart, by timeouts and by a refused connection": {
+			flags: defaults,
+			clusters: []failing{
+				{name: "a", start: 0, seen: sec(5)},
+				{name: "b", start: sec(40), seen: sec(45)},
+				{name: "c", start: sec(40), seen: sec(40)},
+			},
+		},
+		"Push clusters failing once the first is seen Ready=False, by timeouts: outside the window": {
+			flags: defaults,
+			clusters: []failing{
+				{name: "a", start: 0, seen: sec(5)},
+				{name: "b", start: sec(45), seen: sec(50)},
+				{name: "c", start: sec(45), seen: sec(50)},
+			},
+			evicts: "a at 45s",
+		},
+		"Push and Pull clusters, the defaults": {
+			flags: defaults,
+			clusters: []failing{
+				{name: "a", start: 0, seen: 0},
+				{name: "b", start: sec(10), seen: sec(15)},
+				{name: "x", pull: true, start: 0, seen: sec(45)},
+			},
+		},
+		"Push clusters probed every second wait for a Pull cluster with the default grace": {
+			flags: flags{p: 1, f: 3, t: 5, g: 40, m: 5},
+			clusters: []failing{
+				{name: "a", start: 0, seen: 0},
+				{name: "b", start: sec(1), seen: sec(6)},
+				{name: "x", pull: true, start: 0, seen: sec(45)},
+			},
+		},
+		"a Pull cluster waits for a Push cluster failing F later (TestPullMode's flags)": {
+			flags: flags{p: 1, f: 3, t: 5, g: 6, m: 1},
+			clusters: []failing{
+				{name: "x", pull: true, start: sec(-1.4), seen: sec(5.6)},
+				{name: "b", start: sec(1), seen: sec(1)},
+				{name: "a", start: sec(4), seen: sec(9)},
+			},
+		},
+		"a Pull cluster waits for a Push cluster's timed-out probe a long period later": {
+			flags: flags{p: 10, f: 0, t: 5, g: 6, m: 1},
+			clusters: []failing{
+				{name: "x", pull: true, start: sec(-1.4), seen: sec(5.6)},
+				{name: "b", start: 0, seen: 0},
+				{name: "a", start: sec(10), seen: sec(15)},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cfg := defaultGuardConfig
+			fl := tc.flags
+			cfg.Settling = NewSettlingWindows(sec(fl.p), sec(fl.f), sec(fl.t), sec(fl.g), sec(fl.m))
+			from, until := tc.clusters[0].seen, tc.clusters[0].seen
+			for _, c := range tc.clusters {
+				from, until = min(from, c.seen), max(until, c.seen)
+			}
+			got := ""
+		steps:
+			for now := from; now <= until; now += 100 * time.Millisecond {
+				var views []clusterv1alpha1.Cluster
+				for _, c := range tc.clusters {
+					views = append(views, c.view(now, sec(fl.f)))
+				}
+				for _, c := range tc.clusters {
+					if now < c.seen {
+						continue
+					}
+					if h := StormGuardHold(views, c.name, cfg, t0.Add(now)); !h.Halted && h.Until.IsZero() {
+						got = fmt.Sprintf("%s at %s", c.name, now)
+						break steps
+					}
+				}
+			}
+			if got != tc.evicts {
+				t.Errorf("first eviction allowed: %q, want %q", got, tc.evicts)
+			}
+		})
+	}
+}
+
 func TestObserveClusterSuspects(t *testing.T) {
 	cases := map[string]struct {
 		cluster *clusterv1alpha1.Cluster
@@ -90,6 +301,14 @@ func TestObserveClusterSuspects(t *testing.T) {
 			cluster: makeCluster("m1").readySince(metav1.ConditionFalse, 8).obj(),
 			want:    clusterHealth{name: "m1", observed: true, since: at(8)},
 		},
+		"a Pull cluster whose Lease ran out: failing since its last heartbeat": {
+			cluster: func() *clusterv1alpha1.Cluster {
+				c := makeCluster("m1").readySince(metav1.ConditionUnknown, 45).probe(metav1.ConditionUnknown, 5)
+				c.Spec.SyncMode = clusterv1alpha1.Pull
+				return c.obj()
+			}(),
+			want: clusterHealth{name: "m1", pull: true, observed: true, since: at(5)},
+		},
 		"never probed": {
 			cluster: makeCluster("m1").noConditions().obj(),
 			want:    clusterHealth{name: "m1"},
@@ -109,7 +328,7 @@ func TestObserveClusterSuspects(t *testing.T) {
 // test one: probes every 1s, 3s to Ready=False, 5s probe timeout: 9s.
 func TestEvictionHold(t *testing.T) {
 	cfg := defaultGuardConfig
-	cfg.SettlingWindow = SettlingWindow(time.Second, 3*time.Second, 5*time.Second)
+	cfg.Settling = SettlingWindows{Push: SettlingWindow(time.Second, 3*time.Second, 5*time.Second)}
 	type want struct {
 		held  bool
 		retry time.Duration
@@ -246,7 +465,7 @@ func TestEvictionHold(t *testing.T) {
 			if tc.allDownEnded != 0 {
 				ended = at(tc.allDownEnded)
 			}
-			got := evictionHold(status, gs, target, ended, at(tc.now), cfg)
+			got := evictionHold(status, gs, target, ended, at(tc.now), cfg, cfg.Settling.Push)
 			if got.held != tc.want.held || got.retryAfter != tc.want.retry || !strings.Contains(got.reason, tc.want.in) {
 				t.Errorf("evictionHold = %+v, want %+v", got, tc.want)
 			}
@@ -259,7 +478,7 @@ func TestEvictionHold(t *testing.T) {
 // seen it (a restart errs towards holding).
 func TestStormGuardSettlesAfterEveryClusterWasDown(t *testing.T) {
 	cfg := defaultGuardConfig
-	cfg.SettlingWindow = 9 * time.Second
+	cfg.Settling = SettlingWindows{Push: 9 * time.Second}
 	e := newGuardEnv(t, cfg, failed("m1", -100, 3).obj(), failed("m2", -100, 3).obj(), failed("m3", -100, 3).obj())
 	if a := e.admit("rb/x@m1", "m1"); a.Allowed || !strings.Contains(a.Reason, "no cluster is Ready") {
 		t.Fatalf("every cluster down: %+v, want held", a)
@@ -381,7 +600,7 @@ func TestTaintManagerWaitsForTheSettlingWindow(t *testing.T) {
 		failed("member1", -5, 3).notReadyNoExecute(-2).obj(), healthy("member2").obj(), healthy("member3").obj(),
 		makeBinding("nginx").clusters("member1").obj())
 	cfg := defaultGuardConfig
-	cfg.SettlingWindow = 9 * time.Second
+	cfg.Settling = SettlingWindows{Push: 9 * time.Second}
 	guard, err := NewStormGuard(e.client, nil, e.clock, cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -401,5 +620,29 @@ func TestTaintManagerWaitsForTheSettlingWindow(t *testing.T) {
 	e.reconcile(resourceBindingKind, reqFor(nginx))
 	if got := e.rb(nginx).Spec.Clusters; len(got) != 0 || e.writes == 0 {
 		t.Errorf("at the end of the window: clusters %v after %d writes, want member1 evicted", got, e.writes)
+	}
+}
+
+// TestStormGuardSettlesAPullCluster: the guard gives a Pull cluster its own
+// window, from its last heartbeat, and says so in the Event.
+func TestStormGuardSettlesAPullCluster(t *testing.T) {
+	cfg := defaultGuardConfig
+	cfg.Settling = NewSettlingWindows(10*time.Second, 30*time.Second, 5*time.Second, 40*time.Second, 5*time.Second)
+	pull := makeCluster("m2").readySince(metav1.ConditionUnknown, 90).probe(metav1.ConditionUnknown, 50)
+	pull.Spec.SyncMode = clusterv1alpha1.Pull
+	e := newGuardEnv(t, cfg, healthy("m1").obj(), pull.obj(), healthy("m3").obj())
+	if _, err := e.guard.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.SetTime(at(100))
+	if a := e.admit("rb/x@m2", "m2"); a.Allowed || a.RetryAfter != 5*time.Second || !strings.Contains(a.Reason, "settling: m2") {
+		t.Fatalf("within the window: %+v, want held 5s (55s from the heartbeat at +50s)", a)
+	}
+	if evs := e.events(); !containsEvent(evs, EventReasonStormGuardSettling, "m2", "55s", "--cluster-monitor-grace-period") {
+		t.Errorf("events = %v, want StormGuardSettling on m2 explaining its 55s window", evs)
+	}
+	e.clock.SetTime(at(105))
+	if a := e.admit("rb/x@m2", "m2"); !a.Allowed {
+		t.Errorf("at the end of the window: %+v, want allowed", a)
 	}
 }

@@ -103,9 +103,10 @@ type StormGuardConfig struct {
 	// LargeGroupThreshold: a partially disrupted group with at most this
 	// many clusters stops evicting (--large-cluster-num-threshold).
 	LargeGroupThreshold int
-	// SettlingWindow: evictions from a failing cluster wait this long after
-	// its probes started failing (see SettlingWindow); 0 waits for nothing.
-	SettlingWindow time.Duration
+	// Settling are the settling windows: evictions from a failing cluster
+	// wait its window after it started failing (see SettlingWindows); the
+	// zero value waits for nothing.
+	Settling SettlingWindows
 }
 
 // computeGroupState is Kubernetes' ComputeZoneState for a group with ready
@@ -182,6 +183,9 @@ func (s StormGuardStatus) Group(name string) (GroupStatus, bool) {
 type clusterHealth struct {
 	name  string
 	group string
+	// pull: a Pull cluster (spec.syncMode), seen failing through its
+	// Lease rather than probes.
+	pull bool
 	// observed: the cluster has a Ready condition.
 	observed bool
 	ready    bool
@@ -189,7 +193,9 @@ type clusterHealth struct {
 	// guard counts it as not Ready.
 	suspect bool
 	// since is when a not-Ready or suspect cluster started failing: when
-	// its probes started failing, or without a failing ProbeSucceeded
+	// its probes started failing (for a Pull cluster whose agent went
+	// silent, its last heartbeat: the lease monitor dates its
+	// ProbeSucceeded=Unknown so), or without a failing ProbeSucceeded
 	// condition, when Ready left True. It never moves while Ready stays
 	// not True, whatever the probes do meanwhile.
 	since time.Time
@@ -200,13 +206,14 @@ type clusterHealth struct {
 	readySince time.Time
 }
 
-// observeCluster reads c for the guard: its group is spec.region, and it is
-// ready when its Ready condition is True (False and Unknown are not
-// Ready). A cluster without a Ready condition has not been probed yet
-// (it was just registered): it counts neither as Ready nor as not Ready,
-// so that a fresh control plane is not mistaken for a partitioned one.
-// No ClusterTaintPolicy condition matches a missing condition either.
-// A Ready cluster whose ProbeSucceeded condition is not True is a suspect.
+// observeCluster reads c for the guard: its group is spec.region, its
+// kind spec.syncMode, and it is ready when its Ready condition is True
+// (False and Unknown are not Ready). A cluster without a Ready condition
+// has not been probed yet (it was just registered): it counts neither as
+// Ready nor as not Ready, so that a fresh control plane is not mistaken
+// for a partitioned one. No ClusterTaintPolicy condition matches a missing
+// condition either. A Ready cluster whose ProbeSucceeded condition is not
+// True is a suspect.
 func observeCluster(c *clusterv1alpha1.Cluster) clusterHealth {
 	cond := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
 	probe := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionProbeSucceeded)
@@ -214,6 +221,7 @@ func observeCluster(c *clusterv1alpha1.Cluster) clusterHealth {
 	h := clusterHealth{
 		name:     c.Name,
 		group:    c.Spec.Region,
+		pull:     c.Spec.SyncMode == clusterv1alpha1.Pull,
 		observed: cond != nil,
 		ready:    cond != nil && cond.Status == metav1.ConditionTrue,
 	}
@@ -401,21 +409,23 @@ func (g *StormGuard) Admit(ctx context.Context, key, cluster string) (Admission,
 	if err != nil {
 		return Admission{}, err
 	}
-	status := computeStormGuard(observeAll(clusters), g.cfg)
+	observed := observeAll(clusters)
+	status := computeStormGuard(observed, g.cfg)
 	gs, target := groupOf(status, clusters, cluster)
 	group := gs.Name
 	now := g.clock.Now()
+	kinds := kindsOf(observed)
 
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.record(status, clusters, now)
 
 	a := Admission{Group: group, State: gs.State}
-	if h := evictionHold(status, gs, target, g.returns.ended, now, g.cfg); h.held {
+	if h := evictionHold(status, gs, target, g.returns.ended, now, g.cfg, g.cfg.Settling.of(target.pull, kinds)); h.held {
 		delete(g.reservations, key)
 		a.RetryAfter, a.Reason = h.retryAfter, h.reason
 		if !h.settlingUntil.IsZero() {
-			g.announceSettling(clusters, cluster, h.settlingUntil)
+			g.announceSettling(clusters, target, kinds, h.settlingUntil)
 		}
 		return a, nil
 	}
@@ -481,9 +491,10 @@ type GuardHold struct {
 // token bucket (see PaceEvictions) and no record of an earlier moment when
 // every cluster was down.
 func StormGuardHold(clusters []clusterv1alpha1.Cluster, cluster string, cfg StormGuardConfig, now time.Time) GuardHold {
-	status := computeStormGuard(observeAll(clusters), cfg)
+	observed := observeAll(clusters)
+	status := computeStormGuard(observed, cfg)
 	gs, target := groupOf(status, clusters, cluster)
-	h := evictionHold(status, gs, target, time.Time{}, now, cfg)
+	h := evictionHold(status, gs, target, time.Time{}, now, cfg, cfg.Settling.of(target.pull, kindsOf(observed)))
 	return GuardHold{Group: gs, Halted: h.held && h.settlingUntil.IsZero(), Until: h.settlingUntil, Reason: h.reason}
 }
 
@@ -602,9 +613,11 @@ const (
 	EventReasonStormGuardSettling = "StormGuardSettling"
 )
 
-// announceSettling records, once per window, an Event on the cluster whose
-// evictions wait for the settling window until until; g.mu is held.
-func (g *StormGuard) announceSettling(clusters []clusterv1alpha1.Cluster, name string, until time.Time) {
+// announceSettling records, once per window, an Event on the cluster
+// target whose evictions wait for the settling window until until; kinds
+// are the kinds of cluster seen; g.mu is held.
+func (g *StormGuard) announceSettling(clusters []clusterv1alpha1.Cluster, target clusterHealth, kinds clusterKinds, until time.Time) {
+	name := target.name
 	if g.recorder == nil || g.settling[name].Equal(until) {
 		return
 	}
@@ -612,8 +625,8 @@ func (g *StormGuard) announceSettling(clusters []clusterv1alpha1.Cluster, name s
 	for i := range clusters {
 		if clusters[i].Name == name {
 			g.recorder.Event(&clusters[i], "Normal", EventReasonStormGuardSettling, fmt.Sprintf(
-				"Storm guard: evictions from %s wait until %s, the end of the settling window (%s: --cluster-status-update-frequency + --cluster-failure-threshold + --cluster-probe-timeout after its probes started failing), so that clusters failing at the same time are seen together.",
-				name, until.UTC().Format(time.RFC3339), g.cfg.SettlingWindow))
+				"Storm guard: evictions from %s wait until %s, the end of the settling window (%s: %s), so that clusters failing at the same time are seen together.",
+				name, until.UTC().Format(time.RFC3339), g.cfg.Settling.of(target.pull, kinds), g.cfg.Settling.explain(target.pull, kinds)))
 			return
 		}
 	}

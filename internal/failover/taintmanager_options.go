@@ -53,6 +53,10 @@ type ClusterFailoverOptions struct {
 	// hold back one binding's clean-up while other failovers are in flight
 	// (see Wave); 0 holds nothing.
 	GracefulEvictionHold time.Duration
+	// FencingStopMargin is how long after its agent fenced it a copy in
+	// a Pull cluster counts as stopped: the time the stop takes in the
+	// member, and the clocks' disagreement (see internal/fencing).
+	FencingStopMargin time.Duration
 }
 
 // NewClusterFailoverOptions returns the defaults.
@@ -66,8 +70,13 @@ func NewClusterFailoverOptions() *ClusterFailoverOptions {
 		LargeClusterNumThreshold:        10,
 		GracefulEvictionTimeout:         DefaultGracePeriod,
 		GracefulEvictionHold:            DefaultGracefulEvictionHold,
+		FencingStopMargin:               DefaultFencingStopMargin,
 	}
 }
+
+// DefaultFencingStopMargin is --fencing-stop-margin's default: a pod's
+// default termination grace period.
+const DefaultFencingStopMargin = 30 * time.Second
 
 // AddFlags registers the options on fs.
 func (o *ClusterFailoverOptions) AddFlags(fs *pflag.FlagSet) {
@@ -85,6 +94,8 @@ func (o *ClusterFailoverOptions) AddFlags(fs *pflag.FlagSet) {
 		"A cluster group in state PartialDisruption with at most this many clusters stops evicting instead of slowing down.")
 	fs.DurationVar(&o.GracefulEvictionTimeout, "graceful-eviction-timeout", o.GracefulEvictionTimeout,
 		"Grace period of eviction tasks that set no gracePeriodSeconds: how long a Gracefully eviction waits for a healthy replacement, and how long a Directly eviction waits for an unreachable old cluster before creating the new copy anyway (Karmada's flag, same default).")
+	fs.DurationVar(&o.FencingStopMargin, "fencing-stop-margin", o.FencingStopMargin,
+		"A copy in a Pull cluster that its agent fenced (scaled to zero or deleted, once it could not renew the cluster's Lease for the lease duration plus the copy's toleration) counts as stopped this long after that; a Directly failover then creates the new copy without waiting for the old one's deletion. Cover the time the stop takes in the member (pod termination) and the difference between the member's and the control plane's clocks.")
 	fs.DurationVar(&o.GracefulEvictionHold, "graceful-eviction-hold", o.GracefulEvictionHold,
 		"How long a workload's clean-up after a failover (its failover history, closing a Gracefully eviction task and so deleting the old copy) may wait while other evicted workloads still wait for their replacement, so that a mass failover places replacements first; 0 never waits. Lifeboat's flag.")
 }
@@ -99,6 +110,8 @@ func (o *ClusterFailoverOptions) Validate() error {
 	switch {
 	case o.GracefulEvictionTimeout <= 0:
 		return fmt.Errorf("--graceful-eviction-timeout must be positive, got %s", o.GracefulEvictionTimeout)
+	case o.FencingStopMargin < 0:
+		return fmt.Errorf("--fencing-stop-margin must not be negative, got %s", o.FencingStopMargin)
 	case o.GracefulEvictionHold < 0:
 		return fmt.Errorf("--graceful-eviction-hold must not be negative, got %s", o.GracefulEvictionHold)
 	case o.ResourceEvictionRate < 0:

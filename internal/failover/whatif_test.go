@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -82,7 +83,7 @@ func TestPaceEvictions(t *testing.T) {
 
 func TestStormGuardHold(t *testing.T) {
 	cfg := defaultGuardConfig
-	cfg.SettlingWindow = SettlingWindow(10*time.Second, 30*time.Second, 5*time.Second)
+	cfg.Settling = SettlingWindows{Push: SettlingWindow(10*time.Second, 30*time.Second, 5*time.Second)}
 	objs := func(ws ...*clusterWrapper) []clusterv1alpha1.Cluster {
 		var out []clusterv1alpha1.Cluster
 		for _, w := range ws {
@@ -125,7 +126,7 @@ func TestStormGuardHold(t *testing.T) {
 		},
 		"rate 0: halted": {
 			clusters: objs(healthy("m1"), failed("m2", 0, 30), healthy("m3")), cluster: "m2", now: 100,
-			cfg: &StormGuardConfig{Rate: 0, SettlingWindow: cfg.SettlingWindow}, halted: true, reason: "the eviction rate is 0",
+			cfg: &StormGuardConfig{Rate: 0, Settling: cfg.Settling}, halted: true, reason: "the eviction rate is 0",
 		},
 		"the cluster's region": {
 			clusters: objs(healthy("m1").region("eu"), failed("m2", 0, 30).region("eu"), healthy("m3").region("us")), cluster: "m2", now: 100,
@@ -190,7 +191,7 @@ func TestNewSettings(t *testing.T) {
 			if s.TaintEviction != tc.wantTaint || s.ApplicationFailover != tc.wantApp || s.DefaultPurgeMode != tc.wantMode {
 				t.Errorf("settings = %+v, want taint eviction %v, application failover %v, purge mode %s", s, tc.wantTaint, tc.wantApp, tc.wantMode)
 			}
-			if got := s.StormGuardConfig(); got.SettlingWindow != 45*time.Second || got.Rate != o.ResourceEvictionRate || got.SecondaryRate != o.SecondaryResourceEvictionRate {
+			if got := s.StormGuardConfig(); got.Settling != (SettlingWindows{Push: 45 * time.Second}) || got.Rate != o.ResourceEvictionRate || got.SecondaryRate != o.SecondaryResourceEvictionRate {
 				t.Errorf("storm guard config = %+v, want the options' rates and a 45s settling window", got)
 			}
 		})
@@ -204,12 +205,12 @@ func TestSettingsJSONRoundTrip(t *testing.T) {
 	}
 	o := NewClusterFailoverOptions()
 	o.ResourceEvictionRate = 0.5
-	s := NewSettings(time.Second, 3*time.Second, 2*time.Second, o, g, true, false)
+	s := NewSettings(time.Second, 3*time.Second, 2*time.Second, o, g, true, false).WithLeaseMonitor(6*time.Second, time.Second)
 	data, err := json.Marshal(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, key := range []string{`"clusterStatusUpdateFrequency":"1s"`, `"resourceEvictionRate":0.5`, `"StatefulFailoverInjection":false`} {
+	for _, key := range []string{`"clusterStatusUpdateFrequency":"1s"`, `"clusterMonitorGracePeriod":"6s"`, `"clusterMonitorPeriod":"1s"`, `"resourceEvictionRate":0.5`, `"StatefulFailoverInjection":false`} {
 		if !strings.Contains(string(data), key) {
 			t.Errorf("%s does not hold %s", data, key)
 		}
@@ -228,6 +229,40 @@ func TestSettingsJSONRoundTrip(t *testing.T) {
 	back.FeatureGates["SomethingNew"] = true
 	if !back.Gates().Enabled(features.Failover) {
 		t.Errorf("an unknown gate changed the known ones")
+	}
+}
+
+// TestSettingsWindows: the published settings give a dry run the settling
+// windows the controller manager uses, and settings published before Pull
+// clusters had a window of their own give them the Push window, as that
+// controller manager did.
+func TestSettingsWindows(t *testing.T) {
+	o := NewClusterFailoverOptions()
+	s := NewSettings(10*time.Second, 30*time.Second, 5*time.Second, o, features.New(), true, true).
+		WithLeaseMonitor(40*time.Second, 5*time.Second)
+	want := SettlingWindows{Push: 45 * time.Second, Pull: 55 * time.Second, PullRenewInterval: 10 * time.Second}
+	if got := s.StormGuardConfig().Settling; got != want {
+		t.Errorf("settling windows = %+v, want %+v", got, want)
+	}
+
+	older := `{"clusterStatusUpdateFrequency":"10s","clusterFailureThreshold":"30s","clusterProbeTimeout":"5s","taintEviction":true,` +
+		`"resourceEvictionRate":0.5,"secondaryResourceEvictionRate":0.1,"unhealthyClusterThreshold":0.55,"largeClusterNumThreshold":10}`
+	var decoded Settings
+	if err := json.Unmarshal([]byte(older), &decoded); err != nil {
+		t.Fatal(err)
+	}
+	cfg := decoded.StormGuardConfig()
+	if got := cfg.Settling.of(true, clusterKinds{pull: true}); got != 45*time.Second {
+		t.Errorf("older settings: a Pull cluster's window %s, want the Push window 45s", got)
+	}
+	pull := makeCluster("m2").readySince(metav1.ConditionUnknown, 40).probe(metav1.ConditionUnknown, 0)
+	pull.Spec.SyncMode = clusterv1alpha1.Pull
+	clusters := []clusterv1alpha1.Cluster{*healthy("m1").obj(), *pull.obj(), *healthy("m3").obj()}
+	if h := StormGuardHold(clusters, "m2", cfg, at(41)); !h.Until.Equal(at(45)) {
+		t.Errorf("older settings: held until %s, want %s", h.Until, at(45))
+	}
+	if h := StormGuardHold(clusters, "m2", s.StormGuardConfig(), at(41)); !h.Until.Equal(at(55)) {
+		t.Errorf("settings with the lease monitor's flags: held until %s, want %s", h.Until, at(55))
 	}
 }
 

@@ -38,24 +38,29 @@ func (u *upper) startProxy(ctx context.Context, c ClusterInfo) error {
 	if err != nil {
 		return fmt.Errorf("parsing %s's address: %w", c.Name, err)
 	}
-	comp := Component{
+	return u.startProxyComponent(ctx, Component{
 		Name: proxyComponent(c.Name), Cluster: c.Name,
 		Binary: u.opts.LifeboatBinary,
 		Args:   []string{"env", "proxy", "--listen", listen.Host, "--target", target.Host, "--cut-file", cutFile(u.state.Dir, c.Name)},
-	}
+	}, listen.Host)
+}
+
+// startProxyComponent starts a proxy component and waits until it listens
+// on listen.
+func (u *upper) startProxyComponent(ctx context.Context, comp Component, listen string) error {
 	if err := u.start(ctx, comp, healthCheck{}, 10*time.Second); err != nil {
 		return err
 	}
 	// Listening is what makes it ready: the start above only knows it runs.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		conn, err := net.DialTimeout("tcp", listen.Host, time.Second)
+		conn, err := net.DialTimeout("tcp", listen, time.Second)
 		if err == nil {
 			conn.Close()
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s does not listen on %s: %w", comp.Name, listen.Host, err)
+			return fmt.Errorf("%s does not listen on %s: %w", comp.Name, listen, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -84,18 +84,24 @@ func writePKI(dir string) (pki, error) {
 	if err != nil {
 		return p, fmt.Errorf("generating service account key: %w", err)
 	}
+	// The serving certificate file holds the chain, the CA after the
+	// serving certificate, so that the API servers send their CA in the
+	// handshake: `lifeboat register` pins it by the hash of its key.
 	files := []struct {
 		path, kind string
-		der        []byte
+		ders       [][]byte
 	}{
-		{p.CACert, "CERTIFICATE", caDER},
-		{p.CAKey, "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(caKey)},
-		{p.ServingCert, "CERTIFICATE", servingDER},
-		{p.ServeKey, "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(servingKey)},
-		{p.ServiceAccountKey, "RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(saKey)},
+		{p.CACert, "CERTIFICATE", [][]byte{caDER}},
+		{p.CAKey, "RSA PRIVATE KEY", [][]byte{x509.MarshalPKCS1PrivateKey(caKey)}},
+		{p.ServingCert, "CERTIFICATE", [][]byte{servingDER, caDER}},
+		{p.ServeKey, "RSA PRIVATE KEY", [][]byte{x509.MarshalPKCS1PrivateKey(servingKey)}},
+		{p.ServiceAccountKey, "RSA PRIVATE KEY", [][]byte{x509.MarshalPKCS1PrivateKey(saKey)}},
 	}
 	for _, f := range files {
-		data := pem.EncodeToMemory(&pem.Block{Type: f.kind, Bytes: f.der})
+		var data []byte
+		for _, der := range f.ders {
+			data = append(data, pem.EncodeToMemory(&pem.Block{Type: f.kind, Bytes: der})...)
+		}
 		if err := os.WriteFile(f.path, data, 0o600); err != nil {
 			return p, fmt.Errorf("writing %s: %w", f.path, err)
 		}

@@ -44,6 +44,12 @@ type ClusterInfo struct {
 	// Endpoint is where the control plane reaches a member: the proxy of
 	// partition.go in front of Server.
 	Endpoint string `json:"endpoint,omitempty"`
+	// Pull says the member is joined in Pull mode: its agent (component
+	// memberN-agent) reaches the control plane at AgentEndpoint, the
+	// proxy of partition.go in front of the control plane's API server
+	// when the environment is partitionable, else the server itself.
+	Pull          bool   `json:"pull,omitempty"`
+	AgentEndpoint string `json:"agentEndpoint,omitempty"`
 	// ControllerManagerToken authenticates the Lifeboat controller manager
 	// as the user ControllerManagerUser, bound to the least-privilege
 	// ClusterRole of config/rbac. Only the control plane has one.

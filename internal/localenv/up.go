@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,6 +58,12 @@ type Options struct {
 	// before they give up: off by default, so that the other faults look
 	// as they do without it.
 	Partitionable bool
+	// PullMembers are the members joined in Pull mode (pull.go): each runs
+	// `lifeboat agent`, registered with a bootstrap token, instead of
+	// being reached by the control plane.
+	PullMembers []string
+	// AgentArgs are extra flags for every `lifeboat agent`.
+	AgentArgs []string
 	// HostImages are image archives imported into the host node besides
 	// the Kubernetes components' (Lifeboat's image, for one).
 	HostImages []string
@@ -85,6 +92,9 @@ func (o *Options) defaults() error {
 	}
 	if o.Members < 1 || o.Members > 20 {
 		return fmt.Errorf("--members must be between 1 and 20, got %d", o.Members)
+	}
+	if err := checkPullMembers(o.PullMembers, o.Members); err != nil {
+		return err
 	}
 	if o.CacheDir == "" {
 		o.CacheDir = components.DefaultCacheDir()
@@ -240,6 +250,11 @@ func (u *upper) run(ctx context.Context) error {
 			}
 			c.Endpoint = u.endpointFor(proxyPort)
 		}
+		if c.Member && slices.Contains(u.opts.PullMembers, n) {
+			if err := u.pullInfo(&c); err != nil {
+				return err
+			}
+		}
 		if !c.Member {
 			if c.ControllerManagerToken, err = newToken(); err != nil {
 				return err
@@ -313,7 +328,12 @@ func (u *upper) run(ctx context.Context) error {
 func (u *upper) registerAndStartControllers(ctx context.Context) error {
 	s, out := u.state, u.opts.Out
 	resources := append(LocalMemberResources(), u.opts.MemberResources...)
+	var pull []ClusterInfo
 	for _, c := range s.memberInfos() {
+		if c.Pull {
+			pull = append(pull, c)
+			continue
+		}
 		if err := registerCluster(ctx, s, c, resources); err != nil {
 			return fmt.Errorf("registering %s: %w", c.Name, err)
 		}
@@ -324,6 +344,19 @@ func (u *upper) registerAndStartControllers(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintln(out, "✓ lifeboat controller-manager")
+	if len(pull) == 0 {
+		return nil
+	}
+	// The controller manager approves the agents' certificates: the pull
+	// members register once it runs.
+	if err := u.parallel(pull, func(c ClusterInfo) error { return u.startPullMember(ctx, c) }); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(pull))
+	for _, c := range pull {
+		names = append(names, c.Name)
+	}
+	fmt.Fprintf(out, "✓ pull members registered with bootstrap tokens, each running lifeboat agent: %s\n", strings.Join(names, ", "))
 	return nil
 }
 
@@ -412,6 +445,11 @@ func (u *upper) startAPIServer(ctx context.Context, c ClusterInfo, etcdURL strin
 		users += hostAPIServerUsers(u.state.Host)
 		extra = hostnode.APIServerArgs()
 		serviceRange, authorization = hostnode.ServiceCIDR, hostnode.APIServerAuthorization
+	}
+	if c.Name == ControlPlaneName {
+		// Pull members register with bootstrap tokens (kube-system
+		// Secrets made by `lifeboat token create`); members do not.
+		extra = append(extra, "--enable-bootstrap-token-auth=true")
 	}
 	if err := os.WriteFile(tokens, []byte(users), 0o600); err != nil {
 		return err
@@ -571,8 +609,12 @@ func (u *upper) kubeControllerManager(c ClusterInfo, kubeconfig string, port int
 // controlPlaneControllers are what the control plane needs from
 // kube-controller-manager, as in Karmada: namespaces that can finish
 // terminating, and garbage collection of owned objects (a binding owned by its
-// template, a Secret owned by its Cluster).
-var controlPlaneControllers = []string{"namespace-controller", "garbage-collector-controller"}
+// template, a Secret owned by its Cluster); for pull members, the signing of
+// the client certificates their agents ask for (once Lifeboat's
+// agent-csr-approving controller approved them) and the deletion of expired
+// bootstrap tokens.
+var controlPlaneControllers = []string{"namespace-controller", "garbage-collector-controller",
+	"certificatesigningrequest-signing-controller", "token-cleaner-controller"}
 
 // startControlPlaneControllers runs kube-controller-manager for the control plane.
 func (u *upper) startControlPlaneControllers(ctx context.Context) error {
@@ -587,6 +629,13 @@ func (u *upper) startControlPlaneControllers(ctx context.Context) error {
 		return err
 	}
 	comp := u.kubeControllerManager(c, kubeconfig, port, ControlPlaneName+"-kube-controller-manager", controlPlaneControllers)
+	// The environment's CA signs the agents' client certificates: the API
+	// server trusts it for clients already (--client-ca-file).
+	comp.Args = append(comp.Args,
+		"--cluster-signing-kube-apiserver-client-cert-file="+u.pki.CACert,
+		"--cluster-signing-kube-apiserver-client-key-file="+u.pki.CAKey,
+		"--cluster-signing-duration=8760h",
+	)
 	return u.start(ctx, comp, healthCheck{insecure: true}, 60*time.Second)
 }
 

@@ -106,6 +106,9 @@ type Options struct {
 	NewClients func(cfg *rest.Config, requestTimeout time.Duration) (*Clients, error)
 	// Clock drives the back-off; tests use a fake clock.
 	Clock clock.PassiveClock
+	// Config builds a member's client configuration; nil reads the
+	// Cluster's credentials Secret (SecretConfig).
+	Config ConfigSource
 }
 
 // DefaultOptions are sized for thousands of objects over a few members.
@@ -314,7 +317,7 @@ func (c *Cache) connect(ctx context.Context, name string) (*member, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := ConfigFor(ctx, c.reader, &cluster)
+	cfg, err := c.config(ctx, &cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -335,6 +338,13 @@ func (c *Cache) connect(ctx context.Context, name string) (*member, error) {
 		cancel:      cancel,
 		informers:   map[schema.GroupVersionResource]*resourceInformer{},
 	}, nil
+}
+
+func (c *Cache) config(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*rest.Config, error) {
+	if c.opts.Config != nil {
+		return c.opts.Config(ctx, cluster)
+	}
+	return ConfigFor(ctx, c.reader, cluster)
 }
 
 // memberFor returns the connected member, connecting it on first use.

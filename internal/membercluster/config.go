@@ -17,6 +17,28 @@ import (
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 )
 
+// ConfigSource builds the client configuration of a member cluster.
+type ConfigSource func(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*rest.Config, error)
+
+// SecretConfig is the control plane's ConfigSource: ConfigFor, reading the
+// credentials through reader.
+func SecretConfig(reader client.Reader) ConfigSource {
+	return func(ctx context.Context, cluster *clusterv1alpha1.Cluster) (*rest.Config, error) {
+		return ConfigFor(ctx, reader, cluster)
+	}
+}
+
+// LocalConfig is the ConfigSource of an agent inside the member cluster
+// name: its own configuration for that cluster, and an error for any other.
+func LocalConfig(name string, cfg *rest.Config) ConfigSource {
+	return func(_ context.Context, cluster *clusterv1alpha1.Cluster) (*rest.Config, error) {
+		if cluster.Name != name {
+			return nil, fmt.Errorf("this agent serves cluster %s, not %s", name, cluster.Name)
+		}
+		return rest.CopyConfig(cfg), nil
+	}
+}
+
 // ConfigFor builds the client configuration of a push-mode member from its
 // Cluster object and the Secret that spec.secretRef names (keys "token" and
 // "caBundle", as Karmada stores them).

@@ -6,12 +6,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -19,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
@@ -87,6 +90,11 @@ type Reconciler struct {
 	// Works whose objects it has just created; they go into this
 	// controller's next write of the Work.
 	Handoff *coalesce.Handoff[[]metav1.Condition]
+
+	// Agent is set in the agent of a Pull cluster: it reports the Works of
+	// the Pull cluster it runs in; the control plane's reports those of
+	// Push clusters (see execution.Applies).
+	Agent bool
 
 	// queue takes member events, which arrive from informers outside
 	// controller-runtime.
@@ -171,6 +179,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	if !work.DeletionTimestamp.IsZero() {
+		return reconcile.Result{}, nil
+	}
+	var owner clusterv1alpha1.Cluster
+	if err := r.Client.Get(ctx, types.NamespacedName{Name: cluster}, &owner); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return reconcile.Result{}, fmt.Errorf("reading Cluster %s: %w", cluster, err)
+		}
+		// No member to observe.
+		return reconcile.Result{}, nil
+	}
+	if !execution.Applies(&owner, r.Agent) {
 		return reconcile.Result{}, nil
 	}
 
@@ -274,4 +293,23 @@ func (r *Reconciler) event(work *workv1alpha1.Work, reason, message string) {
 	if r.Recorder != nil {
 		r.Recorder.Event(work, corev1.EventTypeWarning, reason, message)
 	}
+}
+
+// SetupWithExecution registers exec and ws, the pair that applies Works and
+// reports on them, wired to each other: the execution controller leaves a
+// new object's Applied condition to ws's first report of it (one status
+// write of the Work instead of two), and ws hands exec the Works whose
+// member objects went missing. The control plane and the agent of a Pull
+// cluster run the same pair.
+func SetupWithExecution(mgr ctrl.Manager, clk clock.PassiveClock, exec *execution.Reconciler, ws *Reconciler) error {
+	echoes := coalesce.NewRecent(0, clk)
+	exec.Clock = clk
+	exec.Echoes = echoes
+	exec.Handoff = coalesce.NewHandoff[[]metav1.Condition](HandoffWait, echoes, clk)
+	if err := exec.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	ws.Drift = exec
+	ws.Handoff = exec.Handoff
+	return ws.SetupWithManager(mgr)
 }

@@ -102,6 +102,7 @@ type DecisionConditions struct {
 }
 
 // ClusterFailoverBehavior configures cluster failover.
+// +kubebuilder:validation:XValidation:rule="!has(self.fencing) || !has(self.fencing.enabled) || !self.fencing.enabled || (has(self.purgeMode) && (self.purgeMode == 'Directly' || self.purgeMode == 'Immediately'))",message="fencing.enabled is only allowed with purgeMode Directly (or its old spelling Immediately): the other purge modes keep the old copy running on purpose",fieldPath=".fencing.enabled"
 type ClusterFailoverBehavior struct {
 	// PurgeMode says how the copy in the failed cluster is removed: Directly
 	// (old spelling Immediately) or Gracefully (old spelling Graciously, the
@@ -115,6 +116,42 @@ type ClusterFailoverBehavior struct {
 	// new copy as labels.
 	// +optional
 	StatePreservation *StatePreservation `json:"statePreservation,omitempty"`
+
+	// Fencing (a Lifeboat extension; Karmada has none) stops the copy in a
+	// Pull cluster that lost the control plane, so that a copy failed over
+	// away from a partitioned cluster never runs at the same time as its
+	// replacement. Only with purgeMode Directly (Immediately), where it is
+	// on unless Enabled is false. Push clusters cannot be fenced.
+	// +optional
+	Fencing *Fencing `json:"fencing,omitempty"`
+}
+
+// FencingAction is what the agent of a Pull cluster does to a fenced copy.
+// +kubebuilder:validation:Enum=ScaleToZero;Delete
+type FencingAction string
+
+const (
+	// FencingScaleToZero sets the copy's replicas to 0 (through the
+	// interpreter's replica revision); a kind without replicas is deleted.
+	FencingScaleToZero FencingAction = "ScaleToZero"
+	// FencingDelete deletes the copy.
+	FencingDelete FencingAction = "Delete"
+)
+
+// Fencing configures the fencing of copies in Pull clusters.
+type Fencing struct {
+	// Enabled turns fencing on or off. Unset means on with purgeMode
+	// Directly (Immediately), the only purge mode it is allowed with.
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// Action is what the agent does to its copy once it could not renew
+	// its cluster's Lease for the lease duration (plus the toleration of
+	// the cluster.karmada.io/not-ready:NoExecute taint, when the placement
+	// tolerates it for a while): ScaleToZero (the default) or Delete.
+	// +optional
+	// +kubebuilder:default=ScaleToZero
+	Action FencingAction `json:"action,omitempty"`
 }
 
 // StatePreservation lists the values to carry over on failover.

@@ -1,0 +1,377 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/spf13/pflag"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/cluster"
+	"github.com/lifeboat-dev/lifeboat/internal/execution"
+	"github.com/lifeboat-dev/lifeboat/internal/intern"
+	"github.com/lifeboat-dev/lifeboat/internal/interpreter/customization"
+	"github.com/lifeboat-dev/lifeboat/internal/interpreter/lua"
+	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
+	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
+	"github.com/lifeboat-dev/lifeboat/internal/workstatus"
+)
+
+// Options are the agent's flags.
+type Options struct {
+	// ClusterName is the Pull cluster the agent serves.
+	ClusterName string
+	// ControlPlaneKubeconfig and ControlPlaneContext hold the agent's own
+	// credentials in the control plane (written by `lifeboat register`);
+	// an empty path means $KUBECONFIG, else ~/.kube/config.
+	ControlPlaneKubeconfig string
+	ControlPlaneContext    string
+	// MemberKubeconfig and MemberContext reach the member the agent runs
+	// in; an empty path means the pod's service account.
+	MemberKubeconfig string
+	MemberContext    string
+
+	// LeaseDuration is written into the cluster's Lease, which is renewed
+	// every LeaseDuration * LeaseRenewFraction. The control plane's
+	// --cluster-monitor-grace-period decides how long it waits for a
+	// renewal.
+	LeaseDuration      time.Duration
+	LeaseRenewFraction float64
+
+	// StatusUpdateFrequency, FailureThreshold, SuccessThreshold,
+	// ProbeTimeout and CollectInterval drive the cluster's status, as the
+	// controller manager's flags of the same names do for Push clusters.
+	StatusUpdateFrequency  time.Duration
+	FailureThreshold       time.Duration
+	SuccessThreshold       time.Duration
+	ProbeTimeout           time.Duration
+	CollectInterval        time.Duration
+	EnableResourceModeling bool
+
+	// Concurrency is the number of Works applied and reported at once.
+	Concurrency int
+
+	HealthProbeBindAddress string
+	MetricsBindAddress     string
+}
+
+// NewOptions returns the defaults, Karmada's agent's where it has them.
+func NewOptions() *Options {
+	c := cluster.NewOptions()
+	return &Options{
+		LeaseDuration:          40 * time.Second,
+		LeaseRenewFraction:     0.25,
+		StatusUpdateFrequency:  c.StatusUpdateFrequency,
+		FailureThreshold:       c.FailureThreshold,
+		SuccessThreshold:       c.SuccessThreshold,
+		ProbeTimeout:           c.ProbeTimeout,
+		CollectInterval:        c.CollectInterval,
+		EnableResourceModeling: c.EnableResourceModeling,
+		Concurrency:            5,
+		HealthProbeBindAddress: "127.0.0.1:10358",
+		MetricsBindAddress:     "127.0.0.1:10359",
+	}
+}
+
+// AddFlags registers the options on fs.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.ClusterName, "cluster-name", o.ClusterName, "Name of the Pull cluster this agent serves (its Cluster object in the control plane). Required.")
+	fs.DurationVar(&o.LeaseDuration, "cluster-lease-duration", o.LeaseDuration, "Lease duration the agent writes into the cluster's Lease in the control plane.")
+	fs.Float64Var(&o.LeaseRenewFraction, "cluster-lease-renew-interval-fraction", o.LeaseRenewFraction, "The Lease is renewed every --cluster-lease-duration times this fraction.")
+	fs.DurationVar(&o.StatusUpdateFrequency, "cluster-status-update-frequency", o.StatusUpdateFrequency, "How often the member's /readyz is probed and the Cluster's status updated.")
+	fs.DurationVar(&o.FailureThreshold, "cluster-failure-threshold", o.FailureThreshold, "How long the member must keep failing its probe before its Ready condition turns False.")
+	fs.DurationVar(&o.SuccessThreshold, "cluster-success-threshold", o.SuccessThreshold, "How long the member must keep passing its probe before its Ready condition turns True again.")
+	fs.DurationVar(&o.ProbeTimeout, "cluster-probe-timeout", o.ProbeTimeout, "Timeout of each health-probe request to the member's API server.")
+	fs.DurationVar(&o.CollectInterval, "cluster-status-collect-interval", o.CollectInterval, "How often the version, API enablements, node and resource summaries are refreshed.")
+	fs.BoolVar(&o.EnableResourceModeling, "enable-cluster-resource-modeling", o.EnableResourceModeling, "Collect nodeSummary and resourceSummary (watches the member's nodes and non-terminal pods).")
+	fs.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "Number of Works applied, and reported on, at once.")
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address serving /healthz and /readyz; \"0\" disables them.")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address serving Prometheus /metrics without authentication; \"0\" disables it.")
+}
+
+// Validate reports flag values that cannot work.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.ClusterName == "" {
+		errs = append(errs, errors.New("--cluster-name is required"))
+	} else if msgs := validation.IsDNS1123Label(o.ClusterName); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("--cluster-name %q: %s", o.ClusterName, msgs[0]))
+	}
+	if o.LeaseDuration < time.Second {
+		errs = append(errs, fmt.Errorf("--cluster-lease-duration %s: want at least 1s", o.LeaseDuration))
+	}
+	if o.LeaseRenewFraction <= 0 || o.LeaseRenewFraction >= 1 {
+		errs = append(errs, fmt.Errorf("--cluster-lease-renew-interval-fraction %g: want a fraction between 0 and 1, such as 0.25", o.LeaseRenewFraction))
+	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{
+		{"--cluster-status-update-frequency", o.StatusUpdateFrequency},
+		{"--cluster-probe-timeout", o.ProbeTimeout},
+		{"--cluster-status-collect-interval", o.CollectInterval},
+	} {
+		if d.v <= 0 {
+			errs = append(errs, fmt.Errorf("%s %s: want a positive duration", d.flag, d.v))
+		}
+	}
+	if o.FailureThreshold < 0 || o.SuccessThreshold < 0 {
+		errs = append(errs, errors.New("--cluster-failure-threshold and --cluster-success-threshold must not be negative"))
+	}
+	if o.Concurrency < 1 {
+		errs = append(errs, fmt.Errorf("--concurrency %d: want at least 1", o.Concurrency))
+	}
+	return errors.Join(errs...)
+}
+
+// RenewInterval is how often the Lease is renewed.
+func (o *Options) RenewInterval() time.Duration {
+	return time.Duration(float64(o.LeaseDuration) * o.LeaseRenewFraction)
+}
+
+func loadConfig(path, context, what string) (*rest.Config, error) {
+	if path == "" && what == "member" {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("no --cluster-kubeconfig given and not running in a pod: %w", err)
+		}
+		return cfg, nil
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if path != "" {
+		rules.ExplicitPath = path
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading the %s kubeconfig: %w", what, err)
+	}
+	return cfg, nil
+}
+
+// Run runs the agent until ctx is done: it applies the Works of its
+// cluster's execution namespace to the member and reports their status,
+// reports the cluster's status, and renews the cluster's Lease.
+func Run(ctx context.Context, o *Options) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("cluster", o.ClusterName)
+	cpCfg, err := loadConfig(o.ControlPlaneKubeconfig, o.ControlPlaneContext, "control-plane")
+	if err != nil {
+		return err
+	}
+	cpCfg.UserAgent = "lifeboat-agent/" + o.ClusterName
+	memberCfg, err := loadConfig(o.MemberKubeconfig, o.MemberContext, "member")
+	if err != nil {
+		return err
+	}
+	scheme, err := lbscheme.New()
+	if err != nil {
+		return err
+	}
+	direct, err := client.New(cpCfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("building the control-plane client: %w", err)
+	}
+	if err := checkCluster(ctx, direct, o.ClusterName); err != nil {
+		return err
+	}
+
+	namespace := clusterv1alpha1.ExecutionSpacePrefix + o.ClusterName
+	mgr, err := ctrl.NewManager(cpCfg, ctrl.Options{
+		Scheme: scheme,
+		// The agent may read only its own Cluster and the Works of its
+		// execution namespace: the caches ask for nothing else.
+		Cache: cache.Options{
+			DefaultTransform: intern.Transform,
+			ByObject: map[client.Object]cache.ByObject{
+				&workv1alpha1.Work{}:       {Namespaces: map[string]cache.Config{namespace: {}}},
+				&clusterv1alpha1.Cluster{}: {Field: fields.OneTermEqualSelector("metadata.name", o.ClusterName)},
+			},
+		},
+		HealthProbeBindAddress: o.HealthProbeBindAddress,
+		Metrics:                metricsserver.Options{BindAddress: o.MetricsBindAddress},
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+	clk := clock.RealClock{}
+	quiet := &record.FakeRecorder{}
+	ricLayer := customization.NewLayer(lua.New(lua.DefaultOptions()), quiet, clk)
+	interp, err := customization.NewInterpreter(ricLayer)
+	if err != nil {
+		return fmt.Errorf("building the interpreter: %w", err)
+	}
+	if err := (&customization.Reconciler{Client: mgr.GetClient(), Recorder: quiet, Layer: ricLayer}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+
+	local := membercluster.LocalConfig(o.ClusterName, memberCfg)
+	memberOpts := membercluster.DefaultOptions()
+	memberOpts.Config = local
+	members := membercluster.New(mgr.GetClient(), memberOpts)
+	if err := mgr.Add(members); err != nil {
+		return err
+	}
+	//lint:ignore SA1019 the core/v1 recorder, as the controller manager's
+	workRecorder := mgr.GetEventRecorderFor("lifeboat-agent")
+	renewer := &LeaseRenewer{
+		Client:   direct,
+		Cluster:  o.ClusterName,
+		Holder:   holderIdentity(o.ClusterName),
+		Duration: o.LeaseDuration,
+		Interval: o.RenewInterval(),
+		Clock:    clk,
+	}
+	fencer := &Fencer{
+		Renewals:      renewer,
+		LeaseDuration: o.LeaseDuration,
+		Clock:         clk,
+		Tick:          time.Second,
+		Scan:          min(max(o.RenewInterval(), time.Second), 5*time.Second),
+	}
+	exec := &execution.Reconciler{
+		Hold:                    fencer.Holds,
+		Client:                  mgr.GetClient(),
+		Recorder:                workRecorder,
+		Interpreter:             interp,
+		Members:                 members,
+		MaxConcurrentReconciles: o.Concurrency,
+		Agent:                   true,
+	}
+	ws := &workstatus.Reconciler{
+		Client:                  mgr.GetClient(),
+		Recorder:                workRecorder,
+		Interpreter:             interp,
+		Members:                 members,
+		MaxConcurrentReconciles: o.Concurrency,
+		Agent:                   true,
+	}
+	if err := workstatus.SetupWithExecution(mgr, clk, exec, ws); err != nil {
+		return err
+	}
+	ricLayer.OnKindChanged(ws.RequeueKind)
+
+	if err := (&cluster.StatusReconciler{
+		Client:                 mgr.GetClient(),
+		Members:                cluster.NewMemberFactory(mgr.GetAPIReader(), o.ProbeTimeout, o.EnableResourceModeling).WithConfig(local),
+		Recorder:               mgr.GetEventRecorder("lifeboat-agent"),
+		Clock:                  clk,
+		StatusUpdateFrequency:  o.StatusUpdateFrequency,
+		FailureThreshold:       o.FailureThreshold,
+		SuccessThreshold:       o.SuccessThreshold,
+		ProbeTimeout:           o.ProbeTimeout,
+		CollectInterval:        o.CollectInterval,
+		EnableResourceModeling: o.EnableResourceModeling,
+		ConcurrentSyncs:        1,
+		Agent:                  true,
+	}).SetupWithManager(mgr); err != nil {
+		return err
+	}
+
+	memberDynamic, err := dynamic.NewForConfig(memberCfg)
+	if err != nil {
+		return fmt.Errorf("building the member's client: %w", err)
+	}
+	memberDiscovery, err := discovery.NewDiscoveryClientForConfig(memberCfg)
+	if err != nil {
+		return fmt.Errorf("building the member's discovery client: %w", err)
+	}
+	fencer.Member, fencer.Discovery, fencer.Replicas = memberDynamic, memberDiscovery, interp
+	fencer.OnUnfenced = func(ctx context.Context) { applyAgain(ctx, mgr.GetClient(), namespace, exec) }
+
+	// The renewer and the fencer run beside the manager, not in it: the
+	// manager starts its runnables only once its caches have synced,
+	// which never happens while the control plane cannot be reached, and
+	// that is when fencing matters.
+	side, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	for _, r := range []interface{ Start(context.Context) error }{renewer, fencer} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = r.Start(side)
+		}()
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	log.Info("starting agent", "namespace", namespace, "leaseDuration", o.LeaseDuration, "renewInterval", o.RenewInterval())
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("running agent: %w", err)
+	}
+	return nil
+}
+
+// applyAgain hands every Work of namespace to the execution controller,
+// which applies those whose copies the fencer stopped (and that are still
+// wanted) again.
+func applyAgain(ctx context.Context, c client.Reader, namespace string, exec *execution.Reconciler) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var works workv1alpha1.WorkList
+	if err := c.List(ctx, &works, client.InNamespace(namespace)); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing the Works to apply again after fencing; they are applied at their next change")
+		return
+	}
+	for i := range works.Items {
+		exec.NotifyDrift(client.ObjectKeyFromObject(&works.Items[i]))
+	}
+}
+
+// checkCluster refuses to start for a cluster that is not a Pull cluster of
+// the control plane, before anything is applied.
+func checkCluster(ctx context.Context, c client.Reader, name string) error {
+	var cl clusterv1alpha1.Cluster
+	err := c.Get(ctx, types.NamespacedName{Name: name}, &cl)
+	switch {
+	case apierrors.IsNotFound(err):
+		return fmt.Errorf("cluster %s does not exist in the control plane: register it with `lifeboat token create --cluster %s` and `lifeboat register`", name, name)
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("the control-plane credentials may not read Cluster %s (are they another cluster's agent's?): %w", name, err)
+	case apierrors.IsUnauthorized(err):
+		return fmt.Errorf("the control plane refused the agent's credentials (expired or revoked?); register the cluster again: %w", err)
+	case err != nil:
+		return fmt.Errorf("reading Cluster %s from the control plane: %w", name, err)
+	}
+	if cl.Spec.SyncMode != clusterv1alpha1.Pull {
+		return fmt.Errorf("cluster %s is joined in %s mode: an agent serves Pull clusters only (unjoin it first, or choose another name)", name, cl.Spec.SyncMode)
+	}
+	return nil
+}
+
+// holderIdentity names this agent process in the Lease.
+func holderIdentity(cluster string) string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		return cluster
+	}
+	return cluster + "/" + host
+}

@@ -1,0 +1,88 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/utils/ptr"
+)
+
+func TestOptionsValidate(t *testing.T) {
+	valid := func() *Options {
+		o := NewOptions()
+		o.ClusterName = "member3"
+		return o
+	}
+	cases := map[string]struct {
+		edit    func(*Options)
+		wantErr string
+	}{
+		"defaults":              {func(*Options) {}, ""},
+		"no cluster name":       {func(o *Options) { o.ClusterName = "" }, "--cluster-name is required"},
+		"cluster name not DNS":  {func(o *Options) { o.ClusterName = "Member_3" }, `--cluster-name "Member_3"`},
+		"lease under a second":  {func(o *Options) { o.LeaseDuration = 500 * time.Millisecond }, "--cluster-lease-duration"},
+		"fraction of one":       {func(o *Options) { o.LeaseRenewFraction = 1 }, "--cluster-lease-renew-interval-fraction"},
+		"fraction zero":         {func(o *Options) { o.LeaseRenewFraction = 0 }, "--cluster-lease-renew-interval-fraction"},
+		"no probe period":       {func(o *Options) { o.StatusUpdateFrequency = 0 }, "--cluster-status-update-frequency"},
+		"negative threshold":    {func(o *Options) { o.FailureThreshold = -time.Second }, "--cluster-failure-threshold"},
+		"no workers":            {func(o *Options) { o.Concurrency = 0 }, "--concurrency"},
+		"zero collect interval": {func(o *Options) { o.CollectInterval = 0 }, "--cluster-status-collect-interval"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := valid()
+			tc.edit(o)
+			err := o.Validate()
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("Validate() = %v, want nil", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("Validate() = %v, want an error containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestRenewInterval(t *testing.T) {
+	o := NewOptions()
+	if got, want := o.RenewInterval(), 10*time.Second; got != want {
+		t.Errorf("RenewInterval() = %s, want %s (40s x 0.25, as Karmada's agent)", got, want)
+	}
+}
+
+// A renewal moves renewTime and keeps the holder's acquire time; a new
+// holder is a transition.
+func TestRenewed(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	var lease coordinationv1.Lease
+	Renewed(&lease, "member3/a", 40*time.Second, t0)
+	if got := *lease.Spec.HolderIdentity; got != "member3/a" {
+		t.Errorf("holder = %q", got)
+	}
+	if got := *lease.Spec.LeaseDurationSeconds; got != 40 {
+		t.Errorf("leaseDurationSeconds = %d, want 40", got)
+	}
+	if got := ptr.Deref(lease.Spec.LeaseTransitions, 0); got != 1 {
+		t.Errorf("leaseTransitions = %d after the first holder, want 1", got)
+	}
+
+	t1 := t0.Add(10 * time.Second)
+	Renewed(&lease, "member3/a", 40*time.Second, t1)
+	if !lease.Spec.RenewTime.Time.Equal(t1) || !lease.Spec.AcquireTime.Time.Equal(t0) {
+		t.Errorf("renewTime %v acquireTime %v, want %v and %v", lease.Spec.RenewTime, lease.Spec.AcquireTime, t1, t0)
+	}
+	if got := ptr.Deref(lease.Spec.LeaseTransitions, 0); got != 1 {
+		t.Errorf("leaseTransitions = %d after a renewal by the same holder, want 1", got)
+	}
+
+	t2 := t1.Add(time.Second)
+	Renewed(&lease, "member3/b", 1500*time.Millisecond, t2)
+	if !lease.Spec.AcquireTime.Time.Equal(t2) || ptr.Deref(lease.Spec.LeaseTransitions, 0) != 2 {
+		t.Errorf("a new holder: acquireTime %v transitions %d, want %v and 2", lease.Spec.AcquireTime, ptr.Deref(lease.Spec.LeaseTransitions, 0), t2)
+	}
+	if got := *lease.Spec.LeaseDurationSeconds; got != 1 {
+		t.Errorf("leaseDurationSeconds = %d for 1.5s, want 1 (whole seconds, at least 1)", got)
+	}
+}

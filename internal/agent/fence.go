@@ -1,0 +1,245 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/fencing"
+)
+
+// Renewals is what the fencer reads of the Lease renewer.
+type Renewals interface {
+	// LastRenewed is when the Lease was last renewed (zero: never, by
+	// this process).
+	LastRenewed() time.Time
+	// Attempted says whether the first renewal was tried.
+	Attempted() bool
+}
+
+// Replicas is the part of the interpreter the fencer uses.
+type Replicas interface {
+	GetReplicas(obj *unstructured.Unstructured) (int32, *workv1alpha2.ReplicaRequirements, bool, error)
+	ReviseReplica(obj *unstructured.Unstructured, replicas int64) (*unstructured.Unstructured, error)
+}
+
+// Fencer stops the fenced copies in the member (those carrying
+// fencing.ActionLabel) once the agent has not renewed its cluster's Lease
+// for the Lease duration plus each copy's toleration (fencing.Due): by
+// then the control plane may have failed the copy over, and counts it as
+// stopped a margin later (fencing.StoppedBy). It needs nothing from the
+// control plane: the copies are found in the member by their label, so a
+// fencer started during a partition fences too.
+//
+// An agent that starts and whose first renewal fails fences at once: it
+// cannot know when the Lease was last renewed.
+//
+// While a copy is fenced the execution controller does not apply its Work
+// (Holds); once the Lease is renewed again OnUnfenced is called, and the
+// copies that are still wanted are applied again from their Works.
+type Fencer struct {
+	Renewals      Renewals
+	LeaseDuration time.Duration
+	Member        dynamic.Interface
+	Discovery     discovery.DiscoveryInterface
+	Replicas      Replicas
+	Clock         clock.Clock
+	// Tick is how often the Lease is looked at; Scan how often, while a
+	// copy may be due, the member is searched for fenced copies.
+	Tick, Scan time.Duration
+	// OnUnfenced is called when the Lease is renewed after a fencing.
+	OnUnfenced func(ctx context.Context)
+
+	mu     sync.Mutex
+	fenced bool
+}
+
+// NeedLeaderElection is false: fencing must run whatever the agent's
+// connection to the control plane.
+func (f *Fencer) NeedLeaderElection() bool { return false }
+
+// Holds says whether the execution controller must not apply work now:
+// its copy is fenced, or due to be.
+func (f *Fencer) Holds(work *workv1alpha1.Work) bool {
+	s, ok := WorkFencing(work)
+	return ok && f.due(s, f.Clock.Now())
+}
+
+// WorkFencing reads the fencing marks of a Work's first manifest.
+func WorkFencing(work *workv1alpha1.Work) (fencing.Spec, bool) {
+	if len(work.Spec.Workload.Manifests) == 0 {
+		return fencing.Spec{}, false
+	}
+	var m unstructured.Unstructured
+	if err := m.UnmarshalJSON(work.Spec.Workload.Manifests[0].Raw); err != nil {
+		return fencing.Spec{}, false
+	}
+	return fencing.FromMarks(m.GetLabels(), m.GetAnnotations())
+}
+
+// due says whether a copy fenced by s is due at now.
+func (f *Fencer) due(s fencing.Spec, now time.Time) bool {
+	if !f.Renewals.Attempted() {
+		return false
+	}
+	return !now.Before(fencing.Due(f.Renewals.LastRenewed(), f.LeaseDuration, s))
+}
+
+// Start fences until ctx is done.
+func (f *Fencer) Start(ctx context.Context) error {
+	log := ctrl.LoggerFrom(ctx).WithName("fencing")
+	var lastScan time.Time
+	for {
+		now := f.Clock.Now()
+		switch {
+		case !f.due(fencing.Spec{}, now):
+			f.mu.Lock()
+			was := f.fenced
+			f.fenced = false
+			f.mu.Unlock()
+			if was {
+				log.Info("Lease renewed again: the fenced copies still wanted are applied again from their Works")
+				if f.OnUnfenced != nil {
+					f.OnUnfenced(ctx)
+				}
+			}
+		case now.Sub(lastScan) >= f.Scan:
+			lastScan = now
+			n, err := f.scan(ctx, now)
+			if err != nil {
+				log.Error(err, "fencing the copies in the member; trying again", "after", f.Scan)
+			}
+			if n > 0 {
+				f.mu.Lock()
+				f.fenced = true
+				f.mu.Unlock()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-f.Clock.After(f.Tick):
+		}
+	}
+}
+
+// scan finds the fenced copies in the member and stops those that are
+// due; it returns how many are stopped (now or before).
+func (f *Fencer) scan(ctx context.Context, now time.Time) (int, error) {
+	log := ctrl.LoggerFrom(ctx).WithName("fencing")
+	resources, err := listableResources(f.Discovery)
+	if err != nil && len(resources) == 0 {
+		return 0, err
+	}
+	stopped := 0
+	var errs []error
+	for _, gvr := range resources {
+		list, err := f.Member.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: fencing.ActionLabel})
+		if err != nil {
+			if !apierrors.IsNotFound(err) && !apierrors.IsMethodNotSupported(err) {
+				errs = append(errs, fmt.Errorf("listing %s: %w", gvr, err))
+			}
+			continue
+		}
+		for i := range list.Items {
+			obj := &list.Items[i]
+			s, ok := fencing.FromMarks(obj.GetLabels(), obj.GetAnnotations())
+			if !ok || !f.due(s, now) || !obj.GetDeletionTimestamp().IsZero() {
+				continue
+			}
+			done, err := f.stop(ctx, gvr, obj, s)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			stopped++
+			if done != "" {
+				log.Info("Fenced a copy: the cluster's Lease was not renewed", "resource", gvr.String(), "namespace", obj.GetNamespace(), "name", obj.GetName(),
+					"action", done, "lastRenewed", f.Renewals.LastRenewed(), "leaseDuration", f.LeaseDuration, "toleration", s.After)
+			}
+		}
+	}
+	return stopped, errors.Join(append(errs, err)...)
+}
+
+// stop fences one copy; it returns what it did ("" when it was stopped
+// already).
+func (f *Fencer) stop(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, s fencing.Spec) (string, error) {
+	client := f.Member.Resource(gvr).Namespace(obj.GetNamespace())
+	if s.Action == policyv1alpha1.FencingScaleToZero {
+		replicas, _, ok, err := f.Replicas.GetReplicas(obj)
+		if err == nil && ok {
+			if replicas == 0 {
+				return "", nil
+			}
+			revised, err := f.Replicas.ReviseReplica(obj, 0)
+			if err != nil {
+				return "", fmt.Errorf("scaling %s %s/%s to zero: %w", gvr.Resource, obj.GetNamespace(), obj.GetName(), err)
+			}
+			if _, err := client.Update(ctx, revised, metav1.UpdateOptions{FieldManager: "lifeboat-fencing"}); err != nil {
+				return "", fmt.Errorf("scaling %s %s/%s to zero: %w", gvr.Resource, obj.GetNamespace(), obj.GetName(), err)
+			}
+			return "scaled to zero", nil
+		}
+		// A kind without replicas cannot be scaled: it is deleted.
+	}
+	background := metav1.DeletePropagationBackground
+	uid := obj.GetUID()
+	err := client.Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &background, Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return "", fmt.Errorf("deleting %s %s/%s: %w", gvr.Resource, obj.GetNamespace(), obj.GetName(), err)
+	}
+	return "deleted", nil
+}
+
+// listableResources are the member's resources that can be listed and
+// written, in their preferred versions; subresources left out. A partial
+// discovery failure returns what was found with the error.
+func listableResources(d discovery.DiscoveryInterface) ([]schema.GroupVersionResource, error) {
+	lists, err := discovery.ServerPreferredResources(d)
+	var out []schema.GroupVersionResource
+	for _, l := range lists {
+		gv, perr := schema.ParseGroupVersion(l.GroupVersion)
+		if perr != nil {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") || !hasVerbs(r.Verbs, "list", "delete") {
+				continue
+			}
+			out = append(out, gv.WithResource(r.Name))
+		}
+	}
+	return out, err
+}
+
+func hasVerbs(have metav1.Verbs, want ...string) bool {
+	for _, w := range want {
+		found := false
+		for _, h := range have {
+			if h == w {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}

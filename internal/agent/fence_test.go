@@ -1,0 +1,212 @@
+package agent
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	clienttesting "k8s.io/client-go/testing"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/lifeboat-dev/lifeboat/internal/fencing"
+	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
+)
+
+type fakeRenewals struct {
+	mu        sync.Mutex
+	last      time.Time
+	attempted bool
+}
+
+func (f *fakeRenewals) LastRenewed() time.Time { f.mu.Lock(); defer f.mu.Unlock(); return f.last }
+func (f *fakeRenewals) Attempted() bool        { f.mu.Lock(); defer f.mu.Unlock(); return f.attempted }
+
+var (
+	deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	configmaps  = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+)
+
+func marked(obj metav1.Object, action string, after string) {
+	if action != "" {
+		obj.SetLabels(map[string]string{fencing.ActionLabel: action})
+	}
+	if after != "" {
+		obj.SetAnnotations(map[string]string{fencing.AfterAnnotation: after})
+	}
+}
+
+func toUnstructured(t *testing.T, obj runtime.Object) *unstructured.Unstructured {
+	t.Helper()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &unstructured.Unstructured{Object: m}
+}
+
+func deployment(name string, replicas int32, action, after string) *unstructured.Unstructured {
+	d := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: name, UID: "uid-" + "name"}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To(replicas)}}
+	marked(d, action, after)
+	m, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(d)
+	return &unstructured.Unstructured{Object: m}
+}
+
+func newFencer(t *testing.T, r *fakeRenewals, clk *clocktesting.FakeClock, objs ...runtime.Object) (*Fencer, *dynamicfake.FakeDynamicClient) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{
+		deployments: "DeploymentList", configmaps: "ConfigMapList",
+	}, objs...)
+	disc := &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: []*metav1.APIResourceList{
+		{GroupVersion: "apps/v1", APIResources: []metav1.APIResource{
+			{Name: "deployments", Namespaced: true, Kind: "Deployment", Verbs: metav1.Verbs{"get", "list", "update", "delete"}},
+			{Name: "deployments/scale", Namespaced: true, Kind: "Scale", Verbs: metav1.Verbs{"get", "update"}},
+		}},
+		{GroupVersion: "v1", APIResources: []metav1.APIResource{
+			{Name: "configmaps", Namespaced: true, Kind: "ConfigMap", Verbs: metav1.Verbs{"get", "list", "update", "delete"}},
+		}},
+	}}}
+	return &Fencer{
+		Renewals: r, LeaseDuration: 40 * time.Second, Member: dyn, Discovery: disc,
+		Replicas: interpreter.NewDefault(), Clock: clk, Tick: time.Second, Scan: time.Second,
+	}, dyn
+}
+
+func replicasOf(t *testing.T, dyn *dynamicfake.FakeDynamicClient, name string) (int64, bool) {
+	t.Helper()
+	obj, err := dyn.Resource(deployments).Namespace("app").Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		return 0, false
+	}
+	r, _, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas")
+	return r, true
+}
+
+// Each marked copy is stopped once the Lease has gone unrenewed for the
+// lease duration plus its own toleration, and not before; unmarked objects
+// are never touched.
+func TestFencerStopsDueCopiesOnly(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(t0)
+	r := &fakeRenewals{last: t0, attempted: true}
+	cm := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: metav1.ObjectMeta{Namespace: "app", Name: "settings", UID: "cm"}}
+	marked(cm, "ScaleToZero", "")
+	f, dyn := newFencer(t, r, clk,
+		deployment("now", 3, "ScaleToZero", ""),
+		deployment("later", 2, "ScaleToZero", "30"),
+		deployment("gone", 1, "Delete", ""),
+		deployment("free", 4, "", ""),
+		toUnstructured(t, cm),
+	)
+	ctx := context.Background()
+
+	clk.SetTime(t0.Add(39 * time.Second))
+	if n, err := f.scan(ctx, clk.Now()); err != nil || n != 0 {
+		t.Fatalf("scan before the lease duration: %d stopped, %v", n, err)
+	}
+	if got, _ := replicasOf(t, dyn, "now"); got != 3 {
+		t.Errorf("now: replicas %d before it is due", got)
+	}
+
+	clk.SetTime(t0.Add(40 * time.Second))
+	if n, err := f.scan(ctx, clk.Now()); err != nil || n != 3 {
+		t.Fatalf("scan at the lease duration: %d stopped, %v; want 3", n, err)
+	}
+	if got, _ := replicasOf(t, dyn, "now"); got != 0 {
+		t.Errorf("now: replicas %d, want 0", got)
+	}
+	if got, _ := replicasOf(t, dyn, "later"); got != 2 {
+		t.Errorf("later (30 s toleration): replicas %d, want 2 until it is due", got)
+	}
+	if _, ok := replicasOf(t, dyn, "gone"); ok {
+		t.Error("gone (Delete) still exists")
+	}
+	if got, _ := replicasOf(t, dyn, "free"); got != 4 {
+		t.Errorf("free (no marks): replicas %d, want 4", got)
+	}
+	if _, err := dyn.Resource(configmaps).Namespace("app").Get(ctx, "settings", metav1.GetOptions{}); err == nil {
+		t.Error("a marked ConfigMap, which has no replicas, was not deleted")
+	}
+
+	clk.SetTime(t0.Add(70 * time.Second))
+	if _, err := f.scan(ctx, clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := replicasOf(t, dyn, "later"); got != 0 {
+		t.Errorf("later: replicas %d at 70 s, want 0", got)
+	}
+}
+
+// Holds follows the same rule; before the first renewal was tried nothing
+// is due, and a first renewal that failed makes everything due at once.
+func TestFencerHolds(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(t0)
+	r := &fakeRenewals{}
+	f, _ := newFencer(t, r, clk)
+	if f.due(fencing.Spec{}, t0) {
+		t.Error("due before the first renewal was tried")
+	}
+	r.attempted = true
+	if !f.due(fencing.Spec{After: time.Hour}, t0) {
+		t.Error("not due although the Lease was never renewed by this process")
+	}
+	r.last = t0
+	if f.due(fencing.Spec{}, t0.Add(39*time.Second)) || !f.due(fencing.Spec{}, t0.Add(40*time.Second)) {
+		t.Error("due does not turn at the lease duration")
+	}
+}
+
+// Once the Lease is renewed after a fencing, OnUnfenced runs once.
+func TestFencerUnfences(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(t0.Add(time.Minute))
+	r := &fakeRenewals{last: t0, attempted: true}
+	f, _ := newFencer(t, r, clk, deployment("now", 3, "ScaleToZero", ""))
+	unfenced := make(chan struct{}, 10)
+	f.OnUnfenced = func(context.Context) { unfenced <- struct{}{} }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() { _ = f.Start(ctx); close(done) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		f.mu.Lock()
+		fenced := f.fenced
+		f.mu.Unlock()
+		if fenced {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the fencer did not fence")
+		}
+		time.Sleep(10 * time.Millisecond)
+		clk.Step(time.Second)
+	}
+	r.mu.Lock()
+	r.last = clk.Now()
+	r.mu.Unlock()
+	for len(unfenced) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("OnUnfenced was not called after the renewal")
+		}
+		time.Sleep(10 * time.Millisecond)
+		clk.Step(time.Second)
+	}
+	cancel()
+	<-done
+	if len(unfenced) != 1 {
+		t.Errorf("OnUnfenced called %d times, want 1", len(unfenced))
+	}
+}

@@ -1,0 +1,115 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/lifeboat-dev/lifeboat/internal/cluster"
+)
+
+// LeaseRenewer renews the cluster's Lease in the control plane every
+// Interval, as the control plane's lease monitor expects: a cluster whose
+// Lease goes without a renewal for the monitor's grace period turns
+// Ready=Unknown there. The Lease exists already (it is created when the
+// cluster is registered); the agent may only update it.
+type LeaseRenewer struct {
+	// Client writes to the control plane, uncached.
+	Client   client.Client
+	Cluster  string
+	Holder   string
+	Duration time.Duration
+	Interval time.Duration
+	Clock    clock.Clock
+
+	mu          sync.Mutex
+	lastRenewed time.Time
+	attempted   bool
+}
+
+// NeedLeaderElection is false: the agent has no leader election of its own.
+func (r *LeaseRenewer) NeedLeaderElection() bool { return false }
+
+// LastRenewed is when the Lease was last renewed by this process (zero
+// before the first renewal).
+func (r *LeaseRenewer) LastRenewed() time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastRenewed
+}
+
+// Attempted says whether the first renewal was tried (and failed or
+// succeeded).
+func (r *LeaseRenewer) Attempted() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.attempted
+}
+
+// Start renews the Lease until ctx is done. A failed renewal is logged and
+// tried again at the next interval; it never stops the agent.
+func (r *LeaseRenewer) Start(ctx context.Context) error {
+	log := ctrl.LoggerFrom(ctx).WithName("lease").WithValues("cluster", r.Cluster)
+	failing := false
+	for {
+		err := r.renew(ctx)
+		r.mu.Lock()
+		r.attempted = true
+		r.mu.Unlock()
+		switch {
+		case err != nil && !failing:
+			log.Error(err, "renewing the cluster's Lease; retrying", "interval", r.Interval)
+		case err == nil && failing:
+			log.Info("renewing the cluster's Lease again")
+		}
+		failing = err != nil
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.Clock.After(r.Interval):
+		}
+	}
+}
+
+func (r *LeaseRenewer) renew(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, r.Interval)
+	defer cancel()
+	var lease coordinationv1.Lease
+	key := types.NamespacedName{Namespace: cluster.LeaseNamespace, Name: r.Cluster}
+	if err := r.Client.Get(ctx, key, &lease); err != nil {
+		if apierrors.IsNotFound(err) {
+			return fmt.Errorf("the Lease %s does not exist: it is created when the cluster is registered (`lifeboat token create --cluster %s`): %w", key, r.Cluster, err)
+		}
+		return fmt.Errorf("reading Lease %s: %w", key, err)
+	}
+	now := r.Clock.Now()
+	Renewed(&lease, r.Holder, r.Duration, now)
+	if err := r.Client.Update(ctx, &lease); err != nil {
+		return fmt.Errorf("updating Lease %s: %w", key, err)
+	}
+	r.mu.Lock()
+	r.lastRenewed = now
+	r.mu.Unlock()
+	return nil
+}
+
+// Renewed sets lease's spec as renewed by holder at now.
+func Renewed(lease *coordinationv1.Lease, holder string, duration time.Duration, now time.Time) {
+	if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity != holder {
+		lease.Spec.HolderIdentity = ptr.To(holder)
+		lease.Spec.AcquireTime = &metav1.MicroTime{Time: now}
+		lease.Spec.LeaseTransitions = ptr.To(ptr.Deref(lease.Spec.LeaseTransitions, 0) + 1)
+	}
+	lease.Spec.LeaseDurationSeconds = ptr.To(int32(max(1, duration/time.Second)))
+	lease.Spec.RenewTime = &metav1.MicroTime{Time: now}
+}

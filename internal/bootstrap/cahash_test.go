@@ -1,0 +1,105 @@
+package bootstrap
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCAHashIsKubeadms(t *testing.T) {
+	ca := newTestCA(t, "ca")
+	h := CAHash(ca.cert)
+	if !strings.HasPrefix(h, "sha256:") || len(h) != len("sha256:")+64 {
+		t.Fatalf("hash %q", h)
+	}
+	got, err := ParseCAHash(strings.ToUpper(h[:7]) + strings.ToUpper(h[7:]))
+	if err != nil || got != h {
+		t.Errorf("ParseCAHash of the upper-case form = %q, %v", got, err)
+	}
+	for _, bad := range []string{"", h[7:], "sha1:" + h[7:], h[:len(h)-2], h + "00", "sha256:" + strings.Repeat("g", 64)} {
+		if _, err := ParseCAHash(bad); err == nil {
+			t.Errorf("ParseCAHash(%q) accepted", bad)
+		}
+	}
+	hashes, err := CAHashesOfPEM(append(ca.pem(), newTestCA(t, "other").pem()...))
+	if err != nil || len(hashes) != 2 || hashes[0] != h {
+		t.Errorf("CAHashesOfPEM = %v, %v", hashes, err)
+	}
+}
+
+func TestDiscoverCA(t *testing.T) {
+	ca := newTestCA(t, "lifeboat-ca")
+	other := newTestCA(t, "other-ca")
+	ok := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	chained := tlsServer(t, ca.servingCert(t, true), ok)
+	leafOnly := tlsServer(t, ca.servingCert(t, false), ok)
+	// A server whose chain holds a CA that matches the pin but did not
+	// sign its serving certificate.
+	wrongChain := ca.servingCert(t, false)
+	wrongChain.Certificate = append(wrongChain.Certificate, other.cert.Raw)
+	impostor := tlsServer(t, wrongChain, ok)
+
+	cases := map[string]struct {
+		url     string
+		hashes  []string
+		wantErr error
+		want    string
+	}{
+		"the pinned CA is in the chain":      {url: chained.URL, hashes: []string{CAHash(ca.cert)}},
+		"one of several pins matches":        {url: chained.URL, hashes: []string{CAHash(other.cert), CAHash(ca.cert)}},
+		"another CA's hash":                  {url: chained.URL, hashes: []string{CAHash(other.cert)}, wantErr: ErrCAHashMismatch, want: CAHash(ca.cert)},
+		"only the serving certificate sent":  {url: leafOnly.URL, hashes: []string{CAHash(ca.cert)}, wantErr: ErrCANotSent, want: "--ca-file"},
+		"a pinned CA that did not sign it":   {url: impostor.URL, hashes: []string{CAHash(other.cert)}, want: "not valid under the pinned CA"},
+		"a host the serving cert is not for": {url: strings.Replace(chained.URL, "127.0.0.1", "localhost", 1), hashes: []string{CAHash(ca.cert)}, want: "not valid under the pinned CA"},
+		"not https":                          {url: strings.Replace(chained.URL, "https", "http", 1), hashes: []string{CAHash(ca.cert)}, want: "want https://"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := DiscoverCA(context.Background(), tc.url, tc.hashes)
+			if tc.wantErr == nil && tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !got.Equal(ca.cert) {
+					t.Errorf("pinned %q", got.Subject.CommonName)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("pinned %q, want an error", got.Subject.CommonName)
+			}
+			if tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+				t.Errorf("err = %v, want %v", err, tc.wantErr)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want it to say %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestPinCAFile(t *testing.T) {
+	ca := newTestCA(t, "ca")
+	other := newTestCA(t, "other")
+	if _, err := PinCAFile(ca.pem(), []string{CAHash(ca.cert)}); err != nil {
+		t.Errorf("matching file: %v", err)
+	}
+	if _, err := PinCAFile(ca.pem(), nil); err != nil {
+		t.Errorf("file without a pin: %v", err)
+	}
+	if _, err := PinCAFile(ca.pem(), []string{CAHash(other.cert)}); !errors.Is(err, ErrCAHashMismatch) {
+		t.Errorf("mismatching file: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "junk")
+	if err := os.WriteFile(path, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	if _, err := PinCAFile(data, nil); err == nil {
+		t.Error("accepted a file without a certificate")
+	}
+}

@@ -1,0 +1,149 @@
+package bootstrap
+
+import (
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"slices"
+	"strings"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/cluster"
+)
+
+// Reasons Decide gives. ReasonApproved is the Approved condition's reason;
+// the Denied ones are the Denied condition's; the others come with no
+// decision.
+const (
+	ReasonApproved = "LifeboatAgentAutoApproved"
+
+	ReasonRequesterNotForCluster = "RequesterNotForCluster"
+	ReasonInvalidRequest         = "InvalidRequest"
+	ReasonSubjectNotAllowed      = "SubjectNotAllowed"
+	ReasonSANsNotAllowed         = "SubjectAltNamesNotAllowed"
+	ReasonUsagesNotAllowed       = "UsagesNotAllowed"
+	ReasonClusterNotFound        = "ClusterNotFound"
+	ReasonClusterNotPull         = "ClusterNotPull"
+	ReasonClusterDeleting        = "ClusterDeleting"
+
+	// ReasonNotAgentRequest: not for this approver (another signer, or a
+	// requester that is not a Lifeboat bootstrap token).
+	ReasonNotAgentRequest = "NotLifeboatAgentRequest"
+	// ReasonAlreadyDecided: approved or denied already.
+	ReasonAlreadyDecided = "AlreadyDecided"
+	// ReasonClusterLookupFailed: the Cluster could not be read; decide
+	// again later.
+	ReasonClusterLookupFailed = "ClusterLookupFailed"
+)
+
+// allowedUsages are what an agent's client certificate may be for; client
+// auth is required.
+var allowedUsages = []certificatesv1.KeyUsage{
+	certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment, certificatesv1.UsageClientAuth,
+}
+
+// pendingAgentRequest is rules 1 and 2 of Decide: ok when the request is a
+// Lifeboat agent's and not decided yet, else why not.
+func pendingAgentRequest(csr *certificatesv1.CertificateSigningRequest) (reason, message string, ok bool) {
+	if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientSignerName || !slices.Contains(csr.Spec.Groups, BootstrappersGroup) {
+		return ReasonNotAgentRequest, "not a Lifeboat agent's request", false
+	}
+	for _, c := range csr.Status.Conditions {
+		if c.Type == certificatesv1.CertificateApproved || c.Type == certificatesv1.CertificateDenied {
+			return ReasonAlreadyDecided, fmt.Sprintf("already %s", c.Type), false
+		}
+	}
+	return "", "", true
+}
+
+// ClusterLookup returns the Cluster of that name, or an error for which
+// apierrors.IsNotFound is true when there is none.
+type ClusterLookup func(name string) (*clusterv1alpha1.Cluster, error)
+
+// Decide says what to do with a CertificateSigningRequest: approve it, deny
+// it, or neither (approve and deny both false: not this approver's, or
+// decide later), with the reason and message of the condition to write. The
+// rules, in order:
+//
+//  1. not for this approver: a signer other than
+//     kubernetes.io/kube-apiserver-client, or a requester outside
+//     BootstrappersGroup: no decision;
+//  2. already Approved or Denied: no decision;
+//  3. a request that does not parse as a PEM CERTIFICATE REQUEST with a
+//     valid signature: deny;
+//  4. a subject common name that is not system:lifeboat:agent:NAME for a
+//     valid cluster NAME: deny;
+//  5. a requester outside ClusterBootstrappersGroup(NAME), that is a token
+//     made for another cluster: deny;
+//  6. organizations other than exactly [AgentsGroup]: deny;
+//  7. any subject alternative name (DNS, IP, email, URI): deny;
+//  8. a usage other than digital signature, key encipherment and client
+//     auth, or no client auth: deny;
+//  9. no Cluster NAME, or one that is being deleted or not in Pull mode:
+//     deny; the Cluster cannot be read: no decision (ReasonClusterLookupFailed);
+//  10. otherwise approve.
+func Decide(csr *certificatesv1.CertificateSigningRequest, lookup ClusterLookup) (approve, deny bool, reason, message string) {
+	// 1. and 2.
+	if reason, message, ok := pendingAgentRequest(csr); !ok {
+		return false, false, reason, message
+	}
+	denied := func(reason, format string, args ...any) (bool, bool, string, string) {
+		return false, true, reason, fmt.Sprintf(format, args...)
+	}
+	// 3.
+	block, _ := pem.Decode(csr.Spec.Request)
+	if block == nil || block.Type != "CERTIFICATE REQUEST" {
+		return denied(ReasonInvalidRequest, "spec.request is not a PEM CERTIFICATE REQUEST")
+	}
+	req, err := x509.ParseCertificateRequest(block.Bytes)
+	if err != nil {
+		return denied(ReasonInvalidRequest, "spec.request does not parse: %v", err)
+	}
+	if err := req.CheckSignature(); err != nil {
+		return denied(ReasonInvalidRequest, "spec.request is not signed by its key: %v", err)
+	}
+	// 4.
+	name, ok := clusterOfAgentUser(req.Subject.CommonName)
+	if !ok || cluster.ValidateClusterName(name) != nil {
+		return denied(ReasonSubjectNotAllowed, "the subject's common name is %q; an agent's must be %sNAME for a cluster NAME", req.Subject.CommonName, AgentUserPrefix)
+	}
+	// 5.
+	if !slices.Contains(csr.Spec.Groups, ClusterBootstrappersGroup(name)) {
+		return denied(ReasonRequesterNotForCluster, "the bootstrap token of %s was not made for cluster %s (it lacks the group %s); create one with `lifeboat token create --cluster %s`",
+			csr.Spec.Username, name, ClusterBootstrappersGroup(name), name)
+	}
+	// 6.
+	if !slices.Equal(req.Subject.Organization, []string{AgentsGroup}) {
+		return denied(ReasonSubjectNotAllowed, "the subject's organizations are [%s]; an agent's must be exactly [%s]", strings.Join(req.Subject.Organization, ", "), AgentsGroup)
+	}
+	// 7.
+	if n := len(req.DNSNames) + len(req.IPAddresses) + len(req.EmailAddresses) + len(req.URIs); n > 0 {
+		return denied(ReasonSANsNotAllowed, "the request has %d subject alternative name(s); an agent's client certificate has none", n)
+	}
+	// 8.
+	for _, u := range csr.Spec.Usages {
+		if !slices.Contains(allowedUsages, u) {
+			return denied(ReasonUsagesNotAllowed, "usage %q is not allowed; an agent's certificate is for digital signature, key encipherment and client auth only", u)
+		}
+	}
+	if !slices.Contains(csr.Spec.Usages, certificatesv1.UsageClientAuth) {
+		return denied(ReasonUsagesNotAllowed, "usage %q is missing", certificatesv1.UsageClientAuth)
+	}
+	// 9.
+	c, err := lookup(name)
+	switch {
+	case apierrors.IsNotFound(err):
+		return denied(ReasonClusterNotFound, "there is no Cluster %s; create the token with `lifeboat token create --cluster %s`, which creates it", name, name)
+	case err != nil:
+		return false, false, ReasonClusterLookupFailed, fmt.Sprintf("reading Cluster %s: %v", name, err)
+	case c.DeletionTimestamp != nil:
+		return denied(ReasonClusterDeleting, "Cluster %s is being deleted", name)
+	case c.Spec.SyncMode != clusterv1alpha1.Pull:
+		return denied(ReasonClusterNotPull, "cluster %s is joined in %s mode; unjoin it first or choose another name", name, c.Spec.SyncMode)
+	}
+	// 10.
+	return true, false, ReasonApproved, fmt.Sprintf("agent of Pull cluster %s, bootstrapped by %s", name, csr.Spec.Username)
+}

@@ -1,0 +1,283 @@
+package bootstrap
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+)
+
+const testToken = "abcdef.0123456789abcdef"
+
+// fakeAPIServer is the part of a control plane register talks to: it
+// takes a CertificateSigningRequest with the bootstrap token, answers its
+// reads as decide says, signing with ca, and serves the Cluster to the
+// agent's certificate.
+type fakeAPIServer struct {
+	t        *testing.T
+	ca       *testCA
+	requests atomic.Int32
+	// createStatus, when not 0, is the answer to the create.
+	createStatus int
+	// decide sets the status of the stored request before each read.
+	decide func(csr *certificatesv1.CertificateSigningRequest)
+	// reads counts the reads of the request.
+	reads atomic.Int32
+
+	mu  sync.Mutex
+	csr *certificatesv1.CertificateSigningRequest
+}
+
+func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.requests.Add(1)
+	const csrs = "/apis/certificates.k8s.io/v1/certificatesigningrequests"
+	status := func(code int, reason metav1.StatusReason) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(&metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: "Failure", Code: int32(code), Reason: reason, Message: string(reason)})
+	}
+	reply := func(code int, obj any) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(obj)
+	}
+	switch {
+	case r.URL.Path == csrs && r.Method == http.MethodPost:
+		if r.Header.Get("Authorization") != "Bearer "+testToken {
+			status(http.StatusUnauthorized, metav1.StatusReasonUnauthorized)
+			return
+		}
+		switch f.createStatus {
+		case http.StatusUnauthorized:
+			status(f.createStatus, metav1.StatusReasonUnauthorized)
+			return
+		case http.StatusForbidden:
+			status(f.createStatus, metav1.StatusReasonForbidden)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		var csr certificatesv1.CertificateSigningRequest
+		if _, _, err := clientgoscheme.Codecs.UniversalDeserializer().Decode(body, nil, &csr); err != nil {
+			f.t.Errorf("decoding the request (%s): %v", r.Header.Get("Content-Type"), err)
+			status(http.StatusBadRequest, metav1.StatusReasonBadRequest)
+			return
+		}
+		csr.Name = csr.GenerateName + "x7k2p"
+		f.mu.Lock()
+		f.csr = &csr
+		f.mu.Unlock()
+		reply(http.StatusCreated, &csr)
+	case strings.HasPrefix(r.URL.Path, csrs+"/") && r.Method == http.MethodGet:
+		f.reads.Add(1)
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.decide != nil {
+			f.decide(f.csr)
+		}
+		reply(http.StatusOK, f.csr)
+	case r.URL.Path == "/apis/cluster.karmada.io/v1alpha1/clusters/member1" && r.Method == http.MethodGet:
+		if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 || r.TLS.PeerCertificates[0].Subject.CommonName != AgentUser("member1") {
+			status(http.StatusUnauthorized, metav1.StatusReasonUnauthorized)
+			return
+		}
+		reply(http.StatusOK, makeCluster("member1", clusterv1alpha1.Pull))
+	default:
+		status(http.StatusNotFound, metav1.StatusReasonNotFound)
+	}
+}
+
+// approveAfter approves the request at the n-th read and signs it at the
+// next one.
+func (f *fakeAPIServer) approveAfter(n int32) func(*certificatesv1.CertificateSigningRequest) {
+	return func(csr *certificatesv1.CertificateSigningRequest) {
+		switch reads := f.reads.Load(); {
+		case reads == n:
+			csr.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue, Reason: ReasonApproved, Message: "ok"}}
+		case reads > n && len(csr.Status.Certificate) == 0:
+			block, _ := pem.Decode(csr.Spec.Request)
+			req, err := x509.ParseCertificateRequest(block.Bytes)
+			if err != nil {
+				f.t.Error(err)
+				return
+			}
+			cert := f.ca.sign(f.t, &x509.Certificate{Subject: req.Subject, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature}, req.PublicKey)
+			csr.Status.Certificate = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
+		}
+	}
+}
+
+func startFakeAPIServer(t *testing.T, f *fakeAPIServer) (url string) {
+	t.Helper()
+	f.t = t
+	if f.ca == nil {
+		f.ca = newTestCA(t, "lifeboat-ca")
+	}
+	srv := tlsServer(t, f.ca.servingCert(t, true), f)
+	// Ask for a client certificate so the agent's identity check can
+	// present one; the bootstrap requests have none.
+	srv.TLS.ClientAuth = tls.RequestClientCert
+	return srv.URL
+}
+
+func registerOptions(url string, f *fakeAPIServer, dir string) RegisterOptions {
+	return RegisterOptions{
+		ControlPlaneURL: url,
+		Token:           testToken,
+		CAHashes:        []string{CAHash(f.ca.cert)},
+		ClusterName:     "member1",
+		KubeconfigPath:  filepath.Join(dir, "agent", "kubeconfig"),
+		Timeout:         5 * time.Second,
+		PollInterval:    5 * time.Millisecond,
+	}
+}
+
+func TestRegister(t *testing.T) {
+	f := &fakeAPIServer{}
+	url := startFakeAPIServer(t, f)
+	f.decide = f.approveAfter(2)
+	o := registerOptions(url, f, t.TempDir())
+	var lines []string
+	o.Progress = func(l string) { lines = append(lines, l) }
+	res, err := Register(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CSR != "lifeboat-agent-member1-x7k2p" || res.CAHash != CAHash(f.ca.cert) || res.NotAfter.IsZero() {
+		t.Errorf("result %+v", res)
+	}
+	if len(lines) < 4 || !strings.Contains(lines[2], "Approved") {
+		t.Errorf("progress %q", lines)
+	}
+	st, err := os.Stat(o.KubeconfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("kubeconfig mode %v, want 0600", st.Mode().Perm())
+	}
+	cfg, err := clientcmd.LoadFromFile(o.KubeconfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.CurrentContext != "member1" {
+		t.Errorf("current context %q", cfg.CurrentContext)
+	}
+	rc, err := clientcmd.NewDefaultClientConfig(*cfg, nil).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc.Host != url || string(rc.CAData) != string(f.ca.pem()) || len(rc.CertData) == 0 || len(rc.KeyData) == 0 || rc.BearerToken != "" {
+		t.Errorf("kubeconfig: host %s, CA %d bytes, cert %d, key %d, token %q", rc.Host, len(rc.CAData), len(rc.CertData), len(rc.KeyData), rc.BearerToken)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(o.KubeconfigPath)); len(entries) != 1 {
+		t.Errorf("left temporary files: %v", entries)
+	}
+}
+
+func TestRegisterErrors(t *testing.T) {
+	cases := map[string]struct {
+		server   *fakeAPIServer
+		options  func(*RegisterOptions)
+		noServer bool
+		wantErr  error
+		want     string
+	}{
+		"a malformed token never leaves the machine": {
+			server: &fakeAPIServer{}, options: func(o *RegisterOptions) { o.Token = "abcdef0123456789abcdef" },
+			noServer: true, wantErr: ErrMalformedToken,
+		},
+		"no pin and no CA file": {
+			server: &fakeAPIServer{}, options: func(o *RegisterOptions) { o.CAHashes = nil },
+			noServer: true, want: "--discovery-token-ca-cert-hash",
+		},
+		"a malformed pin": {
+			server: &fakeAPIServer{}, options: func(o *RegisterOptions) { o.CAHashes = []string{"sha256:abc"} },
+			noServer: true, want: "64 hexadecimal digits",
+		},
+		"a token the control plane refuses (401)": {
+			server:  &fakeAPIServer{createStatus: http.StatusUnauthorized},
+			wantErr: ErrTokenRefused, want: "the control plane refused the bootstrap token (expired, revoked or mistyped); create a new one with `lifeboat token create --cluster member1`",
+		},
+		"a wrong secret": {
+			server: &fakeAPIServer{}, options: func(o *RegisterOptions) { o.Token = "abcdef.ffffffffffffffff" }, wantErr: ErrTokenRefused,
+		},
+		"a token without the bootstrapper role (403)": {
+			server: &fakeAPIServer{createStatus: http.StatusForbidden}, want: "ClusterRole lifeboat:agent-bootstrapper",
+		},
+		"a hash that is not the control plane's": {
+			server: &fakeAPIServer{}, options: func(o *RegisterOptions) { o.CAHashes = []string{CAHash(newTestCA(t, "x").cert)} },
+			wantErr: ErrCAHashMismatch,
+		},
+		"denied: the cluster is in Push mode": {
+			server: &fakeAPIServer{decide: func(csr *certificatesv1.CertificateSigningRequest) {
+				csr.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{{Type: certificatesv1.CertificateDenied, Status: corev1.ConditionTrue,
+					Reason: ReasonClusterNotPull, Message: "cluster member1 is joined in Push mode; unjoin it first or choose another name"}}
+			}},
+			want: "Denied: ClusterNotPull: cluster member1 is joined in Push mode",
+		},
+		"never approved": {
+			server: &fakeAPIServer{}, options: func(o *RegisterOptions) { o.Timeout = 50 * time.Millisecond },
+			want: "was not approved within 50ms: is the Lifeboat controller manager running its agent-csr-approving controller?",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			url := startFakeAPIServer(t, tc.server)
+			o := registerOptions(url, tc.server, t.TempDir())
+			if tc.options != nil {
+				tc.options(&o)
+			}
+			_, err := Register(context.Background(), o)
+			if err == nil {
+				t.Fatal("registered")
+			}
+			if tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+				t.Errorf("err = %v, want %v", err, tc.wantErr)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want it to say %q", err, tc.want)
+			}
+			if n := tc.server.requests.Load(); tc.noServer && n != 0 {
+				t.Errorf("%d requests reached the server", n)
+			}
+			if _, err := os.Stat(o.KubeconfigPath); !os.IsNotExist(err) {
+				t.Errorf("kubeconfig written: %v", err)
+			}
+		})
+	}
+}
+
+func TestRegisterWithCAFile(t *testing.T) {
+	f := &fakeAPIServer{}
+	url := startFakeAPIServer(t, f)
+	f.decide = f.approveAfter(1)
+	dir := t.TempDir()
+	o := registerOptions(url, f, dir)
+	o.CAHashes = nil
+	o.CAFile = filepath.Join(dir, "ca.crt")
+	if err := os.WriteFile(o.CAFile, f.ca.pem(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Register(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,394 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/localenv"
+)
+
+// pullMember is the member TestPullMode joins in Pull mode.
+const pullMember = "member3"
+
+// pullPeriods are the short health periods of TestPullMode: the push
+// members' (shortPeriods), and for the pull member a Lease renewed every
+// 1.5 s that the control plane waits 6 s for.
+var pullPeriods = cfPeriods{
+	args: append(append([]string{}, shortPeriods.args...),
+		"--cluster-monitor-period=1s", "--cluster-monitor-grace-period=6s"),
+	P: shortPeriods.P, F: shortPeriods.F, S: shortPeriods.S, T: shortPeriods.T,
+}
+
+// pullAgentArgs are the pull member's agent's flags.
+var pullAgentArgs = []string{
+	"--cluster-lease-duration=6s", "--cluster-lease-renew-interval-fraction=0.25",
+	"--cluster-status-update-frequency=1s", "--cluster-failure-threshold=3s", "--cluster-success-threshold=2s",
+}
+
+// TestPullMode runs member3 in Pull mode, on an environment of its own
+// where every path can be cut: member3 is registered with a bootstrap
+// token and served by `lifeboat agent`; the control plane never connects
+// to it.
+func TestPullMode(t *testing.T) {
+	t.Parallel()
+	flags := []string{"--partitionable", "--pull-member=" + pullMember}
+	for _, a := range pullAgentArgs {
+		flags = append(flags, "--agent-arg="+a)
+	}
+	e := startCFEnv(t, pullPeriods, flags...)
+	c, err := e.cluster(context.Background(), pullMember)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Spec.SyncMode != clusterv1alpha1.Pull || c.Spec.SecretRef != nil {
+		t.Fatalf("Cluster %s: syncMode %s, secretRef %v; want Pull without credentials", pullMember, c.Spec.SyncMode, c.Spec.SecretRef)
+	}
+	e.scenario(t, "a workload is applied and repaired and updated and deleted in the pull member by its agent", pullPropagation)
+	e.scenario(t, "registration refuses expired and revoked and misused tokens and Push clusters", pullBadInput)
+	e.scenario(t, "the agent restarted 5 times during a rollout of 50 workloads deletes and recreates nothing", pullAgentRestarts)
+	e.scenario(t, "the agent killed: the Lease expires and the cluster turns Unknown and the workload fails over", pullAgentKilled)
+	e.scenario(t, "the pull member partitioned: the workload fails over and the old copy goes after heal", pullPartitioned)
+}
+
+// pullPropagation: a Deployment pinned to the pull member runs there,
+// reported Healthy through the agent; a copy deleted in the member is
+// recreated; an update reaches it; deleting the template deletes it.
+func pullPropagation(t *testing.T, e *cfEnv) {
+	ctx := context.Background()
+	ns := e.namespace(t, "pull-prop")
+	e.apply(t, ns, cfDeployment("web", 2)+"\n---\n"+cfPinnedPolicy("web", byName("web"), pullMember, "", ""))
+	if got := e.waitPlaced(t, ns, "web", 2, ""); got != pullMember {
+		t.Fatalf("web placed on %s, want %s", got, pullMember)
+	}
+	work := e.pullWork(t, ns, "web")
+	if !meta.IsStatusConditionTrue(work.Status.Conditions, workv1alpha1.WorkApplied) {
+		t.Errorf("Work %s: Applied is not True: %+v", work.Name, work.Status.Conditions)
+	}
+
+	// Drift: the copy deleted in the member comes back.
+	first, err := e.memberDeployment(ctx, pullMember, ns, "web")
+	if err != nil || first == nil {
+		t.Fatalf("web in %s: %v", pullMember, err)
+	}
+	if err := e.members[pullMember].AppsV1().Deployments(ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfEventually(t, cfTimeout, "web recreated in the pull member by its agent", func(ctx context.Context) (bool, string, error) {
+		d, err := e.memberDeployment(ctx, pullMember, ns, "web")
+		if err != nil || d == nil {
+			return false, "not there", err
+		}
+		return d.UID != first.UID, "still the old copy", nil
+	})
+
+	// Update.
+	kubectl(t, e.kubeconfig, "--context", localenv.ControlPlaneName, "-n", ns, "scale", "deployment/web", "--replicas=3")
+	cfEventually(t, cfTimeout, "web scaled to 3 in the pull member", func(ctx context.Context) (bool, string, error) {
+		d, err := e.memberDeployment(ctx, pullMember, ns, "web")
+		if err != nil || d == nil {
+			return false, "not there", err
+		}
+		return deploymentReady(d, 3), summarizeDeployments(map[string]*appsv1.Deployment{pullMember: d}), nil
+	})
+
+	// Deletion.
+	kubectl(t, e.kubeconfig, "--context", localenv.ControlPlaneName, "-n", ns, "delete", "deployment/web")
+	e.waitGoneFrom(t, ns, "web", pullMember)
+}
+
+// pullWork returns the Work of Deployment ns/name in the pull member's
+// execution namespace.
+func (e *cfEnv) pullWork(t *testing.T, ns, name string) workv1alpha1.Work {
+	t.Helper()
+	var found workv1alpha1.Work
+	cfEventually(t, cfTimeout, describe("the Work of %s in %s", name, pullMember), func(ctx context.Context) (bool, string, error) {
+		var works workv1alpha1.WorkList
+		if err := e.cp.List(ctx, &works, client.InNamespace(clusterv1alpha1.ExecutionSpacePrefix+pullMember)); err != nil {
+			return false, "", err
+		}
+		for _, w := range works.Items {
+			if w.Annotations[workv1alpha2.ResourceBindingNameAnnotationKey] == name+"-deployment" &&
+				w.Annotations[workv1alpha2.ResourceBindingNamespaceAnnotationKey] == ns {
+				found = w
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprintf("%d Works, none of %s", len(works.Items), name), nil
+	})
+	return found
+}
+
+// caHash is the --discovery-token-ca-cert-hash `lifeboat token create`
+// prints.
+var caHashPattern = regexp.MustCompile(`sha256:[0-9a-f]{64}`)
+
+// tokenPattern is a bootstrap token.
+var tokenPattern = regexp.MustCompile(`\b[a-z0-9]{6}\.[a-z0-9]{16}\b`)
+
+// createToken runs `lifeboat token create` for cluster and returns the
+// token and the CA hash it prints.
+func (e *cfEnv) createToken(t *testing.T, cluster string, flags ...string) (token, hash string) {
+	t.Helper()
+	out := e.run(t, append([]string{"token", "create", "--cluster", cluster, "--kubeconfig", e.kubeconfig, "--context", localenv.ControlPlaneName}, flags...)...)
+	token, hash = tokenPattern.FindString(out), caHashPattern.FindString(out)
+	if token == "" || hash == "" {
+		t.Fatalf("lifeboat token create printed no token or CA hash:\n%s", out)
+	}
+	return token, hash
+}
+
+// register runs `lifeboat register` against the control plane; it
+// returns the output and the error.
+func (e *cfEnv) register(t *testing.T, cluster, token, hash string) (string, error) {
+	t.Helper()
+	cp, _ := e.state.Cluster(localenv.ControlPlaneName)
+	return lifeboat(t, "register", cp.Server, "--token", token, "--discovery-token-ca-cert-hash", hash,
+		"--cluster-name", cluster, "--agent-kubeconfig", filepath.Join(t.TempDir(), "agent-kubeconfig"), "--timeout", "30s")
+}
+
+func pullBadInput(t *testing.T, e *cfEnv) {
+	ctx := context.Background()
+	// A token for a Push cluster is refused when it is made.
+	out, err := lifeboat(t, "token", "create", "--cluster", "member1", "--kubeconfig", e.kubeconfig, "--context", localenv.ControlPlaneName)
+	if err == nil || !strings.Contains(out, "Push") {
+		t.Errorf("token create for the Push cluster member1: err %v, output:\n%s", err, out)
+	}
+
+	// An expired token: refused by the control plane, with what to do.
+	token, hash := e.createToken(t, pullMember, "--ttl", "2s")
+	secret, err := e.cs.CoreV1().Secrets("kube-system").Get(ctx, "bootstrap-token-"+strings.SplitN(token, ".", 2)[0], metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the token's Secret: %v", err)
+	}
+	expires, err := time.Parse(time.RFC3339, string(secret.Data["expiration"]))
+	if err != nil {
+		t.Fatalf("the token's expiration %q: %v", secret.Data["expiration"], err)
+	}
+	cfEventually(t, time.Minute, "the token to expire", func(context.Context) (bool, string, error) {
+		return time.Now().After(expires.Add(time.Second)), "expires " + expires.String(), nil
+	})
+	out, err = e.register(t, pullMember, token, hash)
+	if err == nil || !strings.Contains(out, "refused the bootstrap token") || !strings.Contains(out, "lifeboat token create") {
+		t.Errorf("register with an expired token: err %v, output:\n%s", err, out)
+	}
+
+	// A revoked token.
+	token, hash = e.createToken(t, pullMember)
+	e.run(t, "token", "delete", strings.SplitN(token, ".", 2)[0], "--kubeconfig", e.kubeconfig, "--context", localenv.ControlPlaneName)
+	out, err = e.register(t, pullMember, token, hash)
+	if err == nil || !strings.Contains(out, "refused the bootstrap token") {
+		t.Errorf("register with a revoked token: err %v, output:\n%s", err, out)
+	}
+
+	// A token made for member3 cannot register another cluster.
+	token, hash = e.createToken(t, pullMember)
+	out, err = e.register(t, "member1", token, hash)
+	if err == nil || !strings.Contains(strings.ToLower(out), "denied") {
+		t.Errorf("register member1 with member3's token: err %v, output:\n%s", err, out)
+	}
+	// A wrong CA hash: nothing is sent with the token.
+	out, err = e.register(t, pullMember, token, "sha256:"+strings.Repeat("0", 64))
+	if err == nil || !strings.Contains(out, "hash") {
+		t.Errorf("register with a wrong CA hash: err %v, output:\n%s", err, out)
+	}
+
+	// An agent for a Push cluster refuses to start.
+	memberKubeconfig := filepath.Join(e.dir, "member1", "kubeconfig")
+	out, err = lifeboat(t, "agent", "--cluster-name", "member1", "--kubeconfig", e.kubeconfig, "--context", localenv.ControlPlaneName,
+		"--cluster-kubeconfig", memberKubeconfig, "--health-probe-bind-address=0", "--metrics-bind-address=0")
+	if err == nil || !strings.Contains(out, "Push mode") {
+		t.Errorf("agent for the Push cluster member1: err %v, output:\n%s", err, out)
+	}
+	// The pull member's agent credentials read nothing of another cluster.
+	out, err = lifeboat(t, "agent", "--cluster-name", "member1", "--kubeconfig", filepath.Join(e.dir, pullMember, "agent-kubeconfig"),
+		"--cluster-kubeconfig", memberKubeconfig, "--health-probe-bind-address=0", "--metrics-bind-address=0")
+	if err == nil || !strings.Contains(out, "may not read Cluster member1") {
+		t.Errorf("agent of member1 with member3's credentials: err %v, output:\n%s", err, out)
+	}
+}
+
+// memberWatch records the DELETED events, and every UID seen per name, of
+// the Deployments in a member namespace.
+type memberWatch struct {
+	mu      sync.Mutex
+	deleted []string
+	uids    map[string]map[types.UID]bool
+}
+
+func (e *cfEnv) watchMemberDeployments(t *testing.T, member, ns string) *memberWatch {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := e.members[member].AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("watching Deployments in %s/%s: %v", member, ns, err)
+	}
+	mw := &memberWatch{uids: map[string]map[types.UID]bool{}}
+	go func() {
+		for ev := range w.ResultChan() {
+			d, ok := ev.Object.(*appsv1.Deployment)
+			if !ok {
+				continue
+			}
+			mw.mu.Lock()
+			if ev.Type == watch.Deleted {
+				mw.deleted = append(mw.deleted, d.Name)
+			}
+			if mw.uids[d.Name] == nil {
+				mw.uids[d.Name] = map[types.UID]bool{}
+			}
+			mw.uids[d.Name][d.UID] = true
+			mw.mu.Unlock()
+		}
+	}()
+	return mw
+}
+
+// pullAgentRestarts: the agent is restarted five times while 50
+// Deployments roll out to its member. Every one ends Healthy, and the
+// member never saw one deleted or created twice.
+func pullAgentRestarts(t *testing.T, e *cfEnv) {
+	ctx := context.Background()
+	ns := e.namespace(t, "pull-restart")
+	mw := e.watchMemberDeployments(t, pullMember, ns)
+	const n = 50
+	var manifests []string
+	for i := range n {
+		manifests = append(manifests, cfDeployment(fmt.Sprintf("r%02d", i), 1, "rollout", "pull"))
+	}
+	manifests = append(manifests, cfPinnedPolicy("rollout", "{apiVersion: apps/v1, kind: Deployment, labelSelector: {matchLabels: {rollout: pull}}}", pullMember, "", ""))
+	e.apply(t, ns, strings.Join(manifests, "\n---\n"))
+
+	for i := range 5 {
+		at := i * n / 5
+		cfEventually(t, cfTimeout, describe("at least %d Deployments in %s before restart %d", at, pullMember, i+1), func(ctx context.Context) (bool, string, error) {
+			list, err := e.members[pullMember].AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, "", err
+			}
+			return len(list.Items) >= at, fmt.Sprintf("%d", len(list.Items)), nil
+		})
+		e.run(t, "env", "restart", pullMember+"-agent", "--state-dir", e.dir)
+	}
+
+	cfEventually(t, 3*cfTimeout, describe("all %d Deployments Healthy in %s", n, pullMember), func(ctx context.Context) (bool, string, error) {
+		var rbs workv1alpha2.ResourceBindingList
+		if err := e.cp.List(ctx, &rbs, client.InNamespace(ns)); err != nil {
+			return false, "", err
+		}
+		healthy := 0
+		for i := range rbs.Items {
+			if item := aggregatedItem(&rbs.Items[i], pullMember); item != nil && item.Health == workv1alpha2.ResourceHealthy {
+				healthy++
+			}
+		}
+		return healthy == n, fmt.Sprintf("%d of %d bindings Healthy on %s", healthy, len(rbs.Items), pullMember), nil
+	})
+	list, err := e.members[pullMember].AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != n {
+		t.Errorf("%d Deployments in %s, want %d", len(list.Items), pullMember, n)
+	}
+	mw.mu.Lock()
+	defer mw.mu.Unlock()
+	if len(mw.deleted) > 0 {
+		t.Errorf("the member saw Deployments deleted across agent restarts: %v", mw.deleted)
+	}
+	for name, uids := range mw.uids {
+		if len(uids) > 1 {
+			t.Errorf("Deployment %s was created %d times in the member", name, len(uids))
+		}
+	}
+}
+
+// restartAgentOnCleanup starts the pull member's agent again when the
+// scenario ends, if it is stopped.
+func (e *cfEnv) restartAgentOnCleanup(t *testing.T) {
+	t.Cleanup(func() {
+		if !e.component(t, pullMember+"-agent").Process.Alive() {
+			e.run(t, "env", "restart", pullMember+"-agent", "--state-dir", e.dir)
+		}
+	})
+}
+
+// pullAgentKilled: with its agent gone, the pull member's Lease expires;
+// the control plane marks it Ready=Unknown, taints it, and its workload
+// moves. The old copy runs on in the member (nothing can reach it) until
+// the agent returns and deletes it.
+func pullAgentKilled(t *testing.T, e *cfEnv) {
+	ctx := context.Background()
+	ns := e.namespace(t, "pull-kill")
+	e.apply(t, ns, cfDeployment("job", 1)+"\n---\n"+cfPinnedPolicy("job", byName("job"), pullMember, "", ""))
+	if got := e.waitPlaced(t, ns, "job", 1, ""); got != pullMember {
+		t.Fatalf("job placed on %s, want %s", got, pullMember)
+	}
+	e.restartAgentOnCleanup(t)
+	e.run(t, "env", "stop", pullMember+"-agent", "--state-dir", e.dir)
+	stopped := time.Now()
+
+	var ready metav1.Condition
+	cfEventually(t, cfTimeout, describe("Cluster %s Ready=Unknown", pullMember),
+		e.clusterConditionIs(pullMember, clusterv1alpha1.ClusterConditionReady, metav1.ConditionUnknown, &ready))
+	if ready.Reason != clusterv1alpha1.ClusterReasonStatusUnknown {
+		t.Errorf("Ready=Unknown with reason %q, want %q", ready.Reason, clusterv1alpha1.ClusterReasonStatusUnknown)
+	}
+	t.Logf("Ready=Unknown %s after the agent stopped (grace 6 s)", ready.LastTransitionTime.Sub(stopped).Round(100*time.Millisecond))
+	e.waitTaint(t, pullMember, clusterv1alpha1.TaintClusterNotReady, corev1.TaintEffectNoExecute, true)
+	to := e.waitPlaced(t, ns, "job", 1, pullMember)
+	e.waitHistory(t, ns, "job", pullMember, workv1alpha2.EvictionReasonTaintUntolerated)
+	if d, err := e.memberDeployment(ctx, pullMember, ns, "job"); err != nil || d == nil {
+		t.Errorf("the old copy in %s while its agent is down: %v, present %t (nothing may delete it without the agent)", pullMember, err, d != nil)
+	}
+	t.Logf("job moved %s -> %s", pullMember, to)
+
+	e.run(t, "env", "restart", pullMember+"-agent", "--state-dir", e.dir)
+	e.waitReady(t, pullMember, metav1.ConditionTrue)
+	e.waitGoneFrom(t, ns, "job", pullMember)
+}
+
+// pullPartitioned: the agent loses its path to the control plane while
+// both run. As with the agent gone, the member turns Unknown and its
+// workload moves; the old copy runs on; after heal, the agent deletes it.
+func pullPartitioned(t *testing.T, e *cfEnv) {
+	ctx := context.Background()
+	ns := e.namespace(t, "pull-part")
+	e.apply(t, ns, cfDeployment("part", 1)+"\n---\n"+cfPinnedPolicy("part", byName("part"), pullMember, "", ""))
+	if got := e.waitPlaced(t, ns, "part", 1, ""); got != pullMember {
+		t.Fatalf("part placed on %s, want %s", got, pullMember)
+	}
+	e.partition(t, pullMember)
+	cfEventually(t, cfTimeout, describe("Cluster %s Ready=Unknown behind the partition", pullMember),
+		e.clusterConditionIs(pullMember, clusterv1alpha1.ClusterConditionReady, metav1.ConditionUnknown, nil))
+	to := e.waitPlaced(t, ns, "part", 1, pullMember)
+	if d, err := e.memberDeployment(ctx, pullMember, ns, "part"); err != nil || d == nil {
+		t.Errorf("the old copy in %s behind the partition: %v, present %t", pullMember, err, d != nil)
+	}
+	t.Logf("part moved %s -> %s", pullMember, to)
+	e.heal(t, pullMember)
+	e.waitGoneFrom(t, ns, "part", pullMember)
+	if _, err := os.Stat(filepath.Join(e.dir, pullMember, "partitioned")); err == nil {
+		t.Errorf("the cut file is still there after heal")
+	}
+}
