@@ -29,10 +29,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
+	"github.com/lifeboat-dev/lifeboat/internal/fencing"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
 
@@ -69,6 +72,9 @@ type StatusReconciler struct {
 	Eviction EvictionHooks
 	// Clock stamps condition transitions (nil: the real clock).
 	Clock clock.PassiveClock
+	// DefaultPurgeMode is the cluster-failover purge mode of bindings
+	// whose policy has none, which decides their Fencing condition.
+	DefaultPurgeMode policyv1alpha1.PurgeMode
 	// MaxConcurrentReconciles defaults to 5.
 	MaxConcurrentReconciles int
 	// WorkIndex registers the index of Works by binding once for the
@@ -270,6 +276,9 @@ func (r *StatusReconciler) updateBindingStatus(ctx context.Context, b bindingObj
 	} else if meta.RemoveStatusCondition(&b.status.Conditions, workv1alpha2.PlacementHealthy) {
 		changed = true
 	}
+	if r.setFencingCondition(ctx, b) {
+		changed = true
+	}
 	if !changed {
 		return nil
 	}
@@ -278,6 +287,26 @@ func (r *StatusReconciler) updateBindingStatus(ctx context.Context, b bindingObj
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("updated binding status", "clusters", len(items))
 	return nil
+}
+
+// setFencingCondition sets or removes the binding's Fencing condition
+// (fencing.Condition) from its scheduled clusters' modes; it says whether
+// it changed anything.
+func (r *StatusReconciler) setFencingCondition(ctx context.Context, b bindingObject) bool {
+	modes := map[string]clusterv1alpha1.ClusterSyncMode{}
+	for _, c := range b.spec.Clusters {
+		var cl clusterv1alpha1.Cluster
+		if err := r.Client.Get(ctx, types.NamespacedName{Name: c.Name}, &cl); err == nil {
+			modes[c.Name] = cl.Spec.SyncMode
+		}
+	}
+	cond, ok := fencing.Condition(b.spec, modes, r.DefaultPurgeMode)
+	if !ok {
+		return meta.RemoveStatusCondition(&b.status.Conditions, fencing.ConditionType)
+	}
+	cond.LastTransitionTime = r.now()
+	cond.ObservedGeneration = b.obj.GetGeneration()
+	return meta.SetStatusCondition(&b.status.Conditions, cond)
 }
 
 // aggregatedNews reports whether items b tell something a decision depends

@@ -212,6 +212,7 @@ func allControllers() []controller {
 		}},
 		{"binding-status", func(mgr ctrl.Manager, d deps) error {
 			return (&binding.StatusReconciler{
+				DefaultPurgeMode:        d.opts.ClusterFailover.PurgeMode(),
 				Client:                  watched(mgr),
 				Templates:               templateReader(mgr, d),
 				Recorder:                recorder(mgr, "binding-status-controller"),

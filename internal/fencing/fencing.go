@@ -22,10 +22,13 @@
 package fencing
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
@@ -140,4 +143,39 @@ func StoppedBy(renewTime time.Time, leaseDurationSeconds int32, s Spec, margin t
 		return time.Time{}, false
 	}
 	return Due(renewTime, time.Duration(leaseDurationSeconds)*time.Second, s).Add(margin), true
+}
+
+// Condition is the binding condition that says whether its copies are
+// fenced (a Lifeboat extension), with its reasons.
+const (
+	ConditionType          = "Fencing"
+	ReasonFencedByAgents   = "FencedByAgents"
+	ReasonPushNotFenceable = "PushClustersNotFenced"
+)
+
+// Condition tells a binding whose copies fencing applies to (For) which
+// of them are fenced: True when every scheduled cluster is a Pull cluster,
+// False naming the Push clusters, whose copies nothing can stop behind a
+// partition. modes are the clusters' sync modes by name (a cluster missing
+// there is left out). ok is false when fencing does not apply: the binding
+// has no Fencing condition.
+func Condition(spec *workv1alpha2.ResourceBindingSpec, modes map[string]clusterv1alpha1.ClusterSyncMode, controllerDefault policyv1alpha1.PurgeMode) (metav1.Condition, bool) {
+	if _, ok := For(spec, controllerDefault); !ok {
+		return metav1.Condition{}, false
+	}
+	var pull, push []string
+	for _, c := range spec.Clusters {
+		switch modes[c.Name] {
+		case clusterv1alpha1.Pull:
+			pull = append(pull, c.Name)
+		case clusterv1alpha1.Push:
+			push = append(push, c.Name)
+		}
+	}
+	if len(push) > 0 {
+		return metav1.Condition{Type: ConditionType, Status: metav1.ConditionFalse, Reason: ReasonPushNotFenceable,
+			Message: fmt.Sprintf("%s: Push clusters cannot be fenced: behind a partition the control plane cannot stop the copy there, and a Directly failover from them waits for its deletion (at most --graceful-eviction-timeout)", strings.Join(push, ", "))}, true
+	}
+	return metav1.Condition{Type: ConditionType, Status: metav1.ConditionTrue, Reason: ReasonFencedByAgents,
+		Message: fmt.Sprintf("the copies in %s are stopped by their agents when they lose the control plane, before a Directly failover replaces them", strings.Join(pull, ", "))}, true
 }

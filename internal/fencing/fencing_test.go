@@ -1,12 +1,15 @@
 package fencing
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 )
@@ -116,5 +119,43 @@ func TestStoppedByFollowsDue(t *testing.T) {
 	}
 	if _, ok := StoppedBy(r, 0, s, 0); ok {
 		t.Error("StoppedBy without a lease duration said ok")
+	}
+}
+
+func TestCondition(t *testing.T) {
+	directly := &policyv1alpha1.ClusterFailoverBehavior{PurgeMode: policyv1alpha1.PurgeModeDirectly}
+	modes := map[string]clusterv1alpha1.ClusterSyncMode{"edge1": clusterv1alpha1.Pull, "edge2": clusterv1alpha1.Pull, "member1": clusterv1alpha1.Push}
+	placed := func(cf *policyv1alpha1.ClusterFailoverBehavior, clusters ...string) *workv1alpha2.ResourceBindingSpec {
+		s := spec(cf)
+		for _, c := range clusters {
+			s.Clusters = append(s.Clusters, workv1alpha2.TargetCluster{Name: c})
+		}
+		return s
+	}
+	cases := map[string]struct {
+		spec       *workv1alpha2.ResourceBindingSpec
+		ok         bool
+		status     metav1.ConditionStatus
+		reason     string
+		mentioning string
+	}{
+		"Gracefully: no condition":          {placed(nil, "edge1"), false, "", "", ""},
+		"Pull clusters only: fenced":        {placed(directly, "edge1", "edge2"), true, metav1.ConditionTrue, ReasonFencedByAgents, "edge1, edge2"},
+		"a Push cluster: says it cannot be": {placed(directly, "edge1", "member1"), true, metav1.ConditionFalse, ReasonPushNotFenceable, "member1: Push clusters cannot be fenced"},
+		"an unknown cluster is left out":    {placed(directly, "edge1", "gone"), true, metav1.ConditionTrue, ReasonFencedByAgents, "in edge1 are"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c, ok := Condition(tc.spec, modes, policyv1alpha1.PurgeModeGracefully)
+			if ok != tc.ok {
+				t.Fatalf("ok = %t, want %t", ok, tc.ok)
+			}
+			if !ok {
+				return
+			}
+			if c.Type != ConditionType || c.Status != tc.status || c.Reason != tc.reason || !strings.Contains(c.Message, tc.mentioning) {
+				t.Errorf("Condition = %+v, want %s %s mentioning %q", c, tc.status, tc.reason, tc.mentioning)
+			}
+		})
 	}
 }

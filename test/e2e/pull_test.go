@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
@@ -35,7 +36,7 @@ const pullMember = "member3"
 // 1.5 s that the control plane waits 6 s for.
 var pullPeriods = cfPeriods{
 	args: append(append([]string{}, shortPeriods.args...),
-		"--cluster-monitor-period=1s", "--cluster-monitor-grace-period=6s"),
+		"--cluster-monitor-period=1s", "--cluster-monitor-grace-period=6s", "--fencing-stop-margin=5s"),
 	P: shortPeriods.P, F: shortPeriods.F, S: shortPeriods.S, T: shortPeriods.T,
 }
 
@@ -68,6 +69,7 @@ func TestPullMode(t *testing.T) {
 	e.scenario(t, "the agent restarted 5 times during a rollout of 50 workloads deletes and recreates nothing", pullAgentRestarts)
 	e.scenario(t, "the agent killed: the Lease expires and the cluster turns Unknown and the workload fails over", pullAgentKilled)
 	e.scenario(t, "the pull member partitioned: the workload fails over and the old copy goes after heal", pullPartitioned)
+	e.scenario(t, "a Directly workload behind a partition is fenced before its replacement starts", pullFenced)
 }
 
 // pullPropagation: a Deployment pinned to the pull member runs there,
@@ -391,4 +393,156 @@ func pullPartitioned(t *testing.T, e *cfEnv) {
 	if _, err := os.Stat(filepath.Join(e.dir, pullMember, "partitioned")); err == nil {
 		t.Errorf("the cut file is still there after heal")
 	}
+}
+
+// podWatch records when pods of a namespace in one member were seen
+// created and deleted (this process's clock, the same for every member).
+type podWatch struct {
+	mu      sync.Mutex
+	added   []time.Time
+	deleted []time.Time
+}
+
+func (e *cfEnv) watchPods(t *testing.T, member, ns string) *podWatch {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	w, err := e.members[member].CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("watching pods in %s/%s: %v", member, ns, err)
+	}
+	pw := &podWatch{}
+	go func() {
+		for ev := range w.ResultChan() {
+			now := time.Now()
+			pw.mu.Lock()
+			switch ev.Type {
+			case watch.Added:
+				pw.added = append(pw.added, now)
+			case watch.Deleted:
+				pw.deleted = append(pw.deleted, now)
+			}
+			pw.mu.Unlock()
+		}
+	}()
+	return pw
+}
+
+func (p *podWatch) snapshot() (added, deleted []time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]time.Time(nil), p.added...), append([]time.Time(nil), p.deleted...)
+}
+
+// pullFenced: a Directly workload on the pull member, then a partition.
+// The agent cannot renew its Lease and scales its copy to zero; the
+// control plane moves the workload, and creates the new copy only once the
+// old one counts as stopped: every old pod is gone before the first new
+// pod exists. After heal the old copy is deleted, never started again.
+func pullFenced(t *testing.T, e *cfEnv) {
+	ctx := context.Background()
+	ns := e.namespace(t, "pull-fence")
+	e.apply(t, ns, cfDeployment("single", 2)+"\n---\n"+cfPinnedPolicy("single", byName("single"), pullMember, "", `  failover:
+    cluster:
+      purgeMode: Directly`))
+	if got := e.waitPlaced(t, ns, "single", 2, ""); got != pullMember {
+		t.Fatalf("single placed on %s, want %s", got, pullMember)
+	}
+	old, err := e.memberDeployment(ctx, pullMember, ns, "single")
+	if err != nil || old == nil {
+		t.Fatalf("single in %s: %v", pullMember, err)
+	}
+	if got := old.Labels["fencing.lifeboat.dev/action"]; got != "ScaleToZero" {
+		t.Fatalf("the copy in %s has fencing action %q, want ScaleToZero (labels %v)", pullMember, got, old.Labels)
+	}
+	e.waitFencingCondition(t, ns, "single", metav1.ConditionTrue, "FencedByAgents")
+	oldPods := e.watchPods(t, pullMember, ns)
+	newPods := map[string]*podWatch{}
+	for _, m := range cfMembers {
+		if m != pullMember {
+			newPods[m] = e.watchPods(t, m, ns)
+		}
+	}
+
+	e.partition(t, pullMember)
+	partitioned := time.Now()
+	cfEventually(t, cfTimeout, describe("the copy in %s fenced to zero replicas", pullMember), func(ctx context.Context) (bool, string, error) {
+		d, err := e.memberDeployment(ctx, pullMember, ns, "single")
+		if err != nil || d == nil {
+			return false, "not there", err
+		}
+		return ptr.Deref(d.Spec.Replicas, 1) == 0 && d.Status.Replicas == 0, fmt.Sprintf("spec.replicas %d, status.replicas %d", ptr.Deref(d.Spec.Replicas, 1), d.Status.Replicas), nil
+	})
+	fenced := time.Now()
+	to := e.waitPlaced(t, ns, "single", 2, pullMember)
+	t.Logf("partitioned at 0 s; fenced by %s; Healthy on %s by %s", fenced.Sub(partitioned).Round(100*time.Millisecond), to, time.Since(partitioned).Round(100*time.Millisecond))
+
+	_, oldDeleted := oldPods.snapshot()
+	if len(oldDeleted) < 2 {
+		t.Fatalf("saw %d of the 2 old pods deleted in %s", len(oldDeleted), pullMember)
+	}
+	lastOld := oldDeleted[len(oldDeleted)-1]
+	added, _ := newPods[to].snapshot()
+	if len(added) == 0 {
+		t.Fatalf("saw no new pod in %s", to)
+	}
+	if firstNew := added[0]; !lastOld.Before(firstNew) {
+		t.Errorf("the last old pod in %s ended %s after the first new pod in %s was created: two copies ran at once", pullMember, lastOld.Sub(firstNew), to)
+	} else {
+		t.Logf("the last old pod ended %s before the first new pod was created", firstNew.Sub(lastOld).Round(10*time.Millisecond))
+	}
+	rb, err := e.binding(ctx, ns, "single")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fencedEvent bool
+	events, err := e.cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + rb.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range events.Items {
+		if strings.Contains(ev.Message, "fenced by its agent") {
+			fencedEvent = true
+		}
+	}
+	if !fencedEvent {
+		t.Errorf("no Event on the binding says the old copy was fenced")
+	}
+
+	// Its new cluster is a Push cluster: the binding says it cannot be
+	// fenced there.
+	e.waitFencingCondition(t, ns, "single", metav1.ConditionFalse, "PushClustersNotFenced")
+
+	e.heal(t, pullMember)
+	e.waitGoneFrom(t, ns, "single", pullMember)
+	if added, _ := oldPods.snapshot(); len(added) > 0 {
+		// The watch starts with the existing pods as ADDED events: only
+		// those created after the fencing count.
+		var restarted int
+		for _, a := range added {
+			if a.After(fenced) {
+				restarted++
+			}
+		}
+		if restarted > 0 {
+			t.Errorf("%d pods of the fenced copy started again in %s", restarted, pullMember)
+		}
+	}
+}
+
+// waitFencingCondition waits for the binding of Deployment name to have
+// the Fencing condition with status and reason.
+func (e *cfEnv) waitFencingCondition(t *testing.T, ns, name string, status metav1.ConditionStatus, reason string) {
+	t.Helper()
+	cfEventually(t, cfTimeout, describe("binding of %s: Fencing=%s (%s)", name, status, reason), func(ctx context.Context) (bool, string, error) {
+		rb, err := e.binding(ctx, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		c := meta.FindStatusCondition(rb.Status.Conditions, "Fencing")
+		if c == nil {
+			return false, "no Fencing condition", nil
+		}
+		return c.Status == status && c.Reason == reason, fmt.Sprintf("%s %s: %s", c.Status, c.Reason, c.Message), nil
+	})
 }
