@@ -71,4 +71,25 @@ refuse '/etcd/replicas' --set etcd.replicas=2
 refuse '/controllerManager/resources/limits/memory' --set controllerManager.resources.limits.memory=512M
 refuse '/apiServer/service/type' --set apiServer.service.type=Ingress
 refuse '/controllerManager/extraArgs/0' --set 'controllerManager.extraArgs={v=2}'
+
+# The agent's chart.
+AGENT=charts/lifeboat-agent
+"${HELM}" lint --strict --kube-version "${KUBE_VERSION}" "${AGENT}" --set clusterName=edge1
+arender() { "${HELM}" template a "${AGENT}" --namespace lifeboat-system --kube-version "${KUBE_VERSION}" "$@"; }
+arender --set clusterName=edge1 | go run ./hack/chartcheck --values "${AGENT}/values.yaml" --readme "${AGENT}/README.md"
+out=$(arender --set clusterName=edge1 --set 'rbac.extraRules[0].apiGroups={flink.apache.org}' --set 'rbac.extraRules[0].resources={*}' --set 'rbac.extraRules[0].verbs={*}')
+for want in '--cluster-name=edge1' 'runAsNonRoot: true' 'readOnlyRootFilesystem: true' 'replicas: 1' 'flink.apache.org' 'secretName: lifeboat-agent-kubeconfig'; do
+  grep -qF -- "$want" <<<"$out" || { echo "verify-chart: the agent's rendering lacks: $want" >&2; exit 1; }
+done
+arefuse() {
+  local want=$1; shift
+  local got
+  if got=$(arender "$@" 2>&1); then
+    echo "verify-chart: the agent's chart accepted: $*" >&2; exit 1
+  fi
+  grep -qF -- "$want" <<<"$got" || { echo "verify-chart: the agent's refusal of $* does not name $want:" >&2; echo "$got" >&2; exit 1; }
+}
+arefuse 'clusterName is required'
+arefuse '/clusterName' --set clusterName=Edge_1
+arefuse "'replicas' not allowed" --set clusterName=edge1 --set replicas=2
 echo "verify-chart: OK"

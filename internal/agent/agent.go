@@ -70,6 +70,9 @@ type Options struct {
 
 	// Concurrency is the number of Works applied and reported at once.
 	Concurrency int
+	// QPS and Burst limit the agent's requests to the control plane.
+	QPS   float32
+	Burst int
 
 	HealthProbeBindAddress string
 	MetricsBindAddress     string
@@ -87,7 +90,9 @@ func NewOptions() *Options {
 		ProbeTimeout:           c.ProbeTimeout,
 		CollectInterval:        c.CollectInterval,
 		EnableResourceModeling: c.EnableResourceModeling,
-		Concurrency:            5,
+		Concurrency:            10,
+		QPS:                    200,
+		Burst:                  400,
 		HealthProbeBindAddress: "127.0.0.1:10358",
 		MetricsBindAddress:     "127.0.0.1:10359",
 	}
@@ -105,6 +110,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.CollectInterval, "cluster-status-collect-interval", o.CollectInterval, "How often the version, API enablements, node and resource summaries are refreshed.")
 	fs.BoolVar(&o.EnableResourceModeling, "enable-cluster-resource-modeling", o.EnableResourceModeling, "Collect nodeSummary and resourceSummary (watches the member's nodes and non-terminal pods).")
 	fs.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "Number of Works applied, and reported on, at once.")
+	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Client-side queries per second to the control plane (each Work's status report is one).")
+	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Client-side burst to the control plane.")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address serving /healthz and /readyz; \"0\" disables them.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address serving Prometheus /metrics without authentication; \"0\" disables it.")
 }
@@ -137,6 +144,9 @@ func (o *Options) Validate() error {
 	}
 	if o.FailureThreshold < 0 || o.SuccessThreshold < 0 {
 		errs = append(errs, errors.New("--cluster-failure-threshold and --cluster-success-threshold must not be negative"))
+	}
+	if o.QPS <= 0 || o.Burst < 1 {
+		errs = append(errs, fmt.Errorf("--kube-api-qps %g and --kube-api-burst %d: want positive values", o.QPS, o.Burst))
 	}
 	if o.Concurrency < 1 {
 		errs = append(errs, fmt.Errorf("--concurrency %d: want at least 1", o.Concurrency))
@@ -181,6 +191,7 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 	cpCfg.UserAgent = "lifeboat-agent/" + o.ClusterName
+	cpCfg.QPS, cpCfg.Burst = o.QPS, o.Burst
 	memberCfg, err := loadConfig(o.MemberKubeconfig, o.MemberContext, "member")
 	if err != nil {
 		return err

@@ -28,6 +28,7 @@ func TestOptionsValidate(t *testing.T) {
 		"no probe period":       {func(o *Options) { o.StatusUpdateFrequency = 0 }, "--cluster-status-update-frequency"},
 		"negative threshold":    {func(o *Options) { o.FailureThreshold = -time.Second }, "--cluster-failure-threshold"},
 		"no workers":            {func(o *Options) { o.Concurrency = 0 }, "--concurrency"},
+		"no qps":                {func(o *Options) { o.QPS = 0 }, "--kube-api-qps"},
 		"zero collect interval": {func(o *Options) { o.CollectInterval = 0 }, "--cluster-status-collect-interval"},
 	}
 	for name, tc := range cases {

@@ -151,7 +151,8 @@ func (f *Fencer) scan(ctx context.Context, now time.Time) (int, error) {
 	for _, gvr := range resources {
 		list, err := f.Member.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: fencing.ActionLabel})
 		if err != nil {
-			if !apierrors.IsNotFound(err) && !apierrors.IsMethodNotSupported(err) {
+			// A kind the agent may not list holds nothing it applied.
+			if !apierrors.IsNotFound(err) && !apierrors.IsMethodNotSupported(err) && !apierrors.IsForbidden(err) {
 				errs = append(errs, fmt.Errorf("listing %s: %w", gvr, err))
 			}
 			continue

@@ -50,6 +50,10 @@ type Options struct {
 	PlaneVersion string
 	// N Deployments of the propagation scenario.
 	N int
+	// PropagationMember pins the propagation scenario's Deployments to one
+	// member ("" = wherever the scheduler puts each, one member each): to
+	// compare a Pull member with a Push one in the same environment.
+	PropagationMember string
 	// ClusterFailoverN Deployments pinned to the stopped member.
 	ClusterFailoverN int
 	// ClusterFailoverMember is the member stopped ("" = the first), also
@@ -141,6 +145,15 @@ func (b *Bench) Run(ctx context.Context) (*Report, error) {
 	for name := range b.Options.ExtraProcesses {
 		if _, ok := b.Options.Controllers[name]; ok {
 			return nil, fmt.Errorf("--extra-pids: %s is also a controller process; give it one name", name)
+		}
+	}
+	if m := b.Options.PropagationMember; m != "" {
+		var members []string
+		if b.Env != nil {
+			members = b.Env.Members
+		}
+		if !slices.Contains(members, m) {
+			return nil, fmt.Errorf("--propagation-member %q is not a member (members: %s)", m, strings.Join(members, ", "))
 		}
 	}
 	if slices.Contains(b.Options.Scenarios, ScenarioFailback) {

@@ -29,6 +29,7 @@ func TestRunRefusesBadOptions(t *testing.T) {
 		"scenario-runs zero":         {func(o *Options) { o.ScenarioRuns = map[string]int{ScenarioFailback: 0} }, "failback must run at least once"},
 		"extra pid is a controller":  {func(o *Options) { o.Controllers = map[string]int{"cm": 1}; o.ExtraProcesses = map[string]int{"cm": 2} }, "also a controller process"},
 		"failback n zero":            {func(o *Options) { o.FailbackN = 0 }, "--failback-n must be at least 1"},
+		"propagation member unknown": {func(o *Options) { o.PropagationMember = "member9" }, `--propagation-member "member9" is not a member`},
 		"failback window fraction":   {func(o *Options) { o.FailbackWindow = 1500 * time.Millisecond }, "whole seconds"},
 		"failback window zero":       {func(o *Options) { o.FailbackWindow = 0 }, "whole seconds"},
 		"failback window past int32": {func(o *Options) { o.FailbackWindow = (1 << 31) * time.Second }, "whole seconds"},

@@ -37,7 +37,11 @@ func propagationFigures() []FigureSpec {
 }
 
 func (b *Bench) propagationSettings() map[string]string {
-	return map[string]string{"n": strconv.Itoa(b.Options.N), "members": fmt.Sprint(b.Env.Members)}
+	settings := map[string]string{"n": strconv.Itoa(b.Options.N), "members": fmt.Sprint(b.Env.Members)}
+	if m := b.Options.PropagationMember; m != "" {
+		settings["member"] = m
+	}
+	return settings
 }
 
 // propagationRun creates N single-replica Deployments at once under one
@@ -50,7 +54,11 @@ func (b *Bench) propagationRun(ctx context.Context, r *RunResult) error {
 		return err
 	}
 	defer cleanup()
-	policy, err := decodePolicy(spreadPolicyYAML("bench", "prop", b.Env.Members), ns)
+	members := b.Env.Members
+	if m := b.Options.PropagationMember; m != "" {
+		members = []string{m}
+	}
+	policy, err := decodePolicy(spreadPolicyYAML("bench", "prop", members), ns)
 	if err != nil {
 		return err
 	}

@@ -162,6 +162,7 @@ is replaced by the member's name) and --controller-pids.`,
 	f.IntVarP(&opts.N, "n", "n", opts.N, "Deployments of the propagation scenario.")
 	f.IntVar(&opts.ClusterFailoverN, "cluster-failover-n", opts.ClusterFailoverN, "Deployments pinned to the stopped member (docs/performance.md also measures 1000).")
 	f.StringVar(&opts.ClusterFailoverMember, "cluster-failover-member", "", "Member whose API server cluster-failover and failback stop (default: each run the next member by name, so that none fails twice in a row and gets the flapping taint).")
+	f.StringVar(&opts.PropagationMember, "propagation-member", "", "Pin the propagation scenario's Deployments to this member (default: the scheduler picks one member for each), e.g. to compare a Pull member with a Push one.")
 	f.IntVar(&opts.FailbackN, "failback-n", opts.FailbackN, "Deployments of the failback scenario (docs/performance.md also measures 1000).")
 	f.DurationVar(&opts.FailbackWindow, "failback-window", opts.FailbackWindow, "The failback policy's stabilizationSeconds (whole seconds, at least 1s).")
 	f.Int32Var(&opts.Toleration, "toleration-seconds", opts.Toleration, "app-failover's decisionConditions.tolerationSeconds.")

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
@@ -134,6 +135,24 @@ func partitionedMember(t *testing.T, e *cfEnv) {
 		t.Fatalf("nginx in %s: %v", from, err)
 	}
 
+	// A Directly workload on the same member that tolerates the taint
+	// for 5 s: it is evicted after the toleration, but a Push cluster
+	// cannot be fenced, so its new copy waits for the old one's deletion,
+	// which only the heal allows.
+	e.apply(t, ns, cfDeployment("single", 1)+"---"+cfPinnedPolicy("single", byName("single"), from, `    clusterTolerations:
+      - key: `+clusterv1alpha1.TaintClusterNotReady+`
+        operator: Exists
+        effect: NoExecute
+        tolerationSeconds: 5`, `  failover:
+    cluster:
+      purgeMode: Directly`))
+	if got := e.waitPlaced(t, ns, "single", 1, ""); got != from {
+		t.Fatalf("single placed on %s, want %s", got, from)
+	}
+	e.waitFencingCondition(t, ns, "single", metav1.ConditionFalse, "PushClustersNotFenced")
+	single := watchDeploymentsIn(t, e.members, ns, "single")
+	added := func(ev deploymentEvent) bool { return ev.typ == watch.Added }
+
 	e.partition(t, from)
 	cfEventually(t, cfTimeout, describe("Cluster %s not Ready behind the partition", from), func(ctx context.Context) (bool, string, error) {
 		c, err := e.cluster(ctx, from)
@@ -161,12 +180,29 @@ func partitionedMember(t *testing.T, e *cfEnv) {
 	}
 	t.Logf("behind the partition nginx moved %s -> %s at %s; the old copy still runs there", from, to, entry.Time.UTC().Format(time.RFC3339))
 
+	// The Directly workload was evicted after its toleration, and waits:
+	// no copy anywhere else while the old one may run.
+	e.waitHistory(t, ns, "single", from, workv1alpha2.EvictionReasonTaintUntolerated)
+	for _, m := range cfMembers {
+		if _, ok := single.first(m, added); ok && m != from {
+			t.Errorf("single was created in %s behind the partition, while its old copy in %s may still run", m, from)
+		}
+	}
+
 	e.heal(t, from)
 	e.waitGoneFrom(t, ns, "nginx", from)
 	stays(t, time.Now().Add(3*time.Second), "nginx stays on "+to+" after the partition healed", func(ctx context.Context) (bool, string, error) {
 		return e.staysOn(ns, "nginx", to)(ctx)
 	})
+	// After heal: the old copy is deleted first, then the new one created.
+	singleTo := e.waitPlaced(t, ns, "single", 1, from)
+	gone, ok1 := single.first(from, func(ev deploymentEvent) bool { return ev.typ == watch.Deleted })
+	created, ok2 := single.first(singleTo, added)
+	if !ok1 || !ok2 || !gone.at.Before(created.at) {
+		t.Errorf("single: old copy in %s deleted (%t) at %v, new copy in %s created (%t) at %v; want the deletion first\n%s", from, ok1, gone.at, singleTo, ok2, created.at, single)
+	}
 }
+
 
 // clusterTolerations with tolerationSeconds (10 s here; the guides' example
 // says 30) delay the eviction to timeAdded + 10 s; without tolerationSeconds

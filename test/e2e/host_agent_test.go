@@ -1,0 +1,165 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/localenv"
+	"github.com/lifeboat-dev/lifeboat/internal/localenv/components"
+)
+
+// TestHostAgentChart joins the host cluster itself to the control plane
+// installed in it, in pull mode, as a platform team would join an edge
+// cluster: a bootstrap token from the control plane, `lifeboat register`
+// with only the token and the CA's hash, the agent's kubeconfig in a
+// Secret, and charts/lifeboat-agent. The agent, a pod with its own
+// ServiceAccount, reports the cluster Ready and runs a Deployment the
+// control plane propagates to it on the real node; deleting the template
+// deletes it there; unjoin revokes the agent.
+func TestHostAgentChart(t *testing.T) {
+	needsHost(t)
+	ctx := context.Background()
+	const (
+		cluster   = "host-pull"
+		agentNS   = "lifeboat-agent"
+		release   = "lifeboat-agent"
+		agentFile = "agent.kubeconfig"
+	)
+	cpKubeconfig := suite.state.KubeconfigPath()
+	cp := clientFor(t, controlPlaneConfig(t))
+	cs, err := hostClientset(host.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	out, err := lifeboat(t, "token", "create", "--cluster", cluster, "--kubeconfig", cpKubeconfig, "--context", localenv.ControlPlaneName)
+	if err != nil {
+		t.Fatalf("lifeboat token create: %v\n%s", err, out)
+	}
+	token, hash := tokenPattern.FindString(out), caHashPattern.FindString(out)
+	if token == "" || hash == "" {
+		t.Fatalf("lifeboat token create printed no token or CA hash:\n%s", out)
+	}
+	cpServer, _ := suite.state.Cluster(localenv.ControlPlaneName)
+	kubeconfigPath := filepath.Join(t.TempDir(), agentFile)
+	if out, err := lifeboat(t, "register", cpServer.Server, "--token", token, "--discovery-token-ca-cert-hash", hash,
+		"--cluster-name", cluster, "--agent-kubeconfig", kubeconfigPath); err != nil {
+		t.Fatalf("lifeboat register: %v\n%s", err, out)
+	}
+	agentKubeconfig, err := os.ReadFile(kubeconfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Cleanup(func() {
+		if out, err := helmCmd(context.Background(), host.env, host.helm, "uninstall", release, "--namespace", agentNS, "--wait"); err != nil {
+			t.Logf("helm uninstall %s: %v\n%s", release, err, out)
+		}
+		if err := cs.CoreV1().Namespaces().Delete(context.Background(), agentNS, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Logf("deleting namespace %s: %v", agentNS, err)
+		}
+	})
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: agentNS}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "lifeboat-agent-kubeconfig", Namespace: agentNS},
+		Data: map[string][]byte{"kubeconfig": agentKubeconfig}}
+	if _, err := cs.CoreV1().Secrets(agentNS).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	registry, rest, _ := strings.Cut(host.imageRef, "/")
+	repo, tag, _ := strings.Cut(rest, ":")
+	wd, _ := os.Getwd()
+	start := time.Now()
+	if out, err := helmCmd(ctx, host.env, host.helm, "install", release, filepath.Join(wd, "..", "..", "charts", "lifeboat-agent"),
+		"--namespace", agentNS, "--wait", "--timeout", "3m", "--set", "clusterName="+cluster,
+		"--set", "image.registry="+registry, "--set", "image.repository="+repo, "--set-string", "image.tag="+tag,
+		"--set", "image.pullPolicy=Never"); err != nil {
+		t.Fatalf("helm install the agent: %v\n%s", err, out)
+	}
+	eventually(t, 2*time.Minute, describe("Cluster %s Ready, reported by its agent", cluster), func(ctx context.Context) (bool, string, error) {
+		var c clusterv1alpha1.Cluster
+		if err := cp.Get(ctx, client.ObjectKey{Name: cluster}, &c); err != nil {
+			return false, "", err
+		}
+		ready := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+		if ready == nil {
+			return false, "no Ready condition", nil
+		}
+		return ready.Status == metav1.ConditionTrue && c.Status.KubernetesVersion != "", fmt.Sprintf("Ready=%s (%s), version %q", ready.Status, ready.Message, c.Status.KubernetesVersion), nil
+	})
+	t.Logf("helm install of the agent to the cluster Ready: %s", time.Since(start).Round(100*time.Millisecond))
+
+	// A workload on the real node, through the agent.
+	ns := createNamespace(t, controlPlaneConfig(t), "host-pull")
+	t.Cleanup(func() {
+		_ = cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+	})
+	applyManifest(t, cpKubeconfig, ns, fmt.Sprintf(`
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: pause, labels: {app: pause}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: pause}}
+  template:
+    metadata: {labels: {app: pause}}
+    spec:
+      containers:
+        - {name: pause, image: %q, imagePullPolicy: Never}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: pause}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: pause}]
+  placement: {clusterAffinity: {clusterNames: [%s]}}
+`, components.PauseImage, cluster))
+	eventually(t, 2*time.Minute, "the pause Deployment Healthy on the pull cluster, running on the node", func(ctx context.Context) (bool, string, error) {
+		var rb workv1alpha2.ResourceBinding
+		if err := cp.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pause-deployment"}, &rb); err != nil {
+			return false, "no binding yet", client.IgnoreNotFound(err)
+		}
+		item := aggregatedItem(&rb, cluster)
+		d, err := cs.AppsV1().Deployments(ns).Get(ctx, "pause", metav1.GetOptions{})
+		if err != nil {
+			return false, fmt.Sprintf("aggregated %+v; Deployment in the host cluster: %v", item, err), client.IgnoreNotFound(err)
+		}
+		return item != nil && item.Health == workv1alpha2.ResourceHealthy && d.Status.AvailableReplicas == 1,
+			fmt.Sprintf("aggregated %+v; available %d", item, d.Status.AvailableReplicas), nil
+	})
+
+	kubectl(t, cpKubeconfig, "--context", localenv.ControlPlaneName, "-n", ns, "delete", "deployment", "pause")
+	eventually(t, time.Minute, "the pause Deployment deleted from the host cluster by the agent", func(ctx context.Context) (bool, string, error) {
+		_, err := cs.AppsV1().Deployments(ns).Get(ctx, "pause", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, "", nil
+		}
+		return false, "still there", err
+	})
+
+	// Unjoin revokes the agent: its certificate no longer reads anything.
+	if out, err := lifeboat(t, "unjoin", cluster, "--kubeconfig", cpKubeconfig, "--context", localenv.ControlPlaneName); err != nil {
+		t.Fatalf("lifeboat unjoin %s: %v\n%s", cluster, err, out)
+	}
+	cmd := exec.Command(suite.bins.Path(components.Kubectl), "--kubeconfig", kubeconfigPath, "get", "cluster", cluster)
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "Forbidden") && !strings.Contains(string(out), "forbidden") {
+		t.Errorf("the agent's certificate after unjoin: err %v, output %s; want Forbidden", err, out)
+	}
+}
