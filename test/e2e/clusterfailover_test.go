@@ -203,7 +203,6 @@ func partitionedMember(t *testing.T, e *cfEnv) {
 	}
 }
 
-
 // clusterTolerations with tolerationSeconds (10 s here; the guides' example
 // says 30) delay the eviction to timeAdded + 10 s; without tolerationSeconds
 // the workload stays.
