@@ -11,7 +11,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/cluster"
 
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv"
@@ -60,7 +66,13 @@ lease while the control plane's API server was down:
   lifeboat-controller-manager  41710  Healthy  1         last exit 2m5s ago: exited: Error: running manager: leader election lost
 
 A component stopped with "lifeboat env stop" stays down ("not running (stopped on
-request)") until "lifeboat env start".`,
+request)") until "lifeboat env start".
+
+For each cluster joined in pull mode it also says whether it is Ready and when its
+agent last renewed its Lease, for example:
+
+  Pull clusters:
+    member3: Ready True, Lease renewed 4s ago by member3/vm`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := localenv.Load(dir)
@@ -71,6 +83,11 @@ request)") until "lifeboat env start".`,
 			unhealthy, err := printStatus(cmd.OutOrStdout(), rows, time.Now())
 			if err != nil {
 				return err
+			}
+			if c, err := envControlPlane(s); err == nil {
+				if lines, err := describePullClusters(cmd.Context(), c, time.Now()); err == nil && len(lines) > 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "\nPull clusters:\n  %s\n", strings.Join(lines, "\n  "))
+				}
 			}
 			if guard, err := describeStormGuard(cmd.Context(), s); err == nil {
 				fmt.Fprintf(cmd.OutOrStdout(), "\nStorm guard: %s\n", guard)
@@ -116,18 +133,52 @@ func printStatus(out io.Writer, rows []localenv.ComponentStatus, now time.Time) 
 // describeStormGuard asks the control plane for the storm guard's state,
 // computed from the Clusters as the taint manager sees them.
 func describeStormGuard(ctx context.Context, s *localenv.State) (string, error) {
-	cfg, err := s.RESTConfig(localenv.ControlPlaneName)
-	if err != nil {
-		return "", err
-	}
-	cfg.Timeout = 5 * time.Second
-	scheme, err := lbscheme.New()
-	if err != nil {
-		return "", err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	c, err := envControlPlane(s)
 	if err != nil {
 		return "", err
 	}
 	return failover.DescribeStormGuard(ctx, c)
+}
+
+// envControlPlane is a client of the environment's control plane whose
+// requests give up after 5 s.
+func envControlPlane(s *localenv.State) (client.Client, error) {
+	cfg, err := s.RESTConfig(localenv.ControlPlaneName)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Timeout = 5 * time.Second
+	scheme, err := lbscheme.New()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
+}
+
+// describePullClusters says, for each Pull cluster, its Ready condition
+// and when its agent last renewed its Lease.
+func describePullClusters(ctx context.Context, c client.Client, now time.Time) ([]string, error) {
+	var clusters clusterv1alpha1.ClusterList
+	if err := c.List(ctx, &clusters); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, cl := range clusters.Items {
+		if cl.Spec.SyncMode != clusterv1alpha1.Pull {
+			continue
+		}
+		ready := "no Ready condition"
+		if r := meta.FindStatusCondition(cl.Status.Conditions, clusterv1alpha1.ClusterConditionReady); r != nil {
+			ready = "Ready " + string(r.Status)
+		}
+		renewed := "Lease never renewed"
+		var lease coordinationv1.Lease
+		if err := c.Get(ctx, client.ObjectKey{Namespace: cluster.LeaseNamespace, Name: cl.Name}, &lease); err != nil {
+			renewed = "Lease unreadable: " + err.Error()
+		} else if lease.Spec.RenewTime != nil {
+			renewed = fmt.Sprintf("Lease renewed %s ago by %s", now.Sub(lease.Spec.RenewTime.Time).Round(time.Second), ptr.Deref(lease.Spec.HolderIdentity, "?"))
+		}
+		out = append(out, fmt.Sprintf("%s: %s, %s", cl.Name, ready, renewed))
+	}
+	return out, nil
 }

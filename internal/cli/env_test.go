@@ -1,9 +1,18 @@
 package cli
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 
 	"github.com/lifeboat-dev/lifeboat/internal/localenv"
 )
@@ -42,6 +51,36 @@ func TestPrintStatus(t *testing.T) {
 		got := strings.Join(strings.Fields(lines[i]), " ")
 		if w := strings.Join(fields, " "); got != w {
 			t.Errorf("line %d:\n got %q\nwant %q", i, got, w)
+		}
+	}
+}
+
+func TestDescribePullClusters(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	pull := func(name string) *clusterv1alpha1.Cluster {
+		c := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Pull}}
+		c.Status.Conditions = []metav1.Condition{{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionTrue}}
+		return c
+	}
+	push := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push}}
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-cluster", Name: "member3"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("member3/vm"), RenewTime: &metav1.MicroTime{Time: now.Add(-4 * time.Second)}}}
+	scheme, err := lbscheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pull("member3"), pull("edge1"), push, lease).Build()
+	lines, err := describePullClusters(context.Background(), c, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"edge1: Ready True, Lease unreadable", "member3: Ready True, Lease renewed 4s ago by member3/vm"}
+	if len(lines) != len(want) {
+		t.Fatalf("lines = %q, want %d (Pull clusters only)", lines, len(want))
+	}
+	for i := range want {
+		if !strings.HasPrefix(lines[i], want[i]) {
+			t.Errorf("line %d = %q, want it to start with %q", i, lines[i], want[i])
 		}
 	}
 }

@@ -107,8 +107,10 @@ now on forwards nothing, in either direction, on open and new connections alike.
 in a network partition, the control plane's requests time out rather than fail at
 once, and the member's API server, its workloads and the environment's own
 kubeconfig are untouched: what Lifeboat does on its side of a partition, while the
-old copies keep running on the other, can be watched. "env heal" restores the path;
-held connections then carry on.`,
+old copies keep running on the other, can be watched. For a member joined in pull
+mode (up --pull-member), the path from its agent to the control plane (component
+MEMBER-agent-proxy) is cut too: the agent cannot renew its Lease, and fences what
+must not run twice. "env heal" restores the path; held connections then carry on.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := localenv.Partition(dir, args[0]); err != nil {

@@ -81,8 +81,9 @@ var ErrNoProxy = errors.New("the control plane does not reach it through a proxy
 
 // Partition cuts the path from the control plane to member: its API server
 // keeps running, but nothing the control plane sends reaches it, nor any
-// answer the control plane, until Heal. The environment's own kubeconfig
-// still reaches the member.
+// answer the control plane, until Heal. A pull member's agent loses its
+// path to the control plane too (its proxy shares the cut file). The
+// environment's own kubeconfig still reaches the member.
 func Partition(dir, member string) error {
 	c, err := partitionable(dir, member)
 	if err != nil {

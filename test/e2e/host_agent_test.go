@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -52,14 +53,20 @@ func TestHostAgentChart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("lifeboat token create: %v\n%s", err, out)
 	}
-	token, hash := tokenPattern.FindString(out), caHashPattern.FindString(out)
-	if token == "" || hash == "" {
+	// The suite's kubeconfig trusts a bundle (the environment's CA and
+	// the chart's): one hash is printed for each, as the register command
+	// to run.
+	token, hashes := tokenPattern.FindString(out), caHashPattern.FindAllString(out, -1)
+	if token == "" || len(hashes) == 0 {
 		t.Fatalf("lifeboat token create printed no token or CA hash:\n%s", out)
 	}
 	cpServer, _ := suite.state.Cluster(localenv.ControlPlaneName)
 	kubeconfigPath := filepath.Join(t.TempDir(), agentFile)
-	if out, err := lifeboat(t, "register", cpServer.Server, "--token", token, "--discovery-token-ca-cert-hash", hash,
-		"--cluster-name", cluster, "--agent-kubeconfig", kubeconfigPath); err != nil {
+	register := []string{"register", cpServer.Server, "--token", token, "--cluster-name", cluster, "--agent-kubeconfig", kubeconfigPath}
+	for _, h := range slices.Compact(hashes) {
+		register = append(register, "--discovery-token-ca-cert-hash", h)
+	}
+	if out, err := lifeboat(t, register...); err != nil {
 		t.Fatalf("lifeboat register: %v\n%s", err, out)
 	}
 	agentKubeconfig, err := os.ReadFile(kubeconfigPath)
