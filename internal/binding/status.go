@@ -293,6 +293,9 @@ func (r *StatusReconciler) updateBindingStatus(ctx context.Context, b bindingObj
 // (fencing.Condition) from its scheduled clusters' modes; it says whether
 // it changed anything.
 func (r *StatusReconciler) setFencingCondition(ctx context.Context, b bindingObject) bool {
+	if _, ok := fencing.For(b.spec, r.DefaultPurgeMode); !ok {
+		return meta.RemoveStatusCondition(&b.status.Conditions, fencing.ConditionType)
+	}
 	modes := map[string]clusterv1alpha1.ClusterSyncMode{}
 	for _, c := range b.spec.Clusters {
 		var cl clusterv1alpha1.Cluster

@@ -9,10 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/lifeboat-dev/lifeboat/internal/bootstrap"
-	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
 
 // A pull member (Options.PullMembers) is joined as a user joins a cluster in
@@ -138,15 +135,7 @@ func (u *upper) startAgent(ctx context.Context, c ClusterInfo) error {
 // token and the CA's pin (`lifeboat register`), through endpoint. The
 // token is revoked once used.
 func registerPull(ctx context.Context, s *State, c ClusterInfo, endpoint, kubeconfig string) error {
-	cpCfg, err := s.RESTConfig(ControlPlaneName)
-	if err != nil {
-		return err
-	}
-	scheme, err := lbscheme.New()
-	if err != nil {
-		return err
-	}
-	cp, err := client.New(cpCfg, client.Options{Scheme: scheme})
+	cp, err := s.controlPlaneClient()
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,20 @@ import (
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
 
+// controlPlaneClient is an administrator's client of the environment's
+// control plane.
+func (s *State) controlPlaneClient() (client.Client, error) {
+	cfg, err := s.RESTConfig(ControlPlaneName)
+	if err != nil {
+		return nil, err
+	}
+	scheme, err := lbscheme.New()
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{Scheme: scheme})
+}
+
 // registerCluster joins a member to the control plane (push mode) as
 // `lifeboat join` does: a ServiceAccount in the member with the
 // least-privilege ClusterRole (cluster.MemberRules of the default kinds and
@@ -20,15 +34,7 @@ import (
 // whose ID is the member's kube-system namespace UID. The member's admin
 // token is not stored in the control plane.
 func registerCluster(ctx context.Context, s *State, c ClusterInfo, resources []cluster.MemberResource) error {
-	cpCfg, err := s.RESTConfig(ControlPlaneName)
-	if err != nil {
-		return err
-	}
-	scheme, err := lbscheme.New()
-	if err != nil {
-		return err
-	}
-	cp, err := client.New(cpCfg, client.Options{Scheme: scheme})
+	cp, err := s.controlPlaneClient()
 	if err != nil {
 		return err
 	}
