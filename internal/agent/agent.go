@@ -204,9 +204,69 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return fmt.Errorf("building the control-plane client: %w", err)
 	}
-	if err := checkCluster(ctx, direct, o.ClusterName); err != nil {
+	clk := clock.RealClock{}
+	quiet := &record.FakeRecorder{}
+	ricLayer := customization.NewLayer(lua.New(lua.DefaultOptions()), quiet, clk)
+	interp, err := customization.NewInterpreter(ricLayer)
+	if err != nil {
+		return fmt.Errorf("building the interpreter: %w", err)
+	}
+	memberDynamic, err := dynamic.NewForConfig(memberCfg)
+	if err != nil {
+		return fmt.Errorf("building the member's client: %w", err)
+	}
+	memberDiscovery, err := discovery.NewDiscoveryClientForConfig(memberCfg)
+	if err != nil {
+		return fmt.Errorf("building the member's discovery client: %w", err)
+	}
+	renewer := &LeaseRenewer{
+		Client:   direct,
+		Cluster:  o.ClusterName,
+		Holder:   holderIdentity(o.ClusterName),
+		Duration: o.LeaseDuration,
+		Interval: o.RenewInterval(),
+		Clock:    clk,
+	}
+	fencer := &Fencer{
+		Renewals:      renewer,
+		LeaseDuration: o.LeaseDuration,
+		Member:        memberDynamic,
+		Discovery:     memberDiscovery,
+		Replicas:      interp,
+		Clock:         clk,
+		Tick:          time.Second,
+		Scan:          min(max(o.RenewInterval(), time.Second), 5*time.Second),
+	}
+
+	// The renewer and the fencer run beside the manager, not in it: the
+	// manager starts its runnables only once its caches have synced,
+	// which never happens while the control plane cannot be reached, and
+	// that is when fencing matters.
+	side, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	run := func(r interface{ Start(context.Context) error }) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = r.Start(side)
+		}()
+	}
+	var fencing sync.Once
+	startFencer := func() { fencing.Do(func() { run(fencer) }) }
+	run(renewer)
+	// The Cluster must be this agent's: nothing is fenced or applied for
+	// a cluster that does not exist, is Push, or is not this agent's to
+	// read. A control plane that cannot be reached is not an answer: the
+	// fencer starts (an agent restarted during a partition must fence),
+	// and the check is tried again.
+	if err := waitForCluster(ctx, direct, o.ClusterName, startFencer); err != nil {
 		return err
 	}
+	startFencer()
 
 	namespace := clusterv1alpha1.ExecutionSpacePrefix + o.ClusterName
 	mgr, err := ctrl.NewManager(cpCfg, ctrl.Options{
@@ -226,13 +286,6 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
-	clk := clock.RealClock{}
-	quiet := &record.FakeRecorder{}
-	ricLayer := customization.NewLayer(lua.New(lua.DefaultOptions()), quiet, clk)
-	interp, err := customization.NewInterpreter(ricLayer)
-	if err != nil {
-		return fmt.Errorf("building the interpreter: %w", err)
-	}
 	if err := (&customization.Reconciler{Client: mgr.GetClient(), Recorder: quiet, Layer: ricLayer}).SetupWithManager(mgr); err != nil {
 		return err
 	}
@@ -246,21 +299,6 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	//lint:ignore SA1019 the core/v1 recorder, as the controller manager's
 	workRecorder := mgr.GetEventRecorderFor("lifeboat-agent")
-	renewer := &LeaseRenewer{
-		Client:   direct,
-		Cluster:  o.ClusterName,
-		Holder:   holderIdentity(o.ClusterName),
-		Duration: o.LeaseDuration,
-		Interval: o.RenewInterval(),
-		Clock:    clk,
-	}
-	fencer := &Fencer{
-		Renewals:      renewer,
-		LeaseDuration: o.LeaseDuration,
-		Clock:         clk,
-		Tick:          time.Second,
-		Scan:          min(max(o.RenewInterval(), time.Second), 5*time.Second),
-	}
 	exec := &execution.Reconciler{
 		Hold:                    fencer.Holds,
 		Client:                  mgr.GetClient(),
@@ -300,34 +338,7 @@ func Run(ctx context.Context, o *Options) error {
 		return err
 	}
 
-	memberDynamic, err := dynamic.NewForConfig(memberCfg)
-	if err != nil {
-		return fmt.Errorf("building the member's client: %w", err)
-	}
-	memberDiscovery, err := discovery.NewDiscoveryClientForConfig(memberCfg)
-	if err != nil {
-		return fmt.Errorf("building the member's discovery client: %w", err)
-	}
-	fencer.Member, fencer.Discovery, fencer.Replicas = memberDynamic, memberDiscovery, interp
-	fencer.OnUnfenced = func(ctx context.Context) { applyAgain(ctx, mgr.GetClient(), namespace, exec) }
-
-	// The renewer and the fencer run beside the manager, not in it: the
-	// manager starts its runnables only once its caches have synced,
-	// which never happens while the control plane cannot be reached, and
-	// that is when fencing matters.
-	side, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	defer func() {
-		cancel()
-		wg.Wait()
-	}()
-	for _, r := range []interface{ Start(context.Context) error }{renewer, fencer} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_ = r.Start(side)
-		}()
-	}
+	fencer.SetOnUnfenced(func(ctx context.Context) { applyAgain(ctx, mgr.GetClient(), namespace, exec) })
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
@@ -357,25 +368,49 @@ func applyAgain(ctx context.Context, c client.Reader, namespace string, exec *ex
 	}
 }
 
+// waitForCluster waits until checkCluster accepts the Cluster, returning
+// its refusal when it has one, and calling unreachable (once per failure)
+// while the control plane does not answer.
+func waitForCluster(ctx context.Context, c client.Reader, name string, unreachable func()) error {
+	log := ctrl.LoggerFrom(ctx).WithValues("cluster", name)
+	for {
+		// A request into a partition can hang until TCP gives up.
+		checkCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		final, err := checkCluster(checkCtx, c, name)
+		cancel()
+		if err == nil || final {
+			return err
+		}
+		log.Error(err, "cannot reach the control plane to check the Cluster; fencing runs meanwhile, trying again")
+		unreachable()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
 // checkCluster refuses to start for a cluster that is not a Pull cluster of
-// the control plane, before anything is applied.
-func checkCluster(ctx context.Context, c client.Reader, name string) error {
+// the control plane, before anything is applied. final says that the answer
+// is the control plane's, not a failure to get one.
+func checkCluster(ctx context.Context, c client.Reader, name string) (final bool, err error) {
 	var cl clusterv1alpha1.Cluster
-	err := c.Get(ctx, types.NamespacedName{Name: name}, &cl)
+	err = c.Get(ctx, types.NamespacedName{Name: name}, &cl)
 	switch {
 	case apierrors.IsNotFound(err):
-		return fmt.Errorf("cluster %s does not exist in the control plane: register it with `lifeboat token create --cluster %s` and `lifeboat register`", name, name)
+		return true, fmt.Errorf("cluster %s does not exist in the control plane: register it with `lifeboat token create --cluster %s` and `lifeboat register`", name, name)
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("the control-plane credentials may not read Cluster %s (are they another cluster's agent's?): %w", name, err)
+		return true, fmt.Errorf("the control-plane credentials may not read Cluster %s (are they another cluster's agent's?): %w", name, err)
 	case apierrors.IsUnauthorized(err):
-		return fmt.Errorf("the control plane refused the agent's credentials (expired or revoked?); register the cluster again: %w", err)
+		return true, fmt.Errorf("the control plane refused the agent's credentials (expired or revoked?); register the cluster again: %w", err)
 	case err != nil:
-		return fmt.Errorf("reading Cluster %s from the control plane: %w", name, err)
+		return false, fmt.Errorf("reading Cluster %s from the control plane: %w", name, err)
 	}
 	if cl.Spec.SyncMode != clusterv1alpha1.Pull {
-		return fmt.Errorf("cluster %s is joined in %s mode: an agent serves Pull clusters only (unjoin it first, or choose another name)", name, cl.Spec.SyncMode)
+		return true, fmt.Errorf("cluster %s is joined in %s mode: an agent serves Pull clusters only (unjoin it first, or choose another name)", name, cl.Spec.SyncMode)
 	}
-	return nil
+	return true, nil
 }
 
 // holderIdentity names this agent process in the Lease.

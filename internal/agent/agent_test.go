@@ -1,12 +1,21 @@
 package agent
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
 
 func TestOptionsValidate(t *testing.T) {
@@ -85,5 +94,40 @@ func TestRenewed(t *testing.T) {
 	}
 	if got := *lease.Spec.LeaseDurationSeconds; got != 1 {
 		t.Errorf("leaseDurationSeconds = %d for 1.5s, want 1 (whole seconds, at least 1)", got)
+	}
+}
+
+// The control plane's answers end the start; failing to get one does not.
+func TestCheckCluster(t *testing.T) {
+	scheme, err := lbscheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pull := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "edge1"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Pull}}
+	push := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pull, push).Build()
+	unreachable := fake.NewClientBuilder().WithScheme(scheme).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+			return errors.New("dial tcp 127.0.0.1:6443: i/o timeout")
+		},
+	}).Build()
+	cases := map[string]struct {
+		c         client.Reader
+		name      string
+		wantFinal bool
+		wantErr   string
+	}{
+		"pull":        {c, "edge1", true, ""},
+		"push":        {c, "member1", true, "joined in Push mode"},
+		"missing":     {c, "edge2", true, "does not exist in the control plane"},
+		"unreachable": {unreachable, "edge1", false, "i/o timeout"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			final, err := checkCluster(context.Background(), tc.c, tc.name)
+			if final != tc.wantFinal || (tc.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("checkCluster = %t, %v; want %t and an error containing %q", final, err, tc.wantFinal, tc.wantErr)
+			}
+		})
 	}
 }

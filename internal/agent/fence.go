@@ -50,8 +50,9 @@ type Replicas interface {
 // cannot know when the Lease was last renewed.
 //
 // While a copy is fenced the execution controller does not apply its Work
-// (Holds); once the Lease is renewed again OnUnfenced is called, and the
-// copies that are still wanted are applied again from their Works.
+// (Holds); once the Lease is renewed again the function SetOnUnfenced gave
+// is called, and the copies that are still wanted are applied again from
+// their Works.
 type Fencer struct {
 	Renewals      Renewals
 	LeaseDuration time.Duration
@@ -62,11 +63,18 @@ type Fencer struct {
 	// Tick is how often the Lease is looked at; Scan how often, while a
 	// copy may be due, the member is searched for fenced copies.
 	Tick, Scan time.Duration
-	// OnUnfenced is called when the Lease is renewed after a fencing.
-	OnUnfenced func(ctx context.Context)
+	mu         sync.Mutex
+	fenced     bool
+	// onUnfenced is called when the Lease is renewed after a fencing.
+	onUnfenced func(ctx context.Context)
+}
 
-	mu     sync.Mutex
-	fenced bool
+// SetOnUnfenced sets what is called when the Lease is renewed after a
+// fencing; the fencer may run already.
+func (f *Fencer) SetOnUnfenced(fn func(ctx context.Context)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.onUnfenced = fn
 }
 
 // NeedLeaderElection is false: fencing must run whatever the agent's
@@ -109,13 +117,13 @@ func (f *Fencer) Start(ctx context.Context) error {
 		switch {
 		case !f.due(fencing.Spec{}, now):
 			f.mu.Lock()
-			was := f.fenced
+			was, unfenced := f.fenced, f.onUnfenced
 			f.fenced = false
 			f.mu.Unlock()
 			if was {
 				log.Info("Lease renewed again: the fenced copies still wanted are applied again from their Works")
-				if f.OnUnfenced != nil {
-					f.OnUnfenced(ctx)
+				if unfenced != nil {
+					unfenced(ctx)
 				}
 			}
 		case now.Sub(lastScan) >= f.Scan:

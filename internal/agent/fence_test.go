@@ -175,7 +175,7 @@ func TestFencerUnfences(t *testing.T) {
 	r := &fakeRenewals{last: t0, attempted: true}
 	f, _ := newFencer(t, r, clk, deployment("now", 3, "ScaleToZero", ""))
 	unfenced := make(chan struct{}, 10)
-	f.OnUnfenced = func(context.Context) { unfenced <- struct{}{} }
+	f.SetOnUnfenced(func(context.Context) { unfenced <- struct{}{} })
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -65,11 +67,13 @@ func TestPullMode(t *testing.T) {
 		t.Fatalf("Cluster %s: syncMode %s, secretRef %v; want Pull without credentials", pullMember, c.Spec.SyncMode, c.Spec.SecretRef)
 	}
 	e.scenario(t, "a workload is applied and repaired and updated and deleted in the pull member by its agent", pullPropagation)
+	e.scenario(t, "the seed 000 walkthrough on the pull member", pullSeedWalkthrough)
 	e.scenario(t, "registration refuses expired and revoked and misused tokens and Push clusters", pullBadInput)
 	e.scenario(t, "the agent restarted 5 times during a rollout of 50 workloads deletes and recreates nothing", pullAgentRestarts)
 	e.scenario(t, "the agent killed: the Lease expires and the cluster turns Unknown and the workload fails over", pullAgentKilled)
 	e.scenario(t, "the pull member partitioned: the workload fails over and the old copy goes after heal", pullPartitioned)
 	e.scenario(t, "a Directly workload behind a partition is fenced before its replacement starts", pullFenced)
+	e.scenario(t, "a fenced copy that nothing replaced runs again after heal", pullFencedOnlyCopy)
 }
 
 // pullPropagation: a Deployment pinned to the pull member runs there,
@@ -545,4 +549,133 @@ func (e *cfEnv) waitFencingCondition(t *testing.T, ns, name string, status metav
 		}
 		return c.Status == status && c.Reason == reason, fmt.Sprintf("%s %s: %s", c.Status, c.Reason, c.Message), nil
 	})
+}
+
+// pullSeedWalkthrough runs seed 000's application failover, as the guide
+// writes it (toleration shortened to 5 s), on the pull member: the other
+// members carry a NoSchedule taint until the workload is placed there.
+// Its pods are deleted on a cordoned node; the agent reports it Unhealthy,
+// the workload moves, and with purgeMode Never the copy stays until
+// suppressDeletion is set to false, when the agent deletes it.
+func pullSeedWalkthrough(t *testing.T, e *cfEnv) {
+	ctx := context.Background()
+	ns := e.namespace(t, "pull-seed")
+	const keepOff = "e2e.lifeboat.dev/pull-walkthrough"
+	setKeepOff := func(add bool) {
+		for _, m := range cfMembers {
+			if m == pullMember {
+				continue
+			}
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				c, err := e.cluster(context.Background(), m)
+				if err != nil {
+					return err
+				}
+				c.Spec.Taints = slices.DeleteFunc(c.Spec.Taints, func(t corev1.Taint) bool { return t.Key == keepOff })
+				if add {
+					c.Spec.Taints = append(c.Spec.Taints, corev1.Taint{Key: keepOff, Effect: corev1.TaintEffectNoSchedule})
+				}
+				return e.cp.Update(context.Background(), c)
+			})
+			if err != nil {
+				t.Errorf("setting the taint %s on %s (%t): %v", keepOff, m, add, err)
+			}
+		}
+	}
+	untaint := func() { setKeepOff(false) }
+	setKeepOff(true)
+	t.Cleanup(untaint)
+	kubectl(t, e.kubeconfig, "--context", localenv.ControlPlaneName, "-n", ns, "apply", "-f", filepath.Join("testdata", "failover", "000-nginx-never.yaml"))
+	if got := e.waitPlaced(t, ns, "nginx", 2, ""); got != pullMember {
+		t.Fatalf("nginx placed on %s, want %s", got, pullMember)
+	}
+	untaint()
+
+	node := pullMember + "-control-plane"
+	t.Cleanup(func() { _, _ = kubectlE(e.kubeconfig, "--context", pullMember, "uncordon", node) })
+	kubectl(t, e.kubeconfig, "--context", pullMember, "cordon", node)
+	kubectl(t, e.kubeconfig, "--context", pullMember, "-n", ns, "delete", "pod", "-l", "app=nginx")
+	to := e.waitPlaced(t, ns, "nginx", 2, pullMember)
+	rb, err := e.binding(ctx, ns, "nginx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := findTask(rb, pullMember)
+	if task == nil || task.Reason != workv1alpha2.EvictionReasonApplicationFailure || task.SuppressDeletion == nil || !*task.SuppressDeletion {
+		t.Fatalf("eviction task from %s: %+v; want ApplicationFailure with suppressDeletion true", pullMember, task)
+	}
+	if d, err := e.memberDeployment(ctx, pullMember, ns, "nginx"); err != nil || d == nil {
+		t.Fatalf("with purgeMode Never the copy in %s must stay: %v, present %t", pullMember, err, d != nil)
+	}
+	kubectl(t, e.kubeconfig, "--context", localenv.ControlPlaneName, "-n", ns, "patch", "rb", "nginx-deployment", "--type=json",
+		"-p", `[{"op":"replace","path":"/spec/gracefulEvictionTasks/0/suppressDeletion","value":false}]`)
+	e.waitGoneFrom(t, ns, "nginx", pullMember)
+	t.Logf("nginx moved %s -> %s by application failover; the confirmed deletion went through the agent", pullMember, to)
+}
+
+// pullFencedOnlyCopy: a Directly workload that may run on the pull member
+// only. Behind a partition its agent fences it all the same (it cannot
+// know that nothing will replace it), and the control plane keeps it, the
+// last copy, where it is. After heal the agent applies its Work again and
+// it runs as before: the same Deployment, scaled back.
+func pullFencedOnlyCopy(t *testing.T, e *cfEnv) {
+	ctx := context.Background()
+	ns := e.namespace(t, "pull-only")
+	e.apply(t, ns, cfDeployment("only", 2)+`
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: only
+spec:
+  resourceSelectors:
+    - {apiVersion: apps/v1, kind: Deployment, name: only}
+  placement:
+    clusterAffinity:
+      clusterNames: [`+pullMember+`]
+  failover:
+    cluster:
+      purgeMode: Directly
+`)
+	if got := e.waitPlaced(t, ns, "only", 2, ""); got != pullMember {
+		t.Fatalf("only placed on %s, want %s", got, pullMember)
+	}
+	before, err := e.memberDeployment(ctx, pullMember, ns, "only")
+	if err != nil || before == nil {
+		t.Fatalf("only in %s: %v", pullMember, err)
+	}
+	e.partition(t, pullMember)
+	cfEventually(t, cfTimeout, describe("the only copy, in %s, fenced to zero replicas", pullMember), func(ctx context.Context) (bool, string, error) {
+		d, err := e.memberDeployment(ctx, pullMember, ns, "only")
+		if err != nil || d == nil {
+			return false, "not there", err
+		}
+		return ptr.Deref(d.Spec.Replicas, 1) == 0, fmt.Sprintf("spec.replicas %d", ptr.Deref(d.Spec.Replicas, 1)), nil
+	})
+	e.waitTaint(t, pullMember, clusterv1alpha1.TaintClusterNotReady, corev1.TaintEffectNoExecute, true)
+	rb, err := e.binding(ctx, ns, "only")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := scheduledClusters(rb); len(got) != 0 && !slices.Equal(got, []string{pullMember}) {
+		t.Errorf("only scheduled to %v behind the partition; nothing else may take it", got)
+	}
+	e.heal(t, pullMember)
+	cfEventually(t, cfTimeout, "the only copy scaled back and Healthy after heal", func(ctx context.Context) (bool, string, error) {
+		d, err := e.memberDeployment(ctx, pullMember, ns, "only")
+		if err != nil || d == nil {
+			return false, "not there", err
+		}
+		rb, err := e.binding(ctx, ns, "only")
+		if err != nil {
+			return false, "", err
+		}
+		item := aggregatedItem(rb, pullMember)
+		return deploymentReady(d, 2) && item != nil && item.Health == workv1alpha2.ResourceHealthy,
+			fmt.Sprintf("Deployment %s; aggregated %+v", summarizeDeployments(map[string]*appsv1.Deployment{pullMember: d}), item), nil
+	})
+	after, err := e.memberDeployment(ctx, pullMember, ns, "only")
+	if err != nil || after == nil || after.UID != before.UID {
+		t.Errorf("after heal: %v; want the same Deployment (UID %s), not a new one", err, before.UID)
+	}
 }
