@@ -38,7 +38,14 @@ It deletes an object in the member only when the control plane deleted its Work.
 A restart, or a cache that starts empty, never deletes anything.
 
 The agent refuses to start for a cluster that does not exist in the control
-plane, or that is joined in Push mode.
+plane, that is joined in Push mode, or that its credentials may not read. While the
+control plane does not answer at start it keeps asking, and fences meanwhile.
+
+Fencing: the copies of workloads whose policy fences them (purgeMode Directly, by
+default) are scaled to zero, or deleted, once the Lease could not be renewed for
+--cluster-lease-duration plus their toleration of the not-ready taint; an agent
+whose first renewal fails fences them at once. They are applied again once the
+Lease is renewed, if their Works are still there.
 
 Serves /healthz and /readyz on --health-probe-bind-address and /metrics on
 --metrics-bind-address, both on loopback by default.`,
