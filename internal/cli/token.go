@@ -46,6 +46,8 @@ agent of NAME needs:
     system:bootstrappers:lifeboat): create and read CertificateSigningRequests;
   - ClusterRole and ClusterRoleBinding lifeboat:agent (group
     system:lifeboat:agents): read ResourceInterpreterCustomizations;
+  - in the namespace default, the Role and RoleBinding lifeboat:agent (group
+    system:lifeboat:agents): record Events about Clusters;
   - ClusterRole and ClusterRoleBinding lifeboat:agent:NAME (user
     system:lifeboat:agent:NAME): read the Cluster NAME, write its status only;
   - the namespace karmada-es-NAME with the Role and RoleBinding lifeboat:agent:
