@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -711,38 +709,6 @@ func freePorts(n int) ([]int, error) {
 	}
 	return ports, nil
 }
-
-// freePort finds a free loopback port for a component to listen on. It
-// tries ports below Linux's ephemeral range (32768-60999 by default) and
-// the NodePort range (30000-32767): a port the kernel hands out for ":0"
-// is also one it hands out as the source port of outgoing connections,
-// which the many clients of a running environment open all the time, so
-// another connection could take it before the component binds it. The
-// kernel's choice is the fallback. A component that still finds its port
-// taken fails to start and says so in its log.
-func freePort() (int, error) {
-	for range 20 {
-		port := freePortLow + rand.IntN(freePortHigh-freePortLow)
-		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
-		if err != nil {
-			continue
-		}
-		l.Close()
-		return port, nil
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// The ports freePort tries first: [freePortLow, freePortHigh).
-const (
-	freePortLow  = 20000
-	freePortHigh = 30000
-)
 
 func logTail(path string, lines int) string {
 	data, err := os.ReadFile(path)

@@ -92,22 +92,28 @@ func createNamespace(t *testing.T, cfg *rest.Config, prefix string) string {
 // passes; on timeout the test fails with what cond last reported.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) (bool, string, error)) {
 	t.Helper()
-	var seen string
+	// seen is the last real observation, lastErr the last error after it:
+	// a poll cut off near the deadline (a client's rate limiter says so
+	// before the deadline passes) must not hide what was seen.
+	var seen, lastErr string
 	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		ok, s, err := cond(ctx)
 		if err != nil {
-			if ctx.Err() != nil && seen != "" {
-				// Cut off by the deadline: keep the last real observation.
-				return false, nil
-			}
-			seen = "error: " + err.Error()
+			lastErr = err.Error()
 			return false, nil
 		}
-		seen = s
+		seen, lastErr = s, ""
 		return ok, nil
 	})
 	if err != nil {
-		t.Fatalf("%s: not reached within %s; last seen: %s", what, timeout, seen)
+		switch {
+		case seen == "":
+			t.Fatalf("%s: not reached within %s; last seen: error: %s", what, timeout, lastErr)
+		case lastErr != "":
+			t.Fatalf("%s: not reached within %s; last seen: %s (then an error: %s)", what, timeout, seen, lastErr)
+		default:
+			t.Fatalf("%s: not reached within %s; last seen: %s", what, timeout, seen)
+		}
 	}
 }
 

@@ -208,11 +208,22 @@ func predictThenFail(t *testing.T, e *cfEnv, failed []string) *simulate.Report {
 		}
 	}
 	cfEventually(t, cfTimeout+time.Duration(latest)*time.Second, "every binding at its predicted placement", func(ctx context.Context) (bool, string, error) {
+		// One list per poll: a GET per binding would queue on the
+		// client's rate limiter.
+		var list workv1alpha2.ResourceBindingList
+		if err := e.cp.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return false, "", err
+		}
+		byName := map[string]*workv1alpha2.ResourceBinding{}
+		for i := range list.Items {
+			byName[list.Items[i].Name] = &list.Items[i]
+		}
 		var pending []string
 		for name, o := range predicted {
-			rb, err := getBinding(ctx, e.cp, ns, name)
-			if err != nil {
-				return false, "", err
+			rb := byName[name]
+			if rb == nil {
+				pending = append(pending, name+": no binding")
+				continue
 			}
 			if want, got := targetsOf(o.After), targetsOf(rb.Spec.Clusters); want != got {
 				pending = append(pending, fmt.Sprintf("%s: %s, predicted %s (%s)", name, got, want, o.Result))
