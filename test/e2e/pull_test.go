@@ -233,41 +233,67 @@ func pullBadInput(t *testing.T, e *cfEnv) {
 	}
 }
 
-// memberWatch records the DELETED events, and every UID seen per name, of
-// the Deployments in a member namespace.
-type memberWatch struct {
-	mu      sync.Mutex
-	deleted []string
-	uids    map[string]map[types.UID]bool
+// objectWatch records the events of one watch of a member, with the time
+// this process received each (one clock for every member).
+type objectWatch struct {
+	mu     sync.Mutex
+	events []watchedEvent
 }
 
-func (e *cfEnv) watchMemberDeployments(t *testing.T, member, ns string) *memberWatch {
+type watchedEvent struct {
+	typ  watch.EventType
+	name string
+	uid  types.UID
+	at   time.Time
+}
+
+// record reads w until the test ends.
+func record(t *testing.T, what string, start func(ctx context.Context) (watch.Interface, error)) *objectWatch {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	w, err := e.members[member].AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{})
+	w, err := start(ctx)
 	if err != nil {
-		t.Fatalf("watching Deployments in %s/%s: %v", member, ns, err)
+		t.Fatalf("watching %s: %v", what, err)
 	}
-	mw := &memberWatch{uids: map[string]map[types.UID]bool{}}
+	ow := &objectWatch{}
 	go func() {
 		for ev := range w.ResultChan() {
-			d, ok := ev.Object.(*appsv1.Deployment)
-			if !ok {
+			obj, err := meta.Accessor(ev.Object)
+			if err != nil {
 				continue
 			}
-			mw.mu.Lock()
-			if ev.Type == watch.Deleted {
-				mw.deleted = append(mw.deleted, d.Name)
-			}
-			if mw.uids[d.Name] == nil {
-				mw.uids[d.Name] = map[types.UID]bool{}
-			}
-			mw.uids[d.Name][d.UID] = true
-			mw.mu.Unlock()
+			ow.mu.Lock()
+			ow.events = append(ow.events, watchedEvent{typ: ev.Type, name: obj.GetName(), uid: obj.GetUID(), at: time.Now()})
+			ow.mu.Unlock()
 		}
 	}()
-	return mw
+	return ow
+}
+
+// times returns when events of typ were received, in order.
+func (w *objectWatch) times(typ watch.EventType) []time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []time.Time
+	for _, e := range w.events {
+		if e.typ == typ {
+			out = append(out, e.at)
+		}
+	}
+	return out
+}
+
+func (e *cfEnv) watchMemberDeployments(t *testing.T, member, ns string) *objectWatch {
+	return record(t, "Deployments in "+member+"/"+ns, func(ctx context.Context) (watch.Interface, error) {
+		return e.members[member].AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{})
+	})
+}
+
+func (e *cfEnv) watchPods(t *testing.T, member, ns string) *objectWatch {
+	return record(t, "pods in "+member+"/"+ns, func(ctx context.Context) (watch.Interface, error) {
+		return e.members[member].CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
+	})
 }
 
 // pullAgentRestarts: the agent is restarted five times while 50
@@ -319,12 +345,19 @@ func pullAgentRestarts(t *testing.T, e *cfEnv) {
 	}
 	mw.mu.Lock()
 	defer mw.mu.Unlock()
-	if len(mw.deleted) > 0 {
-		t.Errorf("the member saw Deployments deleted across agent restarts: %v", mw.deleted)
+	uids := map[string]map[types.UID]bool{}
+	for _, ev := range mw.events {
+		if ev.typ == watch.Deleted {
+			t.Errorf("the member saw Deployment %s deleted across agent restarts", ev.name)
+		}
+		if uids[ev.name] == nil {
+			uids[ev.name] = map[types.UID]bool{}
+		}
+		uids[ev.name][ev.uid] = true
 	}
-	for name, uids := range mw.uids {
-		if len(uids) > 1 {
-			t.Errorf("Deployment %s was created %d times in the member", name, len(uids))
+	for name, seen := range uids {
+		if len(seen) > 1 {
+			t.Errorf("Deployment %s was created %d times in the member", name, len(seen))
 		}
 	}
 }
@@ -399,45 +432,6 @@ func pullPartitioned(t *testing.T, e *cfEnv) {
 	}
 }
 
-// podWatch records when pods of a namespace in one member were seen
-// created and deleted (this process's clock, the same for every member).
-type podWatch struct {
-	mu      sync.Mutex
-	added   []time.Time
-	deleted []time.Time
-}
-
-func (e *cfEnv) watchPods(t *testing.T, member, ns string) *podWatch {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	w, err := e.members[member].CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatalf("watching pods in %s/%s: %v", member, ns, err)
-	}
-	pw := &podWatch{}
-	go func() {
-		for ev := range w.ResultChan() {
-			now := time.Now()
-			pw.mu.Lock()
-			switch ev.Type {
-			case watch.Added:
-				pw.added = append(pw.added, now)
-			case watch.Deleted:
-				pw.deleted = append(pw.deleted, now)
-			}
-			pw.mu.Unlock()
-		}
-	}()
-	return pw
-}
-
-func (p *podWatch) snapshot() (added, deleted []time.Time) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]time.Time(nil), p.added...), append([]time.Time(nil), p.deleted...)
-}
-
 // pullFenced: a Directly workload on the pull member, then a partition.
 // The agent cannot renew its Lease and scales its copy to zero; the
 // control plane moves the workload, and creates the new copy only once the
@@ -461,7 +455,7 @@ func pullFenced(t *testing.T, e *cfEnv) {
 	}
 	e.waitFencingCondition(t, ns, "single", metav1.ConditionTrue, "FencedByAgents")
 	oldPods := e.watchPods(t, pullMember, ns)
-	newPods := map[string]*podWatch{}
+	newPods := map[string]*objectWatch{}
 	for _, m := range cfMembers {
 		if m != pullMember {
 			newPods[m] = e.watchPods(t, m, ns)
@@ -481,12 +475,12 @@ func pullFenced(t *testing.T, e *cfEnv) {
 	to := e.waitPlaced(t, ns, "single", 2, pullMember)
 	t.Logf("partitioned at 0 s; fenced by %s; Healthy on %s by %s", fenced.Sub(partitioned).Round(100*time.Millisecond), to, time.Since(partitioned).Round(100*time.Millisecond))
 
-	_, oldDeleted := oldPods.snapshot()
+	oldDeleted := oldPods.times(watch.Deleted)
 	if len(oldDeleted) < 2 {
 		t.Fatalf("saw %d of the 2 old pods deleted in %s", len(oldDeleted), pullMember)
 	}
 	lastOld := oldDeleted[len(oldDeleted)-1]
-	added, _ := newPods[to].snapshot()
+	added := newPods[to].times(watch.Added)
 	if len(added) == 0 {
 		t.Fatalf("saw no new pod in %s", to)
 	}
@@ -519,7 +513,7 @@ func pullFenced(t *testing.T, e *cfEnv) {
 
 	e.heal(t, pullMember)
 	e.waitGoneFrom(t, ns, "single", pullMember)
-	if added, _ := oldPods.snapshot(); len(added) > 0 {
+	if added := oldPods.times(watch.Added); len(added) > 0 {
 		// The watch starts with the existing pods as ADDED events: only
 		// those created after the fencing count.
 		var restarted int
