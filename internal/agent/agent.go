@@ -242,7 +242,10 @@ func Run(ctx context.Context, o *Options) error {
 	// manager starts its runnables only once its caches have synced,
 	// which never happens while the control plane cannot be reached, and
 	// that is when fencing matters.
-	side, cancel := context.WithCancel(ctx)
+	// They stop when Run returns, not when ctx ends: the Lease is renewed
+	// while the manager shuts down, so a restarted agent leaves only its
+	// start-up time without a renewal.
+	side, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	defer func() {
 		cancel()

@@ -636,7 +636,12 @@ func (e *cfEnv) clusterEvents(ctx context.Context, reason string) ([]corev1.Even
 // controllerErrors returns the error lines of the private controller
 // manager's log, for the test log.
 func (e *cfEnv) controllerErrors() []string {
-	data, err := os.ReadFile(controllerLog(e.state))
+	return logErrors(controllerLog(e.state))
+}
+
+// logErrors returns the error lines of the log at path, sorted.
+func logErrors(path string) []string {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return []string{err.Error()}
 	}

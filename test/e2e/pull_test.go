@@ -309,8 +309,15 @@ func pullAgentRestarts(t *testing.T, e *cfEnv) {
 		manifests = append(manifests, cfDeployment(fmt.Sprintf("r%02d", i), 1, "rollout", "pull"))
 	}
 	manifests = append(manifests, cfPinnedPolicy("rollout", "{apiVersion: apps/v1, kind: Deployment, labelSelector: {matchLabels: {rollout: pull}}}", pullMember, "", ""))
+	began := time.Now()
 	e.apply(t, ns, strings.Join(manifests, "\n---\n"))
+	t.Cleanup(func() {
+		if t.Failed() {
+			e.logAgentErrors(t)
+		}
+	})
 
+	var took []string
 	for i := range 5 {
 		at := i * n / 5
 		cfEventually(t, cfTimeout, describe("at least %d Deployments in %s before restart %d", at, pullMember, i+1), func(ctx context.Context) (bool, string, error) {
@@ -320,8 +327,11 @@ func pullAgentRestarts(t *testing.T, e *cfEnv) {
 			}
 			return len(list.Items) >= at, fmt.Sprintf("%d", len(list.Items)), nil
 		})
+		restart := time.Now()
 		e.run(t, "env", "restart", pullMember+"-agent", "--state-dir", e.dir)
+		took = append(took, time.Since(restart).Round(10*time.Millisecond).String())
 	}
+	t.Logf("the 5 restarts took %s", strings.Join(took, ", "))
 
 	cfEventually(t, 3*cfTimeout, describe("all %d Deployments Healthy in %s", n, pullMember), func(ctx context.Context) (bool, string, error) {
 		var rbs workv1alpha2.ResourceBindingList
@@ -329,13 +339,29 @@ func pullAgentRestarts(t *testing.T, e *cfEnv) {
 			return false, "", err
 		}
 		healthy := 0
+		var others []string
 		for i := range rbs.Items {
-			if item := aggregatedItem(&rbs.Items[i], pullMember); item != nil && item.Health == workv1alpha2.ResourceHealthy {
+			rb := &rbs.Items[i]
+			if item := aggregatedItem(rb, pullMember); item != nil && item.Health == workv1alpha2.ResourceHealthy {
 				healthy++
+				continue
+			}
+			if len(others) < 5 {
+				health := "no status"
+				if item := aggregatedItem(rb, pullMember); item != nil {
+					health = fmt.Sprintf("applied %t, %s", item.Applied, item.Health)
+				}
+				others = append(others, fmt.Sprintf("%s on %v (tasks %s; %s: %s)", rb.Name, scheduledClusters(rb), cfTasks(rb), pullMember, health))
 			}
 		}
-		return healthy == n, fmt.Sprintf("%d of %d bindings Healthy on %s", healthy, len(rbs.Items), pullMember), nil
+		return healthy == n, fmt.Sprintf("%d of %d bindings Healthy on %s; e.g. %s", healthy, len(rbs.Items), pullMember, strings.Join(others, "; ")), nil
 	})
+	// The restarts are shorter than the Lease: the cluster stays Ready.
+	if c, err := e.cluster(ctx, pullMember); err != nil {
+		t.Error(err)
+	} else if ready := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady); ready == nil || ready.LastTransitionTime.After(began) {
+		t.Errorf("Cluster %s's Ready condition changed during the restarts: %+v", pullMember, ready)
+	}
 	list, err := e.members[pullMember].AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -360,6 +386,12 @@ func pullAgentRestarts(t *testing.T, e *cfEnv) {
 			t.Errorf("Deployment %s was created %d times in the member", name, len(seen))
 		}
 	}
+}
+
+// logAgentErrors logs the error lines of the pull member's agent's log.
+func (e *cfEnv) logAgentErrors(t *testing.T) {
+	errs := logErrors(e.component(t, pullMember+"-agent").Log)
+	t.Logf("the agent logged %d error line(s), e.g.:\n%s", len(errs), strings.Join(errs[max(0, len(errs)-15):], "\n"))
 }
 
 // restartAgentOnCleanup starts the pull member's agent again when the
