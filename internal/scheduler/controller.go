@@ -252,6 +252,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 	}
 
 	// 4. Write the status.
+	wasScheduled := meta.IsStatusConditionTrue(b.status.Conditions, workv1alpha2.Scheduled)
 	before := obj.DeepCopyObject().(client.Object)
 	now := metav1.NewTime(r.clock().Now())
 	cond := metav1.Condition{Type: workv1alpha2.Scheduled, ObservedGeneration: obj.GetGeneration(), LastTransitionTime: now}
@@ -296,8 +297,12 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 		statusWritten = true
 	}
 
-	// 5. Tell the user, once per change.
-	if specWritten || statusWritten {
+	// 5. Tell the user, once per change: a success only when the
+	// placement changed, was asked for again, or follows a failure, not
+	// when the status only records a later generation (an eviction task
+	// closed, say) with the same result.
+	news := specWritten || pass.Fresh || !wasScheduled || schedErr != nil
+	if news && (specWritten || statusWritten) {
 		if schedErr == nil {
 			r.event(b, corev1.EventTypeNormal, EventReasonScheduleSucceed, fmt.Sprintf("%s Result: %s", scheduledMessage, formatTargets(b.spec.Clusters)))
 			log.V(2).Info("binding scheduled", "trigger", pass.Trigger, "clusters", formatTargets(b.spec.Clusters), "affinityName", result.AffinityName)

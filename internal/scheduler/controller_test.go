@@ -222,6 +222,29 @@ func TestReconcileNothingToDo(t *testing.T) {
 	}
 }
 
+// A later generation that schedules to the same clusters (an eviction
+// task closed, say) records it in the status but tells the user nothing
+// new: no Event.
+func TestReconcileSameResultForANewGenerationRecordsNoEvent(t *testing.T) {
+	rb := st.MakeBinding("default", "nginx").Replicas(2).Placement(seedPlacement()).Generation(3).Cluster("member1", 2).
+		Annotation(workv1alpha2.AppliedPlacementAnnotation, appliedJSON(t, seedPlacement())).
+		SchedulerStatus(2, &metav1.Time{Time: testNow.Add(-time.Hour)}, "").
+		Condition(scheduledCondition()).Obj()
+	h := newHarness(t, append(threeMembers(), rb)...)
+
+	_, got := h.reconcileRB(t, "nginx-deployment")
+
+	if got.Status.SchedulerObservedGeneration != 3 {
+		t.Errorf("schedulerObservedGeneration %d, want 3", got.Status.SchedulerObservedGeneration)
+	}
+	if want := []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}}; !reflect.DeepEqual(got.Spec.Clusters, want) {
+		t.Errorf("spec.clusters: got %v, want %v", got.Spec.Clusters, want)
+	}
+	if events := h.drainEvents(); len(events) != 0 {
+		t.Errorf("events for an unchanged result: %q", events)
+	}
+}
+
 func TestReconcileEvictionTaskClusterExcluded(t *testing.T) {
 	// member2 was evicted: failover moved it from spec.clusters into a task.
 	rb := st.MakeBinding("default", "nginx").Replicas(2).Placement(seedPlacement()).Generation(2).
