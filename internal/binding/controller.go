@@ -363,7 +363,7 @@ func templateRef(b bindingObject) (templates.Ref, error) {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	ctx := context.Background()
 	indexer := mgr.GetFieldIndexer()
-	if err := r.WorkIndex.register(ctx, indexer); err != nil {
+	if err := r.WorkIndex.Register(ctx, indexer); err != nil {
 		return err
 	}
 	if err := indexer.IndexField(ctx, &workv1alpha2.ResourceBinding{}, bindingsByKindIndex, bindingIndexValues); err != nil {

@@ -139,8 +139,8 @@ type WorkIndex struct {
 	registered bool
 }
 
-// register adds the index to indexer unless x already has.
-func (x *WorkIndex) register(ctx context.Context, indexer client.FieldIndexer) error {
+// Register adds the index to indexer unless x already has.
+func (x *WorkIndex) Register(ctx context.Context, indexer client.FieldIndexer) error {
 	if x != nil && x.registered {
 		return nil
 	}

@@ -34,7 +34,7 @@ func TestWorkIndexSharedByBothControllers(t *testing.T) {
 	shared := &WorkIndex{}
 	indexer := &countingIndexer{}
 	for i := 0; i < 2; i++ {
-		if err := shared.register(ctx, indexer); err != nil {
+		if err := shared.Register(ctx, indexer); err != nil {
 			t.Fatalf("registration %d through a shared WorkIndex: %v", i+1, err)
 		}
 	}
@@ -44,10 +44,10 @@ func TestWorkIndexSharedByBothControllers(t *testing.T) {
 
 	var unshared *WorkIndex
 	indexer = &countingIndexer{}
-	if err := unshared.register(ctx, indexer); err != nil {
+	if err := unshared.Register(ctx, indexer); err != nil {
 		t.Fatalf("first registration without a WorkIndex: %v", err)
 	}
-	if err := unshared.register(ctx, indexer); err == nil {
+	if err := unshared.Register(ctx, indexer); err == nil {
 		t.Error("a second registration without a shared WorkIndex succeeded; the manager would refuse it")
 	}
 }

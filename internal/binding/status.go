@@ -539,7 +539,7 @@ func isEmptyJSON(raw []byte) bool {
 // (creation and generation changes: the expected clusters may change) and
 // Works (creation, status changes, deletion; mapped to their binding).
 func (r *StatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if err := r.WorkIndex.register(context.Background(), mgr.GetFieldIndexer()); err != nil {
+	if err := r.WorkIndex.Register(context.Background(), mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
 	if r.Templates == nil {

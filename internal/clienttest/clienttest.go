@@ -6,8 +6,20 @@ import (
 	"context"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
+
+// Indexer is a client.FieldIndexer that adds each index to a fake client
+// builder, so that a controller's own index registration serves the fake
+// client built after it.
+type Indexer struct{ Builder *fake.ClientBuilder }
+
+// IndexField adds the index to the builder.
+func (x Indexer) IndexField(_ context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
+	x.Builder.WithIndex(obj, field, extract)
+	return nil
+}
 
 // CountWrites returns interceptor functions (for the fake client builder's
 // WithInterceptorFuncs, or interceptor.NewClient) that call count before

@@ -2,6 +2,7 @@ package failover
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -577,6 +578,135 @@ func TestGracefulEvictionGracefullyAndDirectly(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An eviction's history entry waits for the scheduler's answer (at most
+// schedulerAnswerWait), so that one status write records the entry and
+// FailoverTargetAvailable; past the wait it is written alone.
+func TestGracefulEvictionHistoryWaitsForTheSchedulersAnswer(t *testing.T) {
+	evicted := func() *bindingWrapper {
+		return makeBinding("nginx").clusters().unscheduled().task(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 100, "member2"))
+	}
+	cases := map[string]struct {
+		binding     *workv1alpha2.ResourceBinding
+		now         int
+		wantWritten bool
+		wantCond    metav1.ConditionStatus
+		wantRequeue time.Duration
+	}{
+		"not answered yet: nothing written": {
+			binding: evicted().obj(), now: 103, wantRequeue: 7 * time.Second,
+		},
+		"not answered within the wait: the entry alone": {
+			binding: evicted().obj(), now: 110, wantWritten: true,
+		},
+		"placed: the entry and the condition together": {
+			binding: func() *workv1alpha2.ResourceBinding {
+				b := evicted().clusters("member1")
+				b.Status.SchedulerObservedGeneration = b.Generation
+				return b.obj()
+			}(),
+			now: 101, wantWritten: true, wantCond: metav1.ConditionTrue,
+		},
+		"a task closed before the answer: the entry first": {
+			binding: func() *workv1alpha2.ResourceBinding {
+				task := makeTask("member2", policyv1alpha1.PurgeModeNever, 100, "member2")
+				task.SuppressDeletion = ptr.To(false)
+				return makeBinding("nginx").clusters().unscheduled().task(task).obj()
+			}(),
+			now: 101, wantWritten: true,
+		},
+		"no cluster fits: the entry and the condition together": {
+			binding: evicted().noClusterFit("0/3 clusters are available").obj(), now: 101, wantWritten: true, wantCond: metav1.ConditionFalse,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			writes := 0
+			e := newEnv(t, &interceptor.Funcs{
+				SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+					writes++
+					return c.SubResource(sub).Update(ctx, obj, opts...)
+				},
+			}, tc.binding)
+			e.clock.SetTime(at(tc.now))
+			res, err := e.gracefulEviction().reconcile(context.Background(), resourceBindingKind, reqFor(nginx))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := e.rb(nginx)
+			events := e.events()
+			if !tc.wantWritten {
+				if writes != 0 || len(b.Status.FailoverHistory) != 0 || len(events) != 0 {
+					t.Errorf("%d status writes, history %+v, events %q; want nothing before the scheduler answers", writes, b.Status.FailoverHistory, events)
+				}
+				if res.RequeueAfter != tc.wantRequeue {
+					t.Errorf("requeueAfter = %s, want %s", res.RequeueAfter, tc.wantRequeue)
+				}
+				return
+			}
+			if writes != 1 || len(b.Status.FailoverHistory) != 1 {
+				t.Errorf("%d status writes, history %+v; want one write with the entry", writes, b.Status.FailoverHistory)
+			}
+			if !containsEvent(events, "Warning", EventReasonEvicted, "member2") {
+				t.Errorf("events = %q, want the eviction", events)
+			}
+			c := meta.FindStatusCondition(b.Status.Conditions, ConditionFailoverTargetAvailable)
+			switch {
+			case tc.wantCond == "" && c != nil:
+				t.Errorf("condition %+v, want none before the scheduler answers", c)
+			case tc.wantCond != "" && (c == nil || c.Status != tc.wantCond):
+				t.Errorf("condition %+v, want %s", c, tc.wantCond)
+			}
+		})
+	}
+}
+
+// A replacement found Healthy in the pass that closes its task is told in
+// one Event, the task's: on the binding and on the template, with where and
+// how soon the replacement was healthy. When the task's removal fails, the
+// replacement's own Event is recorded instead, so that nothing is lost.
+func TestGracefulEvictionReplacementHealthyAndTaskClosedInOneEvent(t *testing.T) {
+	binding := func() *workv1alpha2.ResourceBinding {
+		return makeBinding("nginx").clusters("member1").health("member1", workv1alpha2.ResourceHealthy).
+			health("member2", workv1alpha2.ResourceUnhealthy).task(withGrace(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0, "member2"), 600)).obj()
+	}
+	t.Run("task closed", func(t *testing.T) {
+		e := newEnv(t, nil, binding())
+		e.clock.SetTime(at(100))
+		if _, err := e.gracefulEviction().reconcile(context.Background(), resourceBindingKind, reqFor(nginx)); err != nil {
+			t.Fatal(err)
+		}
+		if tasks := e.rb(nginx).Spec.GracefulEvictionTasks; len(tasks) != 0 {
+			t.Fatalf("tasks = %+v, want the task closed", tasks)
+		}
+		events := e.events()
+		want := "Normal EvictWorkloadFromClusterSucceed Evict from cluster member2 succeed: the replacement on [member1] is healthy. The replacement was healthy on member1, 1m40s after the eviction."
+		if len(events) != 4 || events[2] != want || events[3] != want {
+			t.Errorf("events = %q\nwant Evicted twice, then twice %q", events, want)
+		}
+		if containsEvent(events, EventReasonReplacementHealthy) {
+			t.Errorf("a separate %s Event besides the task's: %q", EventReasonReplacementHealthy, events)
+		}
+	})
+	t.Run("task removal fails", func(t *testing.T) {
+		e := newEnv(t, &interceptor.Funcs{
+			Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+				return apierrors.NewConflict(workv1alpha2.SchemeGroupVersion.WithResource("resourcebindings").GroupResource(), obj.GetName(), errors.New("changed"))
+			},
+		}, binding())
+		e.clock.SetTime(at(100))
+		if _, err := e.gracefulEviction().reconcile(context.Background(), resourceBindingKind, reqFor(nginx)); err != nil {
+			t.Fatal(err)
+		}
+		events := e.events()
+		if !containsEvent(events, "Normal", EventReasonReplacementHealthy, "healthy on member1, 1m40s after the eviction") {
+			t.Errorf("events = %q, want %s", events, EventReasonReplacementHealthy)
+		}
+		if containsEvent(events, EventReasonEvictionSucceed) {
+			t.Errorf("events = %q: the task was not closed", events)
+		}
+	})
 }
 
 // Directly with an OldCopyExists check: the aggregated status forgot the

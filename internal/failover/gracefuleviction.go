@@ -170,6 +170,12 @@ func gracefulEvictionRelevant(obj client.Object) bool {
 		meta.FindStatusCondition(status.Conditions, ConditionFailoverTargetAvailable) != nil
 }
 
+// ReconcileResourceBinding runs one pass for the ResourceBinding req
+// names, as the controller does.
+func (r *GracefulEvictionReconciler) ReconcileResourceBinding(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return r.reconcile(ctx, resourceBindingKind, req)
+}
+
 func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKind, req ctrl.Request) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx).WithValues(k.name, req.NamespacedName)
 	ctx = ctrl.LoggerInto(ctx, log)
@@ -233,6 +239,16 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 	}
 	writeStatus := !change.empty() || !conditionsEqual(status.Conditions, newStatus.Conditions) ||
 		len(newStatus.FailoverHistory) != len(status.FailoverHistory)
+	if writeStatus && keepCond && !plan.changed && len(change.healed) == 0 && conditionsEqual(status.Conditions, newStatus.Conditions) {
+		if wait := answerWait(change.appended, now); wait > 0 {
+			// Only new history entries, and the scheduler has yet to
+			// answer: they go with the write of its answer.
+			writeStatus = false
+			if plan.requeueAfter == 0 || wait < plan.requeueAfter {
+				plan.requeueAfter = wait
+			}
+		}
+	}
 	if !writeStatus && !plan.changed {
 		r.Wave.Release(key)
 		r.Metrics.setOpenTasks(key, len(spec.GracefulEvictionTasks))
@@ -248,12 +264,15 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 			return ctrl.Result{RequeueAfter: after}, nil
 		}
 	}
+	// healedNow are the replacements found Healthy in this pass whose
+	// tasks this pass closes: one Event says both.
+	var healedNow map[string]string
 	if writeStatus {
 		*status = *newStatus
 		if err := r.Client.Status().Update(ctx, obj); err != nil {
 			return r.writeFailed(ctx, err, "status")
 		}
-		r.reportHistory(obj, spec, change)
+		healedNow = r.reportHistory(obj, spec, change, closing(plan))
 		if cond != nil && cond.Status == metav1.ConditionFalse && !wasNoTarget {
 			eventBoth(r.Recorder, obj, spec, "Warning", EventReasonNoFailoverTarget, "%s", cond.Message)
 		}
@@ -264,6 +283,9 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 		spec.GracefulEvictionTasks = plan.kept
 		spec.Clusters = after.Clusters
 		if err := r.Client.Update(ctx, obj); err != nil {
+			for from, note := range healedNow {
+				r.replacementHealthy(obj, spec, from, note)
+			}
 			return r.writeFailed(ctx, err, "eviction tasks")
 		}
 		for _, c := range plan.cancelled {
@@ -280,8 +302,11 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 		}
 		for _, rm := range plan.removed {
 			log.Info("eviction task done", "cluster", rm.task.FromCluster, "reason", rm.reason)
-			eventBoth(r.Recorder, obj, spec, "Normal", EventReasonEvictionSucceed,
-				"Evict from cluster %s succeed: %s.", rm.task.FromCluster, rm.reason)
+			msg := fmt.Sprintf("Evict from cluster %s succeed: %s.", rm.task.FromCluster, rm.reason)
+			if note, ok := healedNow[rm.task.FromCluster]; ok {
+				msg += " The replacement was " + note + "."
+			}
+			eventBoth(r.Recorder, obj, spec, "Normal", EventReasonEvictionSucceed, "%s", msg)
 		}
 	}
 	r.Metrics.setOpenTasks(key, len(spec.GracefulEvictionTasks))
@@ -336,8 +361,49 @@ func (r *GracefulEvictionReconciler) observe(ctx context.Context, obj client.Obj
 	return o
 }
 
-// reportHistory emits Events and metrics for what syncHistory changed.
-func (r *GracefulEvictionReconciler) reportHistory(obj client.Object, spec *workv1alpha2.ResourceBindingSpec, change historyChange) {
+// schedulerAnswerWait is how long after an eviction its history entry (and
+// the Event that reports it) waits for the scheduler's answer, so that one
+// status write records both: the entry and FailoverTargetAvailable. The
+// task in spec.gracefulEvictionTasks shows the eviction meanwhile. Only a
+// pass that writes nothing else waits: one that closes a task writes the
+// entry first, as always.
+const schedulerAnswerWait = 10 * time.Second
+
+// answerWait is how much longer the history entries appended may wait for
+// the scheduler's answer (schedulerAnswerWait after the earliest
+// eviction); 0 when they may not.
+func answerWait(appended []workv1alpha2.FailoverHistoryItem, now time.Time) time.Duration {
+	var wait time.Duration
+	for i, h := range appended {
+		left := h.Time.Add(schedulerAnswerWait).Sub(now)
+		if left <= 0 {
+			return 0
+		}
+		if i == 0 || left < wait {
+			wait = left
+		}
+	}
+	return wait
+}
+
+// closing returns the clusters whose tasks the plan closes.
+func closing(plan taskPlan) map[string]bool {
+	out := map[string]bool{}
+	if !plan.changed {
+		return out
+	}
+	for _, rm := range plan.removed {
+		out[rm.task.FromCluster] = true
+	}
+	return out
+}
+
+// reportHistory emits Events and metrics for what syncHistory changed. A
+// replacement found Healthy for a task in closing gets no Event of its own:
+// reportHistory returns where and how soon it was healthy, by evicted
+// cluster, for the Event that says the task closed.
+func (r *GracefulEvictionReconciler) reportHistory(obj client.Object, spec *workv1alpha2.ResourceBindingSpec, change historyChange, closing map[string]bool) map[string]string {
+	healedNow := map[string]string{}
 	for _, h := range change.appended {
 		r.Metrics.evicted(h.Reason, h.Producer)
 		msg := fmt.Sprintf("Evicted from cluster %s (%s, by %s); purge mode %s", h.FromCluster, h.Reason, h.Producer, h.PurgeMode)
@@ -355,10 +421,21 @@ func (r *GracefulEvictionReconciler) reportHistory(obj client.Object, spec *work
 			// failover.
 			r.Metrics.failoverTook(h.ReplacementHealthyTime.Sub(detectionTime(spec, h)))
 		}
-		eventBoth(r.Recorder, obj, spec, "Normal", EventReasonReplacementHealthy,
-			"The replacement of the copy evicted from %s is healthy on %s, %s after the eviction.",
-			h.FromCluster, strings.Join(h.ClustersAfter, ","), h.ReplacementHealthyTime.Sub(h.Time.Time))
+		note := fmt.Sprintf("healthy on %s, %s after the eviction", strings.Join(h.ClustersAfter, ","), h.ReplacementHealthyTime.Sub(h.Time.Time))
+		if closing[h.FromCluster] {
+			healedNow[h.FromCluster] = note
+			continue
+		}
+		r.replacementHealthy(obj, spec, h.FromCluster, note)
 	}
+	return healedNow
+}
+
+// replacementHealthy records that the replacement of the copy evicted from
+// cluster is healthy; note says where and how long it took.
+func (r *GracefulEvictionReconciler) replacementHealthy(obj client.Object, spec *workv1alpha2.ResourceBindingSpec, from, note string) {
+	eventBoth(r.Recorder, obj, spec, "Normal", EventReasonReplacementHealthy,
+		"The replacement of the copy evicted from %s is %s.", from, note)
 }
 
 // movedHealthy reports whether an eviction reason moves a healthy

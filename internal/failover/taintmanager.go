@@ -313,6 +313,12 @@ func (r *TaintManager) clusterTaints(ctx context.Context, clusters []workv1alpha
 	return out, nil
 }
 
+// ReconcileResourceBinding runs one pass for the ResourceBinding req
+// names, as the controller does.
+func (r *TaintManager) ReconcileResourceBinding(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return r.reconcile(ctx, resourceBindingKind, req)
+}
+
 func (r *TaintManager) reconcile(ctx context.Context, k bindingKind, req ctrl.Request) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx).WithValues(k.name, req.NamespacedName)
 	ctx = ctrl.LoggerInto(ctx, log)
