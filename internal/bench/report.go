@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,6 +94,10 @@ type Figure struct {
 	// Met is whether Target's statistic is within its limit (nil without a
 	// target or without values).
 	Met *bool `json:"met,omitempty"`
+	// PerRun is PerRunStat of each run's own values, in run order (runs
+	// without values left out): how far apart the runs are.
+	PerRun     []float64 `json:"perRun,omitempty"`
+	PerRunStat string    `json:"perRunStat,omitempty"`
 }
 
 // Target is a goal for one statistic of a figure.
@@ -125,6 +130,22 @@ func Pool(specs []FigureSpec, runs []*RunResult) []*Figure {
 			}
 		}
 		f := &Figure{ID: spec.ID, Name: spec.Name, Unit: spec.Unit, Summary: Summarize(vs), Target: spec.Target}
+		f.PerRunStat = "p50"
+		if spec.Target != nil {
+			f.PerRunStat = spec.Target.Stat
+		}
+		for _, r := range runs {
+			var own []float64
+			for _, v := range r.Values[spec.ID] {
+				own = append(own, v.V)
+			}
+			if len(own) == 0 {
+				continue
+			}
+			if got, ok := Summarize(own).Stat(f.PerRunStat); ok {
+				f.PerRun = append(f.PerRun, got)
+			}
+		}
 		if spec.Target != nil && len(vs) > 0 {
 			got, _ := f.Summary.Stat(spec.Target.Stat)
 			met := got <= spec.Target.Limit
@@ -213,6 +234,7 @@ func (r *Report) Markdown(w io.Writer) {
 	} else {
 		fmt.Fprintf(w, "Percentiles are nearest-rank over every run's values.\n\n")
 	}
+	r.spreadMarkdown(w)
 	for _, s := range r.Scenarios {
 		if len(s.Runs) == 0 {
 			continue
@@ -236,6 +258,35 @@ func (r *Report) Markdown(w io.Writer) {
 			}
 			fmt.Fprintln(w)
 		}
+		fmt.Fprintln(w)
+	}
+}
+
+// spreadMarkdown writes, for every figure measured in more than one run,
+// each run's statistic and the spread between them (max − min), so that a
+// figure near its target can be told from the noise between runs.
+func (r *Report) spreadMarkdown(w io.Writer) {
+	header := false
+	for _, s := range r.Scenarios {
+		for _, f := range s.Figures {
+			if len(f.PerRun) < 2 {
+				continue
+			}
+			if !header {
+				fmt.Fprintf(w, "Spread between runs (each run's own statistic):\n\n")
+				fmt.Fprintf(w, "| Scenario | Figure | Statistic | Per run | Spread |\n")
+				fmt.Fprintf(w, "|---|---|---|---|---:|\n")
+				header = true
+			}
+			per := make([]string, len(f.PerRun))
+			for i, v := range f.PerRun {
+				per[i] = formatValue(v, f.Unit)
+			}
+			spread := slices.Max(f.PerRun) - slices.Min(f.PerRun)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", s.Name, escapeCell(f.Name), f.PerRunStat, strings.Join(per, ", "), formatValue(spread, f.Unit))
+		}
+	}
+	if header {
 		fmt.Fprintln(w)
 	}
 }

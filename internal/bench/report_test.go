@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +69,30 @@ func TestPool(t *testing.T) {
 
 func ptrBool(b bool) *bool { return &b }
 
+// Each run's own statistic (the target's, else p50) is kept, so that the
+// spread between runs can be told.
+func TestPoolKeepsEachRunsStatistic(t *testing.T) {
+	byID := map[string]*Figure{}
+	for _, f := range sampleReport().Scenarios[0].Figures {
+		byID[f.ID] = f
+	}
+	cases := map[string]struct {
+		stat string
+		want []float64
+	}{
+		"member": {stat: "p99", want: []float64{2.5, 3.5}},
+		"wall":   {stat: "p50", want: []float64{2.9, 3.1}},
+		"none":   {stat: "max"},
+		"rss":    {stat: "p50"},
+	}
+	for id, tc := range cases {
+		f := byID[id]
+		if f.PerRunStat != tc.stat || !slices.Equal(f.PerRun, tc.want) {
+			t.Errorf("%s: per run %s %v, want %s %v", id, f.PerRunStat, f.PerRun, tc.stat, tc.want)
+		}
+	}
+}
+
 func TestMarkdown(t *testing.T) {
 	var b strings.Builder
 	sampleReport().Markdown(&b)
@@ -79,6 +104,8 @@ func TestMarkdown(t *testing.T) {
 		"| propagation | wall | s | 2 | 2.900 | 3.100 | 3.100 | 3.100 | p50 ≤ 3.000 | yes |",
 		"| propagation | never measured | s | 0 | | | | | max ≤ 1.000 | |",
 		"| footprint | skipped: no controller processes |",
+		"| propagation | create → member | p99 | 2.500, 3.500 | 1.000 |",
+		"| propagation | wall | p50 | 2.900, 3.100 | 0.200 |",
 		"- run 1 (namespace bench-prop-abcde): 12s, ok",
 		`- run 2: 11s, FAILED: timed out | badly`,
 	} {

@@ -35,7 +35,8 @@ func newBenchCommand() *cobra.Command {
 		Short: "Measure propagation, application and cluster failover, and the controllers' footprint",
 		Long: `Run the benchmark scenarios against a Karmada-compatible control plane and write
 DIR/report.md and DIR/report.json (every raw value, p50/p90/p99/max per figure,
-the machine, versions and flags). Timestamps come from watch events.
+each run's own statistic and the spread between runs, the machine, versions and
+flags). Timestamps come from watch events.
 
 Scenarios (each run --runs times, in a fresh namespace removed afterwards):
   propagation       -n Deployments created at once under one policy
