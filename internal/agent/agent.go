@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/discovery"
@@ -272,20 +273,7 @@ func Run(ctx context.Context, o *Options) error {
 	startFencer()
 
 	namespace := clusterv1alpha1.ExecutionSpacePrefix + o.ClusterName
-	mgr, err := ctrl.NewManager(cpCfg, ctrl.Options{
-		Scheme: scheme,
-		// The agent may read only its own Cluster and the Works of its
-		// execution namespace: the caches ask for nothing else.
-		Cache: cache.Options{
-			DefaultTransform: intern.Transform,
-			ByObject: map[client.Object]cache.ByObject{
-				&workv1alpha1.Work{}:       {Namespaces: map[string]cache.Config{namespace: {}}},
-				&clusterv1alpha1.Cluster{}: {Field: fields.OneTermEqualSelector("metadata.name", o.ClusterName)},
-			},
-		},
-		HealthProbeBindAddress: o.HealthProbeBindAddress,
-		Metrics:                metricsserver.Options{BindAddress: o.MetricsBindAddress},
-	})
+	mgr, err := ctrl.NewManager(cpCfg, managerOptions(o, scheme))
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
@@ -353,6 +341,33 @@ func Run(ctx context.Context, o *Options) error {
 		return fmt.Errorf("running agent: %w", err)
 	}
 	return nil
+}
+
+// ShutdownTimeout bounds the agent's stop: the controllers' passes in
+// progress and the caches get that long to end, so that a stop under load
+// ends on its own instead of outlasting the grace its supervisor gives
+// (controller-runtime waits 30 s by default).
+const ShutdownTimeout = 5 * time.Second
+
+// managerOptions are the agent's manager's options. The agent may read only
+// its own Cluster and the Works of its execution namespace: the caches ask
+// for nothing else.
+func managerOptions(o *Options, scheme *runtime.Scheme) ctrl.Options {
+	namespace := clusterv1alpha1.ExecutionSpacePrefix + o.ClusterName
+	shutdown := ShutdownTimeout
+	return ctrl.Options{
+		Scheme: scheme,
+		Cache: cache.Options{
+			DefaultTransform: intern.Transform,
+			ByObject: map[client.Object]cache.ByObject{
+				&workv1alpha1.Work{}:       {Namespaces: map[string]cache.Config{namespace: {}}},
+				&clusterv1alpha1.Cluster{}: {Field: fields.OneTermEqualSelector("metadata.name", o.ClusterName)},
+			},
+		},
+		HealthProbeBindAddress:  o.HealthProbeBindAddress,
+		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		GracefulShutdownTimeout: &shutdown,
+	}
 }
 
 // applyAgain hands every Work of namespace to the execution controller,

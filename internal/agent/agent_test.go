@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
 
@@ -129,5 +130,33 @@ func TestCheckCluster(t *testing.T) {
 				t.Errorf("checkCluster = %t, %v; want %t and an error containing %q", final, err, tc.wantFinal, tc.wantErr)
 			}
 		})
+	}
+}
+
+// The agent's stop is bounded, and its caches ask only for its own Works
+// and Cluster.
+func TestManagerOptions(t *testing.T) {
+	o := NewOptions()
+	o.ClusterName = "member3"
+	got := managerOptions(o, nil)
+	if got.GracefulShutdownTimeout == nil || *got.GracefulShutdownTimeout <= 0 || *got.GracefulShutdownTimeout > ShutdownTimeout {
+		t.Errorf("graceful shutdown timeout %v, want at most %s", got.GracefulShutdownTimeout, ShutdownTimeout)
+	}
+	if len(got.Cache.ByObject) != 2 {
+		t.Fatalf("cache restricted for %d kinds, want Works and Clusters", len(got.Cache.ByObject))
+	}
+	for obj, by := range got.Cache.ByObject {
+		switch obj.(type) {
+		case *workv1alpha1.Work:
+			if _, ok := by.Namespaces["karmada-es-member3"]; !ok || len(by.Namespaces) != 1 {
+				t.Errorf("Works cached from %v, want karmada-es-member3 only", by.Namespaces)
+			}
+		case *clusterv1alpha1.Cluster:
+			if by.Field == nil || by.Field.String() != "metadata.name=member3" {
+				t.Errorf("Clusters cached with selector %v, want metadata.name=member3", by.Field)
+			}
+		default:
+			t.Errorf("unexpected cache restriction for %T", obj)
+		}
 	}
 }
