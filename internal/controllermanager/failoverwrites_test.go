@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -151,7 +152,7 @@ func newPipeline(t *testing.T) *pipeline {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "nginx", UID: "nginx-uid", Generation: 1},
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptrTo[int32](1),
+			Replicas: ptr.To[int32](1),
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "nginx"}},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "nginx"}},
@@ -211,8 +212,6 @@ func newPipeline(t *testing.T) *pipeline {
 	}
 	return p
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // withGenerations adds to count what the API server does and the fake
 // client does not: a write that changes a binding's spec increments its

@@ -342,13 +342,14 @@ func pullAgentRestarts(t *testing.T, e *cfEnv) {
 		var others []string
 		for i := range rbs.Items {
 			rb := &rbs.Items[i]
-			if item := aggregatedItem(rb, pullMember); item != nil && item.Health == workv1alpha2.ResourceHealthy {
+			item := aggregatedItem(rb, pullMember)
+			if item != nil && item.Health == workv1alpha2.ResourceHealthy {
 				healthy++
 				continue
 			}
 			if len(others) < 5 {
 				health := "no status"
-				if item := aggregatedItem(rb, pullMember); item != nil {
+				if item != nil {
 					health = fmt.Sprintf("applied %t, %s", item.Applied, item.Health)
 				}
 				others = append(others, fmt.Sprintf("%s on %v (tasks %s; %s: %s)", rb.Name, scheduledClusters(rb), cfTasks(rb), pullMember, health))
