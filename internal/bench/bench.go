@@ -82,6 +82,12 @@ type Options struct {
 	// ExtraProcesses are more processes footprint reports each on its own
 	// but leaves out of the totals (a webhook, an aggregated API server).
 	ExtraProcesses map[string]int
+	// EnvProcesses returns the other processes of the environment now
+	// (the local environment's API servers, etcd, the members'
+	// components), whose CPU the cluster-failover scenario accounts with
+	// the controllers', the extra processes' and its own; nil accounts
+	// none.
+	EnvProcesses func() map[string]int
 	// Flags are the command line, for the report.
 	Flags map[string]string
 }

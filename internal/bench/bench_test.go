@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,6 +61,47 @@ func TestSteadyTargets(t *testing.T) {
 		}
 		if rss == nil || idle == nil || rss.Limit != tc.rss || idle.Limit != tc.idle {
 			t.Errorf("%d bindings: targets %+v, %+v; want %g MiB, %g CPU-s", tc.n, rss, idle, tc.rss, tc.idle)
+		}
+	}
+}
+
+// The cluster-failover targets are set for the sizes they were measured at,
+// and the move after the settling window is a figure of its own.
+func TestClusterFailoverTargets(t *testing.T) {
+	for _, tc := range []struct {
+		n     int
+		fig   string
+		stat  string
+		limit float64
+	}{
+		{n: 50, fig: FigCFKillAllHealthy, stat: "max", limit: 40},
+		{n: 50, fig: FigCFLastEviction, stat: "max", limit: 2},
+		{n: 1000, fig: FigCFTaintAllHealthy, stat: "p50", limit: 25},
+		{n: 5000, fig: FigCFTaintAllHealthy, stat: "max", limit: 120},
+		{n: 200},
+	} {
+		var targeted []string
+		move := false
+		for _, s := range clusterFailoverFigures(tc.n) {
+			if s.ID == FigCFMoveAllHealthy {
+				move = true
+			}
+			if s.Target == nil || s.ID == FigCFLostAgain { // the last-copy check holds at every size
+				continue
+			}
+			targeted = append(targeted, s.ID)
+			if s.ID == tc.fig && (s.Target.Stat != tc.stat || s.Target.Limit != tc.limit) {
+				t.Errorf("n=%d: %s target %s ≤ %g, want %s ≤ %g", tc.n, s.ID, s.Target.Stat, s.Target.Limit, tc.stat, tc.limit)
+			}
+		}
+		if !move {
+			t.Errorf("n=%d: no %s figure", tc.n, FigCFMoveAllHealthy)
+		}
+		if tc.fig == "" && len(targeted) > 0 {
+			t.Errorf("n=%d: targets on %v, want none", tc.n, targeted)
+		}
+		if tc.fig != "" && !slices.Contains(targeted, tc.fig) {
+			t.Errorf("n=%d: no target on %s (targets on %v)", tc.n, tc.fig, targeted)
 		}
 	}
 }

@@ -3,11 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -239,27 +235,13 @@ var idleControllers = []string{"rb-failback", "crb-failback", "workload-rebalanc
 // reconcileTotal sums controller_runtime_reconcile_total over the given
 // controllers (every result) in a Prometheus text exposition.
 func reconcileTotal(exposition string, controllers []string) (float64, error) {
-	const metric = "controller_runtime_reconcile_total{"
+	byController, err := sumByLabel(exposition, "controller_runtime_reconcile_total", "controller")
+	if err != nil {
+		return 0, err
+	}
 	total := 0.0
-	for _, line := range strings.Split(exposition, "\n") {
-		labels, ok := strings.CutPrefix(line, metric)
-		if !ok {
-			continue
-		}
-		labels, value, ok := strings.Cut(labels, "} ")
-		if !ok {
-			return 0, fmt.Errorf("unreadable metric line %q", line)
-		}
-		if !slices.ContainsFunc(controllers, func(c string) bool {
-			return slices.Contains(strings.Split(labels, ","), `controller="`+c+`"`)
-		}) {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.Fields(value)[0], 64)
-		if err != nil {
-			return 0, fmt.Errorf("metric line %q: %w", line, err)
-		}
-		total += v
+	for _, c := range controllers {
+		total += byController[c]
 	}
 	return total, nil
 }
@@ -267,21 +249,9 @@ func reconcileTotal(exposition string, controllers []string) (float64, error) {
 // scrapeReconciles reads the controller manager's metrics and returns the
 // reconciles of idleControllers so far.
 func (b *Bench) scrapeReconciles(ctx context.Context) (float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.Options.ControllerMetricsURL, nil)
+	body, err := b.scrapeMetrics(ctx)
 	if err != nil {
 		return 0, err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("reading the controller manager's metrics: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return 0, fmt.Errorf("reading the controller manager's metrics: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("reading the controller manager's metrics: %s", resp.Status)
-	}
-	return reconcileTotal(string(body), idleControllers)
+	return reconcileTotal(body, idleControllers)
 }

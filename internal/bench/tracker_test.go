@@ -2,7 +2,9 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -162,5 +164,33 @@ func TestLostAgain(t *testing.T) {
 				t.Errorf("lostAgain = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// A burst of changes is checked a few times, not once per change: a
+// condition over thousands of bindings checked at every change would take
+// the bench a large share of the machine it measures.
+func TestWaitForChecksABurstOfChangesAFewTimes(t *testing.T) {
+	tr := NewTracker(clocktesting.NewFakePassiveClock(time.Unix(0, 0)))
+	const n = 200
+	var checks atomic.Int32
+	done := make(chan error, 1)
+	go func() {
+		done <- tr.WaitFor(context.Background(), time.Minute, "all Healthy", nil, func() (bool, string) {
+			checks.Add(1)
+			return tr.Has(BindingKey("ns", fmt.Sprintf("web-%d", n-1)), Healthy("member1")), ""
+		})
+	}()
+	// The changes come over about 0.4 s, as watch events do, not all at
+	// once.
+	for i := 0; i < n; i++ {
+		tr.Observe(BindingKey("ns", fmt.Sprintf("web-%d", i)), []string{Healthy("member1")})
+		time.Sleep(2 * time.Millisecond)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := checks.Load(); got > 20 {
+		t.Errorf("%d changes were checked %d times, want a few", n, got)
 	}
 }

@@ -122,8 +122,14 @@ is replaced by the member's name) and --controller-pids.`,
 					}
 				}
 			}
+			if env != nil {
+				b.Options.EnvProcesses = func() map[string]int { return envProcesses(env.Dir) }
+			}
 			if b.Options.ControllerMetricsURL == "" && env != nil {
 				b.Options.ControllerMetricsURL = controllerMetricsURL(env)
+			}
+			if b.Options.ControllerMetricsURL == "none" {
+				b.Options.ControllerMetricsURL = ""
 			}
 			if key, err := components.Key(); err == nil && env != nil {
 				b.Versions["local-env-components"] = key
@@ -174,13 +180,29 @@ is replaced by the member's name) and --controller-pids.`,
 	f.DurationVar(&opts.IdleWindow, "idle-window", opts.IdleWindow, "How long footprint watches the controllers idle.")
 	f.IntVar(&opts.SteadyBindings, "steady-bindings", 0, "Also measure footprint at this many bindings over the members (docs/performance.md measures 5000), idle from when the controllers are quiet after the rollout (at most 5m after it); 0 skips it.")
 	f.DurationVar(&opts.Timeout, "timeout", opts.Timeout, "Bound of each wait in a run (longer for many objects).")
-	f.StringVar(&opts.ControllerMetricsURL, "controller-metrics-url", "", "The controller manager's metrics endpoint, for failback's idle reconcile count (default: the local environment's; none skips that figure).")
+	f.StringVar(&opts.ControllerMetricsURL, "controller-metrics-url", "", "The controller manager's metrics endpoint, for failback's idle reconcile count and cluster-failover's work-queue notes (default: the local environment's; none skips them).")
 	f.StringVar(&out, "out", "bench-results", "Directory for report.md and report.json.")
 	return cmd
 }
 
 // controllerMetricsURL is the metrics endpoint of env's controller manager,
 // from its --metrics-bind-address, or "".
+// envProcesses are the local environment's running processes by component
+// name, read afresh: a member started again runs under another PID.
+func envProcesses(dir string) map[string]int {
+	s, err := localenv.Load(dir)
+	if err != nil {
+		return nil
+	}
+	out := map[string]int{}
+	for _, c := range s.Components {
+		if c.Process.Alive() {
+			out[c.Name] = c.Process.PID
+		}
+	}
+	return out
+}
+
 func controllerMetricsURL(env *localenv.State) string {
 	for _, c := range env.Components {
 		if c.Name != controllerComponent {

@@ -1,0 +1,249 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Where a scenario's time goes: the CPU each process spent, and how long
+// each controller's work items waited in its queue, between two moments.
+
+// selfProcess names the bench's own process in the CPU accounting.
+const selfProcess = "lifeboat bench (this process)"
+
+// accountedProcesses are the processes whose CPU is accounted: the
+// controllers, the extra processes, the environment's and the bench's own.
+func (b *Bench) accountedProcesses() map[string]int {
+	out := map[string]int{selfProcess: os.Getpid()}
+	if b.Options.EnvProcesses != nil {
+		maps.Copy(out, b.Options.EnvProcesses())
+	}
+	maps.Copy(out, b.Options.ExtraProcesses)
+	maps.Copy(out, b.Options.Controllers)
+	return out
+}
+
+// cpuSample is one process's CPU time so far.
+type cpuSample struct {
+	PID     int
+	Seconds float64
+}
+
+// sampleCPU reads each accounted process's CPU time so far; a process
+// that cannot be read (stopped) is left out.
+func (b *Bench) sampleCPU() map[string]cpuSample {
+	out := map[string]cpuSample{}
+	for name, pid := range b.accountedProcesses() {
+		if s, err := ReadProc(pid); err == nil {
+			out[name] = cpuSample{PID: pid, Seconds: s.CPUSeconds}
+		}
+	}
+	return out
+}
+
+// cpuUse is the CPU one process spent between two samples.
+type cpuUse struct {
+	Name    string
+	Seconds float64
+}
+
+// cpuBetween returns the CPU each process sampled both times spent in
+// between, most first, and their total. A name whose PID changed (a
+// process started again) is left out: what its first process spent after
+// the first sample is not known.
+func cpuBetween(before, after map[string]cpuSample) ([]cpuUse, float64) {
+	var uses []cpuUse
+	total := 0.0
+	for name, b := range before {
+		a, ok := after[name]
+		if !ok || a.PID != b.PID || a.Seconds < b.Seconds {
+			continue
+		}
+		d := a.Seconds - b.Seconds
+		uses = append(uses, cpuUse{Name: name, Seconds: d})
+		total += d
+	}
+	slices.SortFunc(uses, func(x, y cpuUse) int {
+		if x.Seconds != y.Seconds {
+			if x.Seconds > y.Seconds {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(x.Name, y.Name)
+	})
+	return uses, total
+}
+
+// describeCPU says, for a run's notes, which processes spent the CPU
+// between two samples: the busiest first, with their share, those under
+// 1 % left out.
+func describeCPU(what string, uses []cpuUse, total float64) string {
+	if total <= 0 {
+		return what + ": no CPU time measured"
+	}
+	var parts []string
+	for _, u := range uses {
+		share := 100 * u.Seconds / total
+		if share < 1 {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1f (%.0f%%)", u.Name, u.Seconds, share))
+	}
+	return fmt.Sprintf("%s: %.1f CPU-s, %s", what, total, strings.Join(parts, ", "))
+}
+
+// queueStats are one controller's work-queue totals so far, from
+// controller-runtime's workqueue metrics: the time its items waited in the
+// queue and the time its reconciles took.
+type queueStats struct {
+	WaitSum, WaitCount, WorkSum, WorkCount float64
+}
+
+// queueStatsOf reads every controller's queueStats from a Prometheus text
+// exposition.
+func queueStatsOf(exposition string) (map[string]queueStats, error) {
+	out := map[string]queueStats{}
+	for _, m := range []struct {
+		metric string
+		field  func(*queueStats) *float64
+	}{
+		{"workqueue_queue_duration_seconds_sum", func(q *queueStats) *float64 { return &q.WaitSum }},
+		{"workqueue_queue_duration_seconds_count", func(q *queueStats) *float64 { return &q.WaitCount }},
+		{"workqueue_work_duration_seconds_sum", func(q *queueStats) *float64 { return &q.WorkSum }},
+		{"workqueue_work_duration_seconds_count", func(q *queueStats) *float64 { return &q.WorkCount }},
+	} {
+		sums, err := sumByLabel(exposition, m.metric, "name")
+		if err != nil {
+			return nil, err
+		}
+		for name, v := range sums {
+			q := out[name]
+			*m.field(&q) = v
+			out[name] = q
+		}
+	}
+	return out, nil
+}
+
+// describeQueues says, for a run's notes, how long each controller's items
+// waited in its queue between two readings, and how long its reconciles
+// took: the longest waits first, at most top of them.
+func describeQueues(what string, before, after map[string]queueStats, top int) string {
+	type row struct {
+		name             string
+		n, wait, workAvg float64
+	}
+	var rows []row
+	for name, a := range after {
+		b := before[name]
+		n := a.WaitCount - b.WaitCount
+		if n <= 0 {
+			continue
+		}
+		work := 0.0
+		if c := a.WorkCount - b.WorkCount; c > 0 {
+			work = (a.WorkSum - b.WorkSum) / c
+		}
+		rows = append(rows, row{name: name, n: n, wait: (a.WaitSum - b.WaitSum) / n, workAvg: work})
+	}
+	slices.SortFunc(rows, func(x, y row) int {
+		if x.wait != y.wait {
+			if x.wait > y.wait {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(x.name, y.name)
+	})
+	if len(rows) > top {
+		rows = rows[:top]
+	}
+	parts := make([]string, 0, len(rows))
+	for _, r := range rows {
+		parts = append(parts, fmt.Sprintf("%s %.2f s wait, %.0f ms work, %.0f items", r.name, r.wait, 1000*r.workAvg, r.n))
+	}
+	if len(parts) == 0 {
+		return what + ": no work queued"
+	}
+	return what + " (mean per item): " + strings.Join(parts, "; ")
+}
+
+// sumByLabel sums the values of metric's samples in a Prometheus text
+// exposition by the value of one label; samples without it are left out.
+func sumByLabel(exposition, metric, label string) (map[string]float64, error) {
+	out := map[string]float64{}
+	prefix := metric + "{"
+	for _, line := range strings.Split(exposition, "\n") {
+		labels, ok := strings.CutPrefix(line, prefix)
+		if !ok {
+			continue
+		}
+		labels, value, ok := strings.Cut(labels, "} ")
+		if !ok {
+			return nil, fmt.Errorf("unreadable metric line %q", line)
+		}
+		key, found := "", false
+		for _, l := range strings.Split(labels, ",") {
+			if v, ok := strings.CutPrefix(l, label+`="`); ok {
+				key, found = strings.TrimSuffix(v, `"`), true
+			}
+		}
+		if !found {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.Fields(value)[0], 64)
+		if err != nil {
+			return nil, fmt.Errorf("metric line %q: %w", line, err)
+		}
+		out[key] += v
+	}
+	return out, nil
+}
+
+// scrapeMetrics reads the controller manager's metrics endpoint.
+func (b *Bench) scrapeMetrics(ctx context.Context) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.Options.ControllerMetricsURL, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("reading the controller manager's metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return "", fmt.Errorf("reading the controller manager's metrics: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("reading the controller manager's metrics: %s", resp.Status)
+	}
+	return string(body), nil
+}
+
+// scrapeQueues reads every controller's queueStats; nil when there is no
+// metrics endpoint or it cannot be read.
+func (b *Bench) scrapeQueues(ctx context.Context) map[string]queueStats {
+	if b.Options.ControllerMetricsURL == "" {
+		return nil
+	}
+	body, err := b.scrapeMetrics(ctx)
+	if err != nil {
+		b.logf("work queues not measured: %v", err)
+		return nil
+	}
+	q, err := queueStatsOf(body)
+	if err != nil {
+		b.logf("work queues not measured: %v", err)
+		return nil
+	}
+	return q
+}
