@@ -41,10 +41,13 @@ func prepareMember(ctx context.Context, s *State, c ClusterInfo) error {
 	if err != nil {
 		return err
 	}
+	// Room for every benchmark: the largest pins 5,000 single-replica
+	// Deployments to one member, and its failover moves them to the
+	// others.
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:    resource.MustParse("64"),
 		corev1.ResourceMemory: resource.MustParse("256Gi"),
-		corev1.ResourcePods:   resource.MustParse("2000"),
+		corev1.ResourcePods:   resource.MustParse("10000"),
 	}
 	name := NodeName(c.Name)
 	node := &corev1.Node{
