@@ -93,11 +93,40 @@ type StatusReconciler struct {
 	// cached template of another version may be older than that write.
 	templateWritten sync.Map
 	// Starting holds back status changes of clusters that are still
-	// starting (see onlyStarting; default: startingGrace per binding).
+	// starting (see onlyStarting; default: StartingGrace per binding).
 	Starting *coalesce.Quiet
 }
 
-// startingGrace is how long a status change that only says clusters are
+// placementAnswerWait is how much longer a status write that only takes
+// away the PlacementHealthy condition may wait: the placement was emptied
+// by an eviction (spec.clusters is empty and a graceful eviction task
+// exists) less than schedulerAnswerGrace ago. The scheduler's answer, the
+// replacement's placement, replaces the condition within moments; a
+// binding-status write in between is one of the busiest kind per failed-over
+// binding, and in a mass failover it would queue before the replacements.
+// Meanwhile the eviction task says the cluster was evicted. When nothing
+// fits, the condition goes once the wait is over. 0: write now.
+func placementAnswerWait(spec *workv1alpha2.ResourceBindingSpec, now time.Time) time.Duration {
+	if len(spec.Clusters) > 0 {
+		return 0
+	}
+	var newest time.Time
+	for _, t := range spec.GracefulEvictionTasks {
+		if t.CreationTimestamp != nil && t.CreationTimestamp.After(newest) {
+			newest = t.CreationTimestamp.Time
+		}
+	}
+	if newest.IsZero() {
+		return 0
+	}
+	return max(newest.Add(schedulerAnswerGrace).Sub(now), 0)
+}
+
+// schedulerAnswerGrace bounds placementAnswerWait. Task creation times are
+// whole seconds, cut down, so the wait may end up to a second early.
+const schedulerAnswerGrace = 10 * time.Second
+
+// StartingGrace is how long a status change that only says clusters are
 // still starting may wait. A new binding's first status would say "not
 // applied yet", then "applied, health unknown", each overwritten a moment
 // later by the Work's first health: two writes of the API server's busiest
@@ -106,7 +135,7 @@ type StatusReconciler struct {
 // starting after the grace is reported as it is. It is counted from the
 // first such change and covers scheduling, the apply and the work status
 // controller's own wait for a first health (firstReportGrace there).
-const startingGrace = 5 * time.Second
+const StartingGrace = 5 * time.Second
 
 // Reconcile aggregates the Works of one binding:
 //  1. build aggregatedStatus from the binding's Works in expected clusters
@@ -162,8 +191,12 @@ func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctr
 		r.Writes.Wrote(req.NamespacedName)
 	}
 
-	if err := r.updateBindingStatus(ctx, b, items, !same, expected); err != nil {
+	held, err := r.updateBindingStatus(ctx, b, items, !same, expected)
+	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if held > 0 {
+		return ctrl.Result{RequeueAfter: held}, nil
 	}
 	r.Starting.Done(req.NamespacedName) // whatever was held is written
 	if _, synced := r.templateSynced.Load(req.NamespacedName); same && synced {
@@ -247,8 +280,11 @@ func (r *StatusReconciler) now() metav1.Time {
 
 // updateBindingStatus writes items (changed says whether they differ from
 // the binding's, compared as JSON values) and the FullyApplied and
-// PlacementHealthy conditions.
-func (r *StatusReconciler) updateBindingStatus(ctx context.Context, b bindingObject, items []workv1alpha2.AggregatedStatusItem, changed bool, expected sets.Set[string]) error {
+// PlacementHealthy conditions. A write that would only take away the
+// PlacementHealthy condition of a placement just evicted is held while the
+// scheduler answers (placementAnswerWait): held is how long to wait before
+// asking again, and nothing was written.
+func (r *StatusReconciler) updateBindingStatus(ctx context.Context, b bindingObject, items []workv1alpha2.AggregatedStatusItem, changed bool, expected sets.Set[string]) (held time.Duration, err error) {
 	before := b.obj.DeepCopyObject().(client.Object)
 	if changed {
 		b.status.AggregatedStatus = items
@@ -256,13 +292,14 @@ func (r *StatusReconciler) updateBindingStatus(ctx context.Context, b bindingObj
 	if !changed && expected.Len() == 0 && meta.FindStatusCondition(b.status.Conditions, workv1alpha2.FullyApplied) == nil {
 		// Not scheduled yet: nothing to report, and a write now would only
 		// race the scheduler's first write of the binding.
-		return nil
+		return 0, nil
 	}
 	cond := fullyAppliedCondition(expected, items)
 	cond.LastTransitionTime = r.now()
 	if meta.SetStatusCondition(&b.status.Conditions, cond) {
 		changed = true
 	}
+	placementGone := false
 	if healthy, ok := placementHealthyCondition(b.spec.Clusters, items); ok {
 		healthy.LastTransitionTime = r.now()
 		if cur := meta.FindStatusCondition(b.status.Conditions, workv1alpha2.PlacementHealthy); cur != nil && cur.Message != healthy.Message {
@@ -274,19 +311,24 @@ func (r *StatusReconciler) updateBindingStatus(ctx context.Context, b bindingObj
 			changed = true
 		}
 	} else if meta.RemoveStatusCondition(&b.status.Conditions, workv1alpha2.PlacementHealthy) {
-		changed = true
+		placementGone = true
 	}
 	if r.setFencingCondition(ctx, b) {
 		changed = true
 	}
+	if !changed && !placementGone {
+		return 0, nil
+	}
 	if !changed {
-		return nil
+		if wait := placementAnswerWait(b.spec, r.now().Time); wait > 0 {
+			return wait, nil
+		}
 	}
 	if err := r.Client.Status().Patch(ctx, b.obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-		return fmt.Errorf("updating status of %s: %w", b.describe(), err)
+		return 0, fmt.Errorf("updating status of %s: %w", b.describe(), err)
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("updated binding status", "clusters", len(items))
-	return nil
+	return 0, nil
 }
 
 // setFencingCondition sets or removes the binding's Fencing condition
@@ -560,7 +602,7 @@ func (r *StatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		r.Writes = coalesce.New(0, nil)
 	}
 	if r.Starting == nil {
-		r.Starting = coalesce.NewQuiet(startingGrace, r.Clock)
+		r.Starting = coalesce.NewQuiet(StartingGrace, r.Clock)
 	}
 	bindingChanged := builder.WithPredicates(predicate.GenerationChangedPredicate{})
 	return ctrl.NewControllerManagedBy(mgr).

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
@@ -232,7 +233,7 @@ func TestStatusWritesWithoutNewsAreSpacedOut(t *testing.T) {
 }
 
 // TestFirstStatusWaitsForTheFirstApply: a new binding whose Work has not
-// been applied yet gets no status write for up to startingGrace; an
+// been applied yet gets no status write for up to StartingGrace; an
 // apply within it is the first write, a Work still pending after it is
 // reported, and a failed apply is never held back.
 func TestFirstStatusWaitsForTheFirstApply(t *testing.T) {
@@ -242,7 +243,7 @@ func TestFirstStatusWaitsForTheFirstApply(t *testing.T) {
 		objs := append([]client.Object{rb, makeDeployment("nginx", 2)}, works...)
 		e := newEnv(t, objs...)
 		e.status.Clock = clk
-		e.status.Starting = coalesce.NewQuiet(startingGrace, clk)
+		e.status.Starting = coalesce.NewQuiet(StartingGrace, clk)
 		return e, rb
 	}
 	quiet := func(t *testing.T, e *env, rb *workv1alpha2.ResourceBinding, wantWait time.Duration) {
@@ -264,9 +265,9 @@ func TestFirstStatusWaitsForTheFirstApply(t *testing.T) {
 		rb := makeBinding("nginx").Cluster("member1", 2).Obj()
 		work := makeWork("member1", rb)
 		e, rb := pending(t, work)
-		quiet(t, e, rb, startingGrace)
+		quiet(t, e, rb, StartingGrace)
 		clk.SetTime(clk.Now().Add(300 * time.Millisecond))
-		quiet(t, e, rb, startingGrace-300*time.Millisecond)
+		quiet(t, e, rb, StartingGrace-300*time.Millisecond)
 
 		w := &workv1alpha1.Work{}
 		if err := e.client.Get(context.Background(), client.ObjectKeyFromObject(work), w); err != nil {
@@ -289,8 +290,8 @@ func TestFirstStatusWaitsForTheFirstApply(t *testing.T) {
 	t.Run("still pending after the grace", func(t *testing.T) {
 		rb := makeBinding("nginx").Cluster("member1", 2).Obj()
 		e, rb := pending(t, makeWork("member1", rb))
-		quiet(t, e, rb, startingGrace)
-		clk.SetTime(clk.Now().Add(startingGrace))
+		quiet(t, e, rb, StartingGrace)
+		clk.SetTime(clk.Now().Add(StartingGrace))
 		e.reconcileStatus(rb)
 		got := e.binding(rb)
 		if len(got.Status.AggregatedStatus) != 1 || got.Status.AggregatedStatus[0].Applied || got.Status.AggregatedStatus[0].Health != workv1alpha2.ResourceUnknown {
@@ -306,8 +307,8 @@ func TestFirstStatusWaitsForTheFirstApply(t *testing.T) {
 
 	t.Run("no Work yet, after the grace", func(t *testing.T) {
 		e, rb := pending(t)
-		quiet(t, e, rb, startingGrace)
-		clk.SetTime(clk.Now().Add(2 * startingGrace))
+		quiet(t, e, rb, StartingGrace)
+		clk.SetTime(clk.Now().Add(2 * StartingGrace))
 		e.reconcileStatus(rb)
 		if cond := meta.FindStatusCondition(e.binding(rb).Status.Conditions, workv1alpha2.FullyApplied); cond == nil || cond.Status != metav1.ConditionFalse {
 			t.Errorf("FullyApplied = %+v, want False", cond)
@@ -371,14 +372,14 @@ func TestOnlyStarting(t *testing.T) {
 
 // TestNewClusterStartsQuietly: a failover's new cluster is reported once it
 // has news. Its Work appearing and being applied are held back for up to
-// startingGrace; its health is written at once.
+// StartingGrace; its health is written at once.
 func TestNewClusterStartsQuietly(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	rb := makeBinding("nginx").Cluster("member1", 2).Obj()
 	old := applied(makeWork("member1", rb), true, 2, workv1alpha1.ResourceHealthy)
 	e := newEnv(t, rb, makeDeployment("nginx", 2), old)
 	e.status.Clock = clk
-	e.status.Starting = coalesce.NewQuiet(startingGrace, clk)
+	e.status.Starting = coalesce.NewQuiet(StartingGrace, clk)
 	e.reconcileStatus(rb)
 	if got := e.binding(rb).Status.AggregatedStatus; len(got) != 1 || got[0].Health != workv1alpha2.ResourceHealthy {
 		t.Fatalf("before the failover: aggregatedStatus = %+v", got)
@@ -402,19 +403,19 @@ func TestNewClusterStartsQuietly(t *testing.T) {
 			t.Errorf("%s: requeue after %v and writes %v, want %v and none", step, res.RequeueAfter, e.writes, want)
 		}
 	}
-	held("no Work in member2 yet", startingGrace)
+	held("no Work in member2 yet", StartingGrace)
 	newWork := makeWork("member2", rb)
 	if err := e.client.Create(context.Background(), newWork); err != nil {
 		t.Fatal(err)
 	}
 	clk.SetTime(clk.Now().Add(500 * time.Millisecond))
-	held("member2's Work not applied", startingGrace-500*time.Millisecond)
+	held("member2's Work not applied", StartingGrace-500*time.Millisecond)
 	w := e.work("member2", "Deployment", "default", "nginx")
 	w.Status.Conditions = []metav1.Condition{{Type: workv1alpha1.WorkApplied, Status: metav1.ConditionTrue, Reason: "x", LastTransitionTime: metav1.Now()}}
 	if err := e.client.Status().Update(context.Background(), w); err != nil {
 		t.Fatal(err)
 	}
-	held("member2's Work applied, no health yet", startingGrace-500*time.Millisecond)
+	held("member2's Work applied, no health yet", StartingGrace-500*time.Millisecond)
 
 	applied(w, true, 2, workv1alpha1.ResourceHealthy)
 	if err := e.client.Status().Update(context.Background(), w); err != nil {
@@ -528,5 +529,76 @@ func TestAggregatedHealthOnlyFromCurrentReports(t *testing.T) {
 				t.Errorf("applied %t, status %v: the reflected status is kept whatever its age", items[0].Applied, items[0].Status)
 			}
 		})
+	}
+}
+
+func TestPlacementAnswerWait(t *testing.T) {
+	now := time.Date(2025, 1, 1, 0, 0, 30, 0, time.UTC)
+	task := func(ago time.Duration) workv1alpha2.GracefulEvictionTask {
+		return workv1alpha2.GracefulEvictionTask{FromCluster: "member1", CreationTimestamp: ptr.To(metav1.NewTime(now.Add(-ago)))}
+	}
+	cases := map[string]struct {
+		spec workv1alpha2.ResourceBindingSpec
+		want time.Duration
+	}{
+		"evicted 3 s ago, not placed yet":           {workv1alpha2.ResourceBindingSpec{GracefulEvictionTasks: []workv1alpha2.GracefulEvictionTask{task(3 * time.Second)}}, 7 * time.Second},
+		"the newest of two tasks counts":            {workv1alpha2.ResourceBindingSpec{GracefulEvictionTasks: []workv1alpha2.GracefulEvictionTask{task(time.Minute), task(time.Second)}}, 9 * time.Second},
+		"evicted longer ago than the grace":         {workv1alpha2.ResourceBindingSpec{GracefulEvictionTasks: []workv1alpha2.GracefulEvictionTask{task(11 * time.Second)}}, 0},
+		"placed":                                    {workv1alpha2.ResourceBindingSpec{Clusters: []workv1alpha2.TargetCluster{{Name: "member2"}}, GracefulEvictionTasks: []workv1alpha2.GracefulEvictionTask{task(time.Second)}}, 0},
+		"no eviction: the placement was taken away": {workv1alpha2.ResourceBindingSpec{}, 0},
+		"a task without a creation time yet":        {workv1alpha2.ResourceBindingSpec{GracefulEvictionTasks: []workv1alpha2.GracefulEvictionTask{{FromCluster: "member1"}}}, 0},
+	}
+	for name, tc := range cases {
+		if got := placementAnswerWait(&tc.spec, now); got != tc.want {
+			t.Errorf("%s: wait %v, want %v", name, got, tc.want)
+		}
+	}
+}
+
+// An eviction empties spec.clusters until the scheduler places the
+// replacement. Taking PlacementHealthy away in between is a status write of
+// its own per failed-over binding; it waits for the scheduler's answer, and
+// goes when the scheduler has found nothing within the grace.
+func TestPlacementHealthyWaitsForTheSchedulersAnswer(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	rb := makeBinding("nginx").Cluster("member1", 2).Obj()
+	old := applied(makeWork("member1", rb), true, 2, workv1alpha1.ResourceHealthy)
+	e := newEnv(t, rb, makeDeployment("nginx", 2), old)
+	e.status.Clock = clk
+	e.status.Starting = coalesce.NewQuiet(StartingGrace, clk)
+	e.reconcileStatus(rb)
+	if c := meta.FindStatusCondition(e.binding(rb).Status.Conditions, workv1alpha2.PlacementHealthy); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("before the failover: PlacementHealthy = %+v", c)
+	}
+
+	evicted := e.binding(rb)
+	evicted.Spec.Clusters = nil
+	evicted.Spec.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{{FromCluster: "member1", PurgeMode: policyv1alpha1.PurgeModeGracefully,
+		CreationTimestamp: ptr.To(metav1.NewTime(clk.Now()))}}
+	if err := e.client.Update(context.Background(), evicted); err != nil {
+		t.Fatal(err)
+	}
+	clk.SetTime(clk.Now().Add(2 * time.Second))
+	e.writes = nil
+	res, err := e.status.Reconcile(context.Background(), reqFor(rb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RequeueAfter != schedulerAnswerGrace-2*time.Second || len(e.writes) != 0 {
+		t.Errorf("evicted, not placed yet: requeue after %v and writes %v, want %v and none", res.RequeueAfter, e.writes, schedulerAnswerGrace-2*time.Second)
+	}
+
+	// Nothing fits: once the grace is over the condition goes.
+	clk.SetTime(clk.Now().Add(schedulerAnswerGrace))
+	e.writes = nil
+	res, err = e.status.Reconcile(context.Background(), reqFor(rb))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.RequeueAfter != 0 || len(e.writes) == 0 {
+		t.Errorf("after the grace: requeue after %v and writes %v, want the status written", res.RequeueAfter, e.writes)
+	}
+	if c := meta.FindStatusCondition(e.binding(rb).Status.Conditions, workv1alpha2.PlacementHealthy); c != nil {
+		t.Errorf("nothing placed after the grace: PlacementHealthy = %+v, want none", c)
 	}
 }
