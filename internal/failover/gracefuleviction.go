@@ -198,7 +198,7 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 	now := r.Clock.Now()
 	o := r.observe(ctx, obj, spec, status)
 	plan := planTasks(o, now)
-	r.Wave.Observe(key, inFlight(o), now)
+	r.Wave.Observe(key, inFlight(o), !scheduled(o.generation, o.status), now)
 	healthyAt := healthySince(status, now)
 
 	// 1. Status first, so the history has an entry for every task before

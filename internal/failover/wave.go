@@ -14,8 +14,15 @@ const (
 	// DefaultGracefulEvictionHold is the default of
 	// --graceful-eviction-hold.
 	DefaultGracefulEvictionHold = time.Minute
-	// waveRetry is how often a held binding is looked at again.
+	// waveRetry is how often a held binding is looked at again, at least.
 	waveRetry = 5 * time.Second
+	// waveRetryPerHeld stretches waveRetry with the number of bindings
+	// held, so that thousands of held bindings do not keep the
+	// controller's workers busy looking at them again.
+	waveRetryPerHeld = 5 * time.Millisecond
+	// waveHoldCap bounds a binding's hold, in units of maxHold, while
+	// others still wait for the scheduler.
+	waveHoldCap = 10
 )
 
 // Wave is what the graceful-eviction controller knows of the failovers in
@@ -29,47 +36,86 @@ const (
 // follow it. None of it lets a workload run sooner, and in a mass failover
 // it is about half of the control plane's writes, which otherwise compete
 // with placing the replacements. Writes that do matter are never held (see
-// holdable). Each binding is held at most maxHold, and a failover in
-// flight for longer than maxHold no longer holds others back, so a
-// workload that cannot be placed delays nobody's clean-up for long.
+// holdable).
+//
+// How long: each binding is held at most maxHold, and a failover placed
+// for longer than maxHold no longer holds others back, so a workload that
+// cannot be placed, or whose replacement never turns Healthy, delays
+// nobody's clean-up for long. While other failovers still wait for the
+// scheduler's answer the wave is still being placed, and the holds go on,
+// up to waveHoldCap × maxHold: thousands of evictions take the scheduler
+// minutes, and clean-up released after maxHold would compete with the
+// placements still to come.
 //
 // A Wave is shared by the controller's workers. A nil *Wave holds nothing.
 type Wave struct {
 	maxHold time.Duration
 
 	mu sync.Mutex
-	// inFlight: binding key → when it was first seen in flight.
-	inFlight map[string]time.Time
+	// inFlight: binding key → its failover in flight.
+	inFlight map[string]flight
+	// unscheduled counts the flights waiting for the scheduler.
+	unscheduled int
 	// held: binding key → when its clean-up was first held.
 	held map[string]time.Time
 }
 
-// NewWave returns a Wave holding each binding's clean-up at most maxHold;
-// nil (nothing is held) when maxHold is not positive.
+// flight is one failover in flight.
+type flight struct {
+	// since is when it was first seen in flight.
+	since time.Time
+	// unscheduled: the scheduler has yet to answer its eviction.
+	unscheduled bool
+}
+
+// NewWave returns a Wave holding each binding's clean-up at most maxHold
+// (longer while others wait for the scheduler); nil (nothing is held) when
+// maxHold is not positive.
 func NewWave(maxHold time.Duration) *Wave {
 	if maxHold <= 0 {
 		return nil
 	}
 	return &Wave{
 		maxHold:  maxHold,
-		inFlight: map[string]time.Time{},
+		inFlight: map[string]flight{},
 		held:     map[string]time.Time{},
 	}
 }
 
-// Observe records whether the binding under key is in flight.
-func (w *Wave) Observe(key string, inFlight bool, now time.Time) {
+// Observe records whether the binding under key is in flight, and whether
+// the scheduler has yet to answer its eviction.
+func (w *Wave) Observe(key string, inFlight, unscheduled bool, now time.Time) {
 	if w == nil {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !inFlight {
-		delete(w.inFlight, key)
+		w.drop(key)
 		return
 	}
-	if _, ok := w.inFlight[key]; !ok {
-		w.inFlight[key] = now
+	f, ok := w.inFlight[key]
+	if !ok {
+		f.since = now
+	}
+	if f.unscheduled != unscheduled {
+		if unscheduled {
+			w.unscheduled++
+		} else {
+			w.unscheduled--
+		}
+	}
+	f.unscheduled = unscheduled
+	w.inFlight[key] = f
+}
+
+// drop forgets key's flight. Called with mu held.
+func (w *Wave) drop(key string) {
+	if f, ok := w.inFlight[key]; ok {
+		if f.unscheduled {
+			w.unscheduled--
+		}
+		delete(w.inFlight, key)
 	}
 }
 
@@ -80,13 +126,15 @@ func (w *Wave) Forget(key string) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	delete(w.inFlight, key)
+	w.drop(key)
 	delete(w.held, key)
 }
 
 // Hold reports whether the clean-up of the binding under key waits, and
-// when to look again: while another binding has been in flight for less
-// than maxHold, until key has been held for maxHold.
+// when to look again: while another binding waits for the scheduler or has
+// been in flight for less than maxHold, until key has been held for
+// maxHold, or, while others still wait for the scheduler, for waveHoldCap
+// × maxHold.
 func (w *Wave) Hold(key string, now time.Time) (time.Duration, bool) {
 	if w == nil {
 		return 0, false
@@ -97,23 +145,41 @@ func (w *Wave) Hold(key string, now time.Time) (time.Duration, bool) {
 	if !ok {
 		since = now
 	}
-	left := since.Add(w.maxHold).Sub(now)
-	if left <= 0 || !w.othersInFlight(key, now) {
+	others, unscheduled := w.others(key, now)
+	limit := w.maxHold
+	if unscheduled {
+		limit = waveHoldCap * w.maxHold
+	}
+	left := since.Add(limit).Sub(now)
+	if left <= 0 || !others {
 		return 0, false
 	}
 	w.held[key] = since
-	return min(left, waveRetry), true
+	retry := max(waveRetry, time.Duration(len(w.held))*waveRetryPerHeld)
+	if base := since.Add(w.maxHold).Sub(now); base > 0 {
+		// Within maxHold nothing else decides: look again when it ends.
+		left = base
+	}
+	return min(left, retry), true
 }
 
-// othersInFlight reports whether a binding other than key has been in
-// flight for less than maxHold. Called with mu held.
-func (w *Wave) othersInFlight(key string, now time.Time) bool {
-	for k, since := range w.inFlight {
-		if k != key && now.Sub(since) < w.maxHold {
-			return true
+// others reports whether a binding other than key holds clean-up back
+// (it waits for the scheduler, or has been in flight for less than
+// maxHold), and whether one waits for the scheduler. Called with mu held.
+func (w *Wave) others(key string, now time.Time) (holding, unscheduled bool) {
+	waiting := w.unscheduled
+	if w.inFlight[key].unscheduled {
+		waiting--
+	}
+	if waiting > 0 {
+		return true, true
+	}
+	for k, f := range w.inFlight {
+		if k != key && now.Sub(f.since) < w.maxHold {
+			return true, false
 		}
 	}
-	return false
+	return false, false
 }
 
 // Release ends the hold of the binding under key: it has nothing left to

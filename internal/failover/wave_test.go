@@ -53,6 +53,33 @@ func TestWaveHold(t *testing.T) {
 		"its own failover does not hold a binding": {
 			{at: 0, observe: "a=true", hold: "a"},
 		},
+		"its own wait for the scheduler does not hold a binding": {
+			{at: 0, observe: "a=unscheduled", hold: "a"},
+		},
+		"held past maxHold while another waits for the scheduler": {
+			{at: 0, observe: "b=unscheduled", hold: "a", wantHeld: true, wantNext: waveRetry},
+			{at: 40, hold: "a", wantHeld: true, wantNext: waveRetry},
+			{at: 45, observe: "b=true", hold: "a"},
+		},
+		"a failover waiting for the scheduler longer than maxHold still holds others back": {
+			{at: 0, observe: "b=unscheduled"},
+			{at: 100, hold: "a", wantHeld: true, wantNext: waveRetry},
+		},
+		"held at most ten times maxHold": {
+			{at: 0, observe: "b=unscheduled", hold: "a", wantHeld: true, wantNext: waveRetry},
+			{at: 298, hold: "a", wantHeld: true, wantNext: 2 * time.Second},
+			{at: 300, hold: "a"},
+		},
+		"placed again by the scheduler, a failover stops counting as waiting": {
+			{at: 0, observe: "b=unscheduled"},
+			{at: 1, observe: "b=true"},
+			{at: 40, hold: "a"},
+		},
+		"forgotten while waiting for the scheduler": {
+			{at: 0, observe: "b=unscheduled"},
+			{at: 40, forget: "b", observe: "c=true", hold: "a", wantHeld: true, wantNext: waveRetry},
+			{at: 70, hold: "a"},
+		},
 		"after a release a later clean-up is held afresh": {
 			{at: 0, observe: "b=true", hold: "a", wantHeld: true, wantNext: waveRetry},
 			{at: 30, observe: "c=true", hold: "a"},
@@ -65,7 +92,7 @@ func TestWaveHold(t *testing.T) {
 				now := at(s.at)
 				if s.observe != "" {
 					key, val, _ := strings.Cut(s.observe, "=")
-					w.Observe(key, val == "true", now)
+					w.Observe(key, val != "false", val == "unscheduled", now)
 				}
 				if s.forget != "" {
 					w.Forget(s.forget)
@@ -91,7 +118,7 @@ func TestWaveOff(t *testing.T) {
 		if w != nil {
 			t.Fatalf("NewWave(%s) = %+v, want nil (holds nothing)", hold, w)
 		}
-		w.Observe("b", true, at(0))
+		w.Observe("b", true, false, at(0))
 		if _, held := w.Hold("a", at(1)); held {
 			t.Errorf("a nil Wave held a clean-up")
 		}
@@ -300,7 +327,7 @@ func TestGracefulEvictionHoldMustNotDelay(t *testing.T) {
 			r := e.gracefulEviction()
 			r.Wave = NewWave(time.Minute)
 			e.clock.SetTime(at(tc.now))
-			r.Wave.Observe("rb/default/web-deployment", true, at(tc.now))
+			r.Wave.Observe("rb/default/web-deployment", true, false, at(tc.now))
 			if _, err := r.reconcile(context.Background(), resourceBindingKind, reqFor(nginx)); err != nil {
 				t.Fatal(err)
 			}
@@ -320,7 +347,7 @@ func TestGracefulEvictionHoldMustNotDelay(t *testing.T) {
 			// The other binding counts as newly in flight each time: only
 			// the bound on nginx's own hold ends it.
 			r.Wave.Forget("rb/default/web-deployment")
-			r.Wave.Observe("rb/default/web-deployment", true, at(s))
+			r.Wave.Observe("rb/default/web-deployment", true, false, at(s))
 			res, err := r.reconcile(ctx, resourceBindingKind, reqFor(nginx))
 			if err != nil {
 				t.Fatal(err)
