@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -70,16 +71,16 @@ func cpuBetween(before, after map[string]cpuSample) ([]cpuUse, float64) {
 		uses = append(uses, cpuUse{Name: name, Seconds: d})
 		total += d
 	}
-	slices.SortFunc(uses, func(x, y cpuUse) int {
-		if x.Seconds != y.Seconds {
-			if x.Seconds > y.Seconds {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(x.Name, y.Name)
-	})
+	slices.SortFunc(uses, func(x, y cpuUse) int { return mostFirst(x.Seconds, y.Seconds, x.Name, y.Name) })
 	return uses, total
+}
+
+// mostFirst orders the larger value first, equal values by name.
+func mostFirst(a, b float64, aName, bName string) int {
+	if c := cmp.Compare(b, a); c != 0 {
+		return c
+	}
+	return strings.Compare(aName, bName)
 }
 
 // describeCPU says, for a run's notes, which processes spent the CPU
@@ -154,15 +155,7 @@ func describeQueues(what string, before, after map[string]queueStats, top int) s
 		}
 		rows = append(rows, row{name: name, n: n, wait: (a.WaitSum - b.WaitSum) / n, workAvg: work})
 	}
-	slices.SortFunc(rows, func(x, y row) int {
-		if x.wait != y.wait {
-			if x.wait > y.wait {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(x.name, y.name)
-	})
+	slices.SortFunc(rows, func(x, y row) int { return mostFirst(x.wait, y.wait, x.name, y.name) })
 	if len(rows) > top {
 		rows = rows[:top]
 	}

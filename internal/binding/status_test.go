@@ -370,10 +370,10 @@ func TestOnlyStarting(t *testing.T) {
 	}
 }
 
-// TestNewClusterStartsQuietly: a failover's new cluster is reported once it
-// has news. Its Work appearing and being applied are held back for up to
-// StartingGrace; its health is written at once.
-func TestNewClusterStartsQuietly(t *testing.T) {
+// healthyOnMember1 is a binding of nginx placed on member1 with 2 replicas,
+// its status written with member1 Healthy, on a fake clock.
+func healthyOnMember1(t *testing.T) (*env, *clocktesting.FakePassiveClock, *workv1alpha2.ResourceBinding) {
+	t.Helper()
 	clk := clocktesting.NewFakePassiveClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	rb := makeBinding("nginx").Cluster("member1", 2).Obj()
 	old := applied(makeWork("member1", rb), true, 2, workv1alpha1.ResourceHealthy)
@@ -381,6 +381,14 @@ func TestNewClusterStartsQuietly(t *testing.T) {
 	e.status.Clock = clk
 	e.status.Starting = coalesce.NewQuiet(StartingGrace, clk)
 	e.reconcileStatus(rb)
+	return e, clk, rb
+}
+
+// TestNewClusterStartsQuietly: a failover's new cluster is reported once it
+// has news. Its Work appearing and being applied are held back for up to
+// StartingGrace; its health is written at once.
+func TestNewClusterStartsQuietly(t *testing.T) {
+	e, clk, rb := healthyOnMember1(t)
 	if got := e.binding(rb).Status.AggregatedStatus; len(got) != 1 || got[0].Health != workv1alpha2.ResourceHealthy {
 		t.Fatalf("before the failover: aggregatedStatus = %+v", got)
 	}
@@ -560,13 +568,7 @@ func TestPlacementAnswerWait(t *testing.T) {
 // its own per failed-over binding; it waits for the scheduler's answer, and
 // goes when the scheduler has found nothing within the grace.
 func TestPlacementHealthyWaitsForTheSchedulersAnswer(t *testing.T) {
-	clk := clocktesting.NewFakePassiveClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
-	rb := makeBinding("nginx").Cluster("member1", 2).Obj()
-	old := applied(makeWork("member1", rb), true, 2, workv1alpha1.ResourceHealthy)
-	e := newEnv(t, rb, makeDeployment("nginx", 2), old)
-	e.status.Clock = clk
-	e.status.Starting = coalesce.NewQuiet(StartingGrace, clk)
-	e.reconcileStatus(rb)
+	e, clk, rb := healthyOnMember1(t)
 	if c := meta.FindStatusCondition(e.binding(rb).Status.Conditions, workv1alpha2.PlacementHealthy); c == nil || c.Status != metav1.ConditionTrue {
 		t.Fatalf("before the failover: PlacementHealthy = %+v", c)
 	}
