@@ -97,7 +97,7 @@ func (o *ClusterFailoverOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.FencingStopMargin, "fencing-stop-margin", o.FencingStopMargin,
 		"A copy in a Pull cluster that its agent fenced (scaled to zero or deleted, once it could not renew the cluster's Lease for the lease duration plus the copy's toleration) counts as stopped this long after that; a Directly failover then creates the new copy without waiting for the old one's deletion. Cover the time the stop takes in the member (pod termination) and the difference between the member's and the control plane's clocks.")
 	fs.DurationVar(&o.GracefulEvictionHold, "graceful-eviction-hold", o.GracefulEvictionHold,
-		"How long a workload's clean-up after a failover (its failover history, closing a Gracefully eviction task and so deleting the old copy) may wait while other evicted workloads still wait for their replacement, so that a mass failover places replacements first; up to ten times as long while other evictions still wait for the scheduler to place them. 0 never waits. Lifeboat's flag.")
+		"How long a workload's clean-up after a failover (its failover history, closing a Gracefully eviction task and so deleting the old copy) may wait while other evicted workloads still wait for their replacement, so that a mass failover places replacements first; 0.1 s longer for each eviction still waiting for the scheduler, up to ten times as long. 0 never waits. Lifeboat's flag.")
 }
 
 // Validate reports flag values that cannot work.

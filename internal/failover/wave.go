@@ -20,8 +20,12 @@ const (
 	// held, so that thousands of held bindings do not keep the
 	// controller's workers busy looking at them again.
 	waveRetryPerHeld = 5 * time.Millisecond
-	// waveHoldCap bounds a binding's hold, in units of maxHold, while
-	// others still wait for the scheduler.
+	// waveHoldPerUnscheduled lengthens the hold by this much per other
+	// failover still waiting for the scheduler: about what placing one
+	// takes when thousands queue on a busy control plane (ten a second).
+	waveHoldPerUnscheduled = 100 * time.Millisecond
+	// waveHoldCap bounds a binding's hold, in units of maxHold, however
+	// many others still wait for the scheduler.
 	waveHoldCap = 10
 )
 
@@ -38,14 +42,15 @@ const (
 // with placing the replacements. Writes that do matter are never held (see
 // holdable).
 //
-// How long: each binding is held at most maxHold, and a failover placed
+// How long: each binding is held at most maxHold, and a failover in flight
 // for longer than maxHold no longer holds others back, so a workload that
 // cannot be placed, or whose replacement never turns Healthy, delays
 // nobody's clean-up for long. While other failovers still wait for the
-// scheduler's answer the wave is still being placed, and the holds go on,
-// up to waveHoldCap × maxHold: thousands of evictions take the scheduler
-// minutes, and clean-up released after maxHold would compete with the
-// placements still to come.
+// scheduler's answer the wave is still being placed: both bounds grow by
+// waveHoldPerUnscheduled for each of them, up to waveHoldCap × maxHold.
+// Thousands of evictions take the scheduler minutes, and clean-up let go
+// after maxHold would compete with the placements still to come; a few
+// waiting, or one the scheduler never answers, add next to nothing.
 //
 // A Wave is shared by the controller's workers. A nil *Wave holds nothing.
 type Wave struct {
@@ -131,10 +136,9 @@ func (w *Wave) Forget(key string) {
 }
 
 // Hold reports whether the clean-up of the binding under key waits, and
-// when to look again: while another binding waits for the scheduler or has
-// been in flight for less than maxHold, until key has been held for
-// maxHold, or, while others still wait for the scheduler, for waveHoldCap
-// × maxHold.
+// when to look again: while another binding has been in flight for less
+// than the bound, until key has been held for the bound. The bound is
+// maxHold, lengthened while others wait for the scheduler (limit).
 func (w *Wave) Hold(key string, now time.Time) (time.Duration, bool) {
 	if w == nil {
 		return 0, false
@@ -145,41 +149,36 @@ func (w *Wave) Hold(key string, now time.Time) (time.Duration, bool) {
 	if !ok {
 		since = now
 	}
-	others, unscheduled := w.others(key, now)
-	limit := w.maxHold
-	if unscheduled {
-		limit = waveHoldCap * w.maxHold
-	}
+	limit := w.limit(key)
 	left := since.Add(limit).Sub(now)
-	if left <= 0 || !others {
+	if left <= 0 || !w.othersInFlight(key, now, limit) {
 		return 0, false
 	}
 	w.held[key] = since
 	retry := max(waveRetry, time.Duration(len(w.held))*waveRetryPerHeld)
-	if base := since.Add(w.maxHold).Sub(now); base > 0 {
-		// Within maxHold nothing else decides: look again when it ends.
-		left = base
-	}
 	return min(left, retry), true
 }
 
-// others reports whether a binding other than key holds clean-up back
-// (it waits for the scheduler, or has been in flight for less than
-// maxHold), and whether one waits for the scheduler. Called with mu held.
-func (w *Wave) others(key string, now time.Time) (holding, unscheduled bool) {
+// limit is the bound of holds for key: maxHold plus
+// waveHoldPerUnscheduled for each other failover waiting for the
+// scheduler, at most waveHoldCap × maxHold. Called with mu held.
+func (w *Wave) limit(key string) time.Duration {
 	waiting := w.unscheduled
 	if w.inFlight[key].unscheduled {
 		waiting--
 	}
-	if waiting > 0 {
-		return true, true
-	}
+	return min(w.maxHold+time.Duration(waiting)*waveHoldPerUnscheduled, waveHoldCap*w.maxHold)
+}
+
+// othersInFlight reports whether a binding other than key has been in
+// flight for less than limit. Called with mu held.
+func (w *Wave) othersInFlight(key string, now time.Time, limit time.Duration) bool {
 	for k, f := range w.inFlight {
-		if k != key && now.Sub(f.since) < w.maxHold {
-			return true, false
+		if k != key && now.Sub(f.since) < limit {
+			return true
 		}
 	}
-	return false, false
+	return false
 }
 
 // Release ends the hold of the binding under key: it has nothing left to

@@ -2,6 +2,7 @@ package failover
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -56,29 +57,10 @@ func TestWaveHold(t *testing.T) {
 		"its own wait for the scheduler does not hold a binding": {
 			{at: 0, observe: "a=unscheduled", hold: "a"},
 		},
-		"held past maxHold while another waits for the scheduler": {
+		"one failover the scheduler never answers adds next to nothing": {
 			{at: 0, observe: "b=unscheduled", hold: "a", wantHeld: true, wantNext: waveRetry},
-			{at: 40, hold: "a", wantHeld: true, wantNext: waveRetry},
-			{at: 45, observe: "b=true", hold: "a"},
-		},
-		"a failover waiting for the scheduler longer than maxHold still holds others back": {
-			{at: 0, observe: "b=unscheduled"},
-			{at: 100, hold: "a", wantHeld: true, wantNext: waveRetry},
-		},
-		"held at most ten times maxHold": {
-			{at: 0, observe: "b=unscheduled", hold: "a", wantHeld: true, wantNext: waveRetry},
-			{at: 298, hold: "a", wantHeld: true, wantNext: 2 * time.Second},
-			{at: 300, hold: "a"},
-		},
-		"placed again by the scheduler, a failover stops counting as waiting": {
-			{at: 0, observe: "b=unscheduled"},
-			{at: 1, observe: "b=true"},
-			{at: 40, hold: "a"},
-		},
-		"forgotten while waiting for the scheduler": {
-			{at: 0, observe: "b=unscheduled"},
-			{at: 40, forget: "b", observe: "c=true", hold: "a", wantHeld: true, wantNext: waveRetry},
-			{at: 70, hold: "a"},
+			{at: 30, hold: "a", wantHeld: true, wantNext: waveHoldPerUnscheduled},
+			{at: 31, hold: "a"},
 		},
 		"after a release a later clean-up is held afresh": {
 			{at: 0, observe: "b=true", hold: "a", wantHeld: true, wantNext: waveRetry},
@@ -110,6 +92,70 @@ func TestWaveHold(t *testing.T) {
 			}
 		})
 	}
+}
+
+// While many failovers wait for the scheduler the wave is still being
+// placed: holds last longer, in proportion, up to waveHoldCap × maxHold.
+func TestWaveHoldWhileTheWaveIsPlaced(t *testing.T) {
+	const maxHold = 30 * time.Second
+	observe := func(w *Wave, n int, inFlight, unscheduled bool, now time.Time) {
+		for i := 0; i < n; i++ {
+			w.Observe(fmt.Sprintf("u%d", i), inFlight, unscheduled, now)
+		}
+	}
+	hold := func(t *testing.T, w *Wave, s int, wantHeld bool) {
+		t.Helper()
+		if _, held := w.Hold("a", at(s)); held != wantHeld {
+			t.Errorf("t=%ds: held %t, want %t", s, held, wantHeld)
+		}
+	}
+	t.Run("200 waiting lengthen the hold by 20 s", func(t *testing.T) {
+		w := NewWave(maxHold)
+		observe(w, 200, true, true, at(0))
+		hold(t, w, 0, true)
+		hold(t, w, 49, true)
+		hold(t, w, 50, false)
+	})
+	t.Run("at most ten times maxHold", func(t *testing.T) {
+		w := NewWave(maxHold)
+		observe(w, 10000, true, true, at(0))
+		hold(t, w, 0, true)
+		hold(t, w, 299, true)
+		hold(t, w, 300, false)
+	})
+	t.Run("placed, they lengthen it no more", func(t *testing.T) {
+		w := NewWave(maxHold)
+		observe(w, 200, true, true, at(0))
+		hold(t, w, 0, true)
+		observe(w, 200, true, false, at(1))
+		hold(t, w, 30, false)
+	})
+	t.Run("forgotten, they lengthen it no more", func(t *testing.T) {
+		w := NewWave(maxHold)
+		observe(w, 200, true, true, at(0))
+		hold(t, w, 0, true)
+		for i := 1; i < 200; i++ {
+			w.Forget(fmt.Sprintf("u%d", i))
+		}
+		hold(t, w, 31, false)
+	})
+	t.Run("no longer in flight, they hold nothing", func(t *testing.T) {
+		w := NewWave(maxHold)
+		observe(w, 200, true, true, at(0))
+		observe(w, 200, false, false, at(1))
+		hold(t, w, 2, false)
+	})
+	t.Run("thousands held are looked at less often", func(t *testing.T) {
+		w := NewWave(maxHold)
+		observe(w, 5000, true, true, at(0))
+		var next time.Duration
+		for i := 0; i < 2000; i++ {
+			next, _ = w.Hold(fmt.Sprintf("h%d", i), at(0))
+		}
+		if want := 2000 * waveRetryPerHeld; next != want {
+			t.Errorf("the 2,000th held binding is looked at again after %s, want %s", next, want)
+		}
+	})
 }
 
 func TestWaveOff(t *testing.T) {
