@@ -36,6 +36,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
 	"github.com/lifeboat-dev/lifeboat/internal/fencing"
+	"github.com/lifeboat-dev/lifeboat/internal/scheduler/core"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
 
@@ -124,7 +125,7 @@ func placementAnswerWait(spec *workv1alpha2.ResourceBindingSpec, now time.Time) 
 
 // schedulerAnswerGrace bounds placementAnswerWait. Task creation times are
 // whole seconds, cut down, so the wait may end up to a second early.
-const schedulerAnswerGrace = 10 * time.Second
+const schedulerAnswerGrace = core.EvictionAnswerWait
 
 // StartingGrace is how long a status change that only says clusters are
 // still starting may wait. A new binding's first status would say "not

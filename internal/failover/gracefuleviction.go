@@ -29,6 +29,7 @@ import (
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/fencing"
+	"github.com/lifeboat-dev/lifeboat/internal/scheduler/core"
 )
 
 // OldCopyExistsFunc reports whether the copy of binding obj in cluster
@@ -367,7 +368,7 @@ func (r *GracefulEvictionReconciler) observe(ctx context.Context, obj client.Obj
 // task in spec.gracefulEvictionTasks shows the eviction meanwhile. Only a
 // pass that writes nothing else waits: one that closes a task writes the
 // entry first, as always.
-const schedulerAnswerWait = 10 * time.Second
+const schedulerAnswerWait = core.EvictionAnswerWait
 
 // answerWait is how much longer the history entries appended may wait for
 // the scheduler's answer (schedulerAnswerWait after the earliest
