@@ -38,12 +38,20 @@ DIR/report.md and DIR/report.json (every raw value, p50/p90/p99/max per figure,
 each run's own statistic and the spread between runs, the machine, versions and
 flags). Timestamps come from watch events.
 
-Scenarios (each run --runs times, in a fresh namespace removed afterwards):
+Scenarios (each run --runs times unless --scenario-runs says otherwise, in a fresh
+namespace removed afterwards):
   propagation       -n Deployments created at once under one policy
   app-failover      the seed's nginx: a member's node cordoned, the pods deleted
   cluster-failover  --cluster-failover-n Deployments pinned to one member whose
-                    API server is killed (and started again afterwards)
+                    API server is killed (and started again afterwards); also
+                    the CPU time of every process it can see from the kill to
+                    the last binding Healthy elsewhere, each controller's mean
+                    work-queue wait (--controller-metrics-url), and the bindings
+                    ever left without a Healthy copy apart from the failure
+  failback          --failback-n Deployments with failback, their member's API
+                    server killed and started again: the way back to it
   footprint         RSS and CPU time of the controller processes, idle CPU
+                    (also at --steady-bindings bindings)
 
 By default it measures the local environment in --state-dir: its kubeconfig
 DIR/kubeconfig (the control plane is context "lifeboat", each member the context
