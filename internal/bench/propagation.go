@@ -24,7 +24,7 @@ const (
 func propagationFigures() []FigureSpec {
 	return []FigureSpec{
 		{ID: FigPropCreateToMember, Name: "create → object in its member (per object)", Unit: UnitSeconds,
-			Target: &Target{Stat: "p99", Limit: 2, Reference: "Karmada p99 10.05 s"}},
+			Target: &Target{Stat: "p99", Limit: 1, Reference: "Karmada p99 10.05 s"}},
 		{ID: FigPropCreateToBinding, Name: "create → binding exists (detector)", Unit: UnitSeconds},
 		{ID: FigPropBindingScheduled, Name: "binding exists → scheduled (scheduler)", Unit: UnitSeconds},
 		{ID: FigPropScheduledMember, Name: "scheduled → object in member (binding controller, Work, execution)", Unit: UnitSeconds},

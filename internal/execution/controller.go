@@ -457,6 +457,11 @@ func (r *Reconciler) applyManifest(ctx context.Context, cluster string, work *wo
 			return res
 		}
 	}
+	if observed == nil {
+		if err := r.ensureNamespace(ctx, cluster, desired.GetNamespace()); err != nil {
+			return failed(res, err)
+		}
+	}
 	_, err = r.Members.Apply(ctx, cluster, t.gvr, desired, FieldManager)
 	if isMissingNamespace(err, desired.GetNamespace()) {
 		if err := r.createNamespace(ctx, cluster, desired.GetNamespace()); err != nil {
@@ -509,6 +514,23 @@ func isMissingNamespace(err error, namespace string) bool {
 }
 
 var namespaces = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+
+// ensureNamespace creates namespace in the member before an object is
+// created in it, when the member says it does not exist. Applying first
+// would cost more than the read: a member's API server holds a create into a
+// namespace its cache does not know for 50 ms before it refuses it. An
+// empty namespace (a cluster-scoped object) and a namespace that cannot be
+// read are left to the apply, which reports what is wrong and creates a
+// namespace that went missing in between.
+func (r *Reconciler) ensureNamespace(ctx context.Context, cluster, namespace string) error {
+	if namespace == "" {
+		return nil
+	}
+	if _, err := r.Members.Get(ctx, cluster, namespaces, "", namespace); !apierrors.IsNotFound(err) {
+		return nil
+	}
+	return r.createNamespace(ctx, cluster, namespace)
+}
 
 // createNamespace creates a namespace the member lacks. It is labelled as
 // managed so that a Namespace Work (namespace propagation) adopts it

@@ -183,6 +183,55 @@ func TestCreatesMissingNamespaceFirst(t *testing.T) {
 	}
 }
 
+// A member's API server holds an apply into a namespace it lacks for a
+// while before refusing it, so a new object's namespace is created before
+// the object is applied, not after the refusal.
+func TestNoApplyIntoAMissingNamespace(t *testing.T) {
+	work := MakeWork("cm", "member1").Manifest(configMap("team-a", "cm", map[string]interface{}{"k": "v"})).Obj()
+	f := newFixture(t, work)
+	f.env.RequireNamespaces = true
+	member := f.env.Member("member1")
+	var refused int
+	member.PrependReactor("patch", "configmaps", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if _, err := member.Tracker().Get(mct.Namespaces, "", "team-a"); apierrors.IsNotFound(err) {
+			refused++
+		}
+		return false, nil, nil
+	})
+
+	f.mustReconcile(work)
+
+	if refused != 0 {
+		t.Errorf("%d applies were sent before the namespace existed", refused)
+	}
+	if f.env.Lookup("member1", mct.ConfigMaps, "team-a", "cm") == nil {
+		t.Fatal("ConfigMap not applied")
+	}
+	ns := f.env.Lookup("member1", mct.Namespaces, "", "team-a")
+	if ns == nil || !CreatedByLifeboat(ns) {
+		t.Fatalf("namespace = %v", ns)
+	}
+}
+
+// An object whose namespace exists costs no namespace write.
+func TestExistingNamespaceIsNotWritten(t *testing.T) {
+	work := MakeWork("cm", "member1").Manifest(configMap("team-a", "cm", map[string]interface{}{"k": "v"})).Obj()
+	f := newFixture(t, work)
+	f.env.RequireNamespaces = true
+	f.env.Put("member1", mct.Namespaces, NewCreatedNamespace("team-a"))
+
+	f.mustReconcile(work)
+
+	for _, a := range f.env.Member("member1").Actions() {
+		if a.GetResource().Resource == "namespaces" && a.GetVerb() != "get" && a.GetVerb() != "list" && a.GetVerb() != "watch" {
+			t.Errorf("namespace written although it exists: %s", a.GetVerb())
+		}
+	}
+	if f.env.Lookup("member1", mct.ConfigMaps, "team-a", "cm") == nil {
+		t.Fatal("ConfigMap not applied")
+	}
+}
+
 func TestNamespaceSomeoneElseCreatedMeanwhileIsNotMarked(t *testing.T) {
 	work := MakeWork("cm", "member1").Manifest(configMap("team-a", "cm", map[string]interface{}{"k": "v"})).Obj()
 	f := newFixture(t, work)
