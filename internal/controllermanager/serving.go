@@ -9,8 +9,9 @@ import (
 	"path/filepath"
 
 	certutil "k8s.io/client-go/util/cert"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/lifeboat-dev/lifeboat/internal/metricsauth"
 )
 
 // The default addresses of /healthz, /readyz and /metrics are on loopback
@@ -51,7 +52,7 @@ func (o *Options) metricsServerOptions() (metricsserver.Options, error) {
 		return m, nil
 	}
 	m.SecureServing = true
-	m.FilterProvider = filters.WithAuthenticationAndAuthorization
+	m.FilterProvider = metricsauth.Provider
 	m.TLSOpts = []func(*tls.Config){func(c *tls.Config) {
 		c.MinVersion = tls.VersionTLS12
 		// HTTP/2 off: its stream handling has been the way into

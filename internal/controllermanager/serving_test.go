@@ -207,10 +207,7 @@ func TestSecureMetricsRequireAnAuthorizedToken(t *testing.T) {
 		want  int
 	}{
 		{"no token", "", http.StatusUnauthorized},
-		// controller-runtime's filter answers 500 here: its bearer-token
-		// authenticator reports a token the API server rejects as an
-		// error, not as "unauthenticated". Nothing is served either way.
-		{"a token the control plane does not know", "forged", http.StatusInternalServerError},
+		{"a token the control plane does not know", "forged", http.StatusUnauthorized},
 		{"a known user without access to /metrics", strangerToken, http.StatusForbidden},
 		{"a user allowed to get /metrics", readerToken, http.StatusOK},
 	}

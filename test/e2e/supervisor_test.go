@@ -101,6 +101,7 @@ func testSecureMetrics(t *testing.T, e *privateEnv) {
 		want       int
 	}{
 		{"no token", "", http.StatusUnauthorized},
+		{"a token the API server does not accept", "forged", http.StatusUnauthorized},
 		{"a service account without the right to get /metrics", stranger, http.StatusForbidden},
 	} {
 		code, body, err := get(ctx, url, tc.token)
@@ -112,7 +113,7 @@ func testSecureMetrics(t *testing.T, e *privateEnv) {
 		}
 	}
 	// RBAC reaches the API server's authorizer within moments; a denial
-	// seen before it did is cached for 30 s.
+	// seen before it did is remembered for metricsauth.DenyTTL.
 	eventually(t, 60*time.Second, "metrics served to the scraper", func(ctx context.Context) (bool, string, error) {
 		code, body, err := get(ctx, url, scraper)
 		if err != nil {
