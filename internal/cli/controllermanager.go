@@ -26,8 +26,10 @@ authentication. To be scraped from elsewhere (in a cluster), give a reachable
 address with --metrics-secure: /metrics is then served over HTTPS only to bearer
 tokens the control plane's API server authenticates (TokenReview) for a user
 allowed to "get" the non-resource URL /metrics (SubjectAccessReview); others are
-refused with 401, 403 (or 500 for a token the API server rejects). The controller
-manager's own identity then needs "create" on tokenreviews.authentication.k8s.io and
+refused with 401 (no token, or one the API server does not accept) or 403, and 500
+when the API server cannot be asked. A decision is remembered for a minute when it
+lets a token through and for 10 s when it refuses it. The controller manager's own
+identity then needs "create" on tokenreviews.authentication.k8s.io and
 subjectaccessreviews.authorization.k8s.io.
 
 With --leader-elect (default), several replicas can run and only the leader
