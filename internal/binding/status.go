@@ -101,10 +101,12 @@ type StatusReconciler struct {
 // placementAnswerWait is how much longer a status write that only takes
 // away the PlacementHealthy condition may wait: the placement was emptied
 // by an eviction (spec.clusters is empty and a graceful eviction task
-// exists) less than schedulerAnswerGrace ago. The scheduler's answer, the
-// replacement's placement, replaces the condition within moments; a
-// binding-status write in between is one of the busiest kind per failed-over
-// binding, and in a mass failover it would queue before the replacements.
+// exists) less than core.EvictionAnswerWait ago (task creation times are
+// whole seconds, cut down, so the wait may end up to a second early). The
+// scheduler's answer, the replacement's placement, replaces the condition
+// within moments; a binding-status write in between is one of the busiest
+// kind per failed-over binding, and in a mass failover it would queue before
+// the replacements.
 // Meanwhile the eviction task says the cluster was evicted. When nothing
 // fits, the condition goes once the wait is over. 0: write now.
 func placementAnswerWait(spec *workv1alpha2.ResourceBindingSpec, now time.Time) time.Duration {
@@ -120,12 +122,8 @@ func placementAnswerWait(spec *workv1alpha2.ResourceBindingSpec, now time.Time) 
 	if newest.IsZero() {
 		return 0
 	}
-	return max(newest.Add(schedulerAnswerGrace).Sub(now), 0)
+	return max(newest.Add(core.EvictionAnswerWait).Sub(now), 0)
 }
-
-// schedulerAnswerGrace bounds placementAnswerWait. Task creation times are
-// whole seconds, cut down, so the wait may end up to a second early.
-const schedulerAnswerGrace = core.EvictionAnswerWait
 
 // StartingGrace is how long a status change that only says clusters are
 // still starting may wait. A new binding's first status would say "not

@@ -20,6 +20,7 @@ import (
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
+	"github.com/lifeboat-dev/lifeboat/internal/scheduler/core"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
 
@@ -586,12 +587,12 @@ func TestPlacementHealthyWaitsForTheSchedulersAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.RequeueAfter != schedulerAnswerGrace-2*time.Second || len(e.writes) != 0 {
-		t.Errorf("evicted, not placed yet: requeue after %v and writes %v, want %v and none", res.RequeueAfter, e.writes, schedulerAnswerGrace-2*time.Second)
+	if res.RequeueAfter != core.EvictionAnswerWait-2*time.Second || len(e.writes) != 0 {
+		t.Errorf("evicted, not placed yet: requeue after %v and writes %v, want %v and none", res.RequeueAfter, e.writes, core.EvictionAnswerWait-2*time.Second)
 	}
 
 	// Nothing fits: once the grace is over the condition goes.
-	clk.SetTime(clk.Now().Add(schedulerAnswerGrace))
+	clk.SetTime(clk.Now().Add(core.EvictionAnswerWait))
 	e.writes = nil
 	res, err = e.status.Reconcile(context.Background(), reqFor(rb))
 	if err != nil {

@@ -581,7 +581,7 @@ func TestGracefulEvictionGracefullyAndDirectly(t *testing.T) {
 }
 
 // An eviction's history entry waits for the scheduler's answer (at most
-// schedulerAnswerWait), so that one status write records the entry and
+// core.EvictionAnswerWait), so that one status write records the entry and
 // FailoverTargetAvailable; past the wait it is written alone.
 func TestGracefulEvictionHistoryWaitsForTheSchedulersAnswer(t *testing.T) {
 	evicted := func() *bindingWrapper {

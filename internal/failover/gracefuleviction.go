@@ -362,21 +362,17 @@ func (r *GracefulEvictionReconciler) observe(ctx context.Context, obj client.Obj
 	return o
 }
 
-// schedulerAnswerWait is how long after an eviction its history entry (and
-// the Event that reports it) waits for the scheduler's answer, so that one
-// status write records both: the entry and FailoverTargetAvailable. The
-// task in spec.gracefulEvictionTasks shows the eviction meanwhile. Only a
-// pass that writes nothing else waits: one that closes a task writes the
-// entry first, as always.
-const schedulerAnswerWait = core.EvictionAnswerWait
-
 // answerWait is how much longer the history entries appended may wait for
-// the scheduler's answer (schedulerAnswerWait after the earliest
-// eviction); 0 when they may not.
+// the scheduler's answer (core.EvictionAnswerWait after the earliest
+// eviction); 0 when they may not. An eviction's history entry (and the
+// Event that reports it) waits so that one status write records both: the
+// entry and FailoverTargetAvailable. The task in spec.gracefulEvictionTasks
+// shows the eviction meanwhile. Only a pass that writes nothing else waits:
+// one that closes a task writes the entry first, as always.
 func answerWait(appended []workv1alpha2.FailoverHistoryItem, now time.Time) time.Duration {
 	var wait time.Duration
 	for i, h := range appended {
-		left := h.Time.Add(schedulerAnswerWait).Sub(now)
+		left := h.Time.Add(core.EvictionAnswerWait).Sub(now)
 		if left <= 0 {
 			return 0
 		}
