@@ -93,8 +93,12 @@ func WorkFencing(work *workv1alpha1.Work) (fencing.Spec, bool) {
 	if len(work.Spec.Workload.Manifests) == 0 {
 		return fencing.Spec{}, false
 	}
+	raw, err := work.Spec.Workload.Manifests[0].JSON()
+	if err != nil {
+		return fencing.Spec{}, false
+	}
 	var m unstructured.Unstructured
-	if err := m.UnmarshalJSON(work.Spec.Workload.Manifests[0].Raw); err != nil {
+	if err := m.UnmarshalJSON(raw); err != nil {
 		return fencing.Spec{}, false
 	}
 	return fencing.FromMarks(m.GetLabels(), m.GetAnnotations())

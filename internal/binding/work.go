@@ -300,7 +300,15 @@ func sameSpec(a, b *workv1alpha1.WorkSpec) (bool, error) {
 		return false, nil
 	}
 	for i := range a.Workload.Manifests {
-		same, err := sameJSON(a.Workload.Manifests[i].Raw, b.Workload.Manifests[i].Raw)
+		ra, err := a.Workload.Manifests[i].JSON()
+		if err != nil {
+			return false, err
+		}
+		rb, err := b.Workload.Manifests[i].JSON()
+		if err != nil {
+			return false, err
+		}
+		same, err := sameJSON(ra, rb)
 		if err != nil || !same {
 			return false, err
 		}

@@ -36,6 +36,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/lua"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 	"github.com/lifeboat-dev/lifeboat/internal/orphans"
+	"github.com/lifeboat-dev/lifeboat/internal/packed"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 	"github.com/lifeboat-dev/lifeboat/internal/served"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
@@ -266,8 +267,9 @@ func Run(ctx context.Context, o *Options) error {
 		Scheme: scheme,
 		// managedFields are about half of a cached object and nothing here
 		// reads them; writes without them leave the server's untouched.
-		// The strings thousands of bindings and Works repeat share one copy.
-		Cache:                         cache.Options{DefaultTransform: intern.Transform, NewInformer: guard.NewInformer},
+		// The strings thousands of bindings and Works repeat share one copy,
+		// and Works keep their manifests deflated.
+		Cache:                         cache.Options{DefaultTransform: cacheTransform, NewInformer: guard.NewInformer},
 		HealthProbeBindAddress:        o.HealthProbeBindAddress,
 		PprofBindAddress:              o.PprofBindAddress,
 		Metrics:                       metricsServing,
@@ -402,4 +404,14 @@ func settingsPublisher(c client.Client, namespace string, s failover.Settings) m
 			backoff = min(2*backoff, time.Minute)
 		}
 	}
+}
+
+// cacheTransform is the cache's transform: intern.Transform, then
+// packed.WorkTransform.
+func cacheTransform(obj any) (any, error) {
+	obj, err := intern.Transform(obj)
+	if err != nil {
+		return nil, err
+	}
+	return packed.WorkTransform(obj)
 }

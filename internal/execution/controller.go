@@ -387,8 +387,12 @@ type target struct {
 // defaulting the namespace of namespaced kinds and clearing it for
 // cluster-scoped ones.
 func (r *Reconciler) resolve(ctx context.Context, cluster string, work *workv1alpha1.Work, i int) (*target, error) {
+	raw, err := work.Spec.Workload.Manifests[i].JSON()
+	if err != nil {
+		return nil, err
+	}
 	obj := &unstructured.Unstructured{}
-	if err := obj.UnmarshalJSON(work.Spec.Workload.Manifests[i].Raw); err != nil {
+	if err := obj.UnmarshalJSON(raw); err != nil {
 		return nil, fmt.Errorf("decoding manifest: %w", err)
 	}
 	if obj.GetName() == "" {

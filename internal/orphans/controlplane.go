@@ -25,13 +25,17 @@ const IndexWorksByMemberNamespace = "orphans.lifeboat.dev/member-namespace"
 // (manifests without one, such as cluster-scoped kinds, name none).
 func MemberNamespaces(w *workv1alpha1.Work) []string {
 	var out []string
-	for _, m := range w.Spec.Workload.Manifests {
+	for i := range w.Spec.Workload.Manifests {
+		raw, err := w.Spec.Workload.Manifests[i].JSON()
+		if err != nil {
+			continue
+		}
 		var head struct {
 			Metadata struct {
 				Namespace string `json:"namespace"`
 			} `json:"metadata"`
 		}
-		if json.Unmarshal(m.Raw, &head) != nil || head.Metadata.Namespace == "" {
+		if json.Unmarshal(raw, &head) != nil || head.Metadata.Namespace == "" {
 			continue
 		}
 		if !slices.Contains(out, head.Metadata.Namespace) {

@@ -197,8 +197,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	var retry error
 	missing := false
 	for i := range work.Spec.Workload.Manifests {
+		raw, err := work.Spec.Workload.Manifests[i].JSON()
 		manifest := &unstructured.Unstructured{}
-		if err := manifest.UnmarshalJSON(work.Spec.Workload.Manifests[i].Raw); err != nil {
+		if err == nil {
+			err = manifest.UnmarshalJSON(raw)
+		}
+		if err != nil {
 			// The execution controller reports bad manifests.
 			continue
 		}

@@ -38,9 +38,13 @@ func (r *Reconciler) RequeueKind(ctx context.Context, gvk schema.GroupVersionKin
 
 // holdsKind reports whether one of w's manifests is of kind gvk.
 func holdsKind(w *workv1alpha1.Work, gvk schema.GroupVersionKind) bool {
-	for _, m := range w.Spec.Workload.Manifests {
+	for i := range w.Spec.Workload.Manifests {
+		raw, err := w.Spec.Workload.Manifests[i].JSON()
+		if err != nil {
+			continue
+		}
 		var tm metav1.TypeMeta
-		if err := json.Unmarshal(m.Raw, &tm); err == nil && tm.GroupVersionKind() == gvk {
+		if err := json.Unmarshal(raw, &tm); err == nil && tm.GroupVersionKind() == gvk {
 			return true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/packed"
 )
 
 func TestHoldsKind(t *testing.T) {
@@ -33,6 +34,13 @@ func TestHoldsKind(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := holdsKind(tc.work, widget); got != tc.want {
 				t.Fatalf("holdsKind = %v, want %v", got, tc.want)
+			}
+			// As the controller manager's cache keeps it.
+			if err := packed.CompactManifests(tc.work); err != nil {
+				t.Fatal(err)
+			}
+			if got := holdsKind(tc.work, widget); got != tc.want {
+				t.Fatalf("holdsKind of the compacted Work = %v, want %v", got, tc.want)
 			}
 		})
 	}
