@@ -24,8 +24,10 @@ import (
 )
 
 // IndexScheduled is a field index on ResourceBindings and
-// ClusterResourceBindings: "true" when the Scheduled condition is True,
-// "false" otherwise. Capacity changes only re-enqueue the "false" ones.
+// ClusterResourceBindings: "false" unless the Scheduled condition is True.
+// Capacity changes only re-enqueue those. Scheduled bindings, nearly all of
+// them, are left out of the index: each indexed binding costs two index
+// entries.
 const IndexScheduled = "scheduler.lifeboat.dev/scheduled"
 
 // ScheduledIndexValue extracts IndexScheduled from a binding (for the
@@ -36,7 +38,7 @@ func ScheduledIndexValue(obj client.Object) []string {
 		return nil
 	}
 	if meta.IsStatusConditionTrue(b.status.Conditions, workv1alpha2.Scheduled) {
-		return []string{"true"}
+		return nil
 	}
 	return []string{"false"}
 }
