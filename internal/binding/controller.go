@@ -32,12 +32,10 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
 
-// Field indexes. The binding and binding-status controllers share the
-// Works' index through a WorkIndex; each index costs a set per Work.
-const (
-	worksByBindingIndex = "binding.lifeboat.io/works-by-binding"
-	bindingsByKindIndex = "binding.lifeboat.io/resource-kind"
-)
+// worksByBindingIndex is the field index of Works by binding. The binding
+// and binding-status controllers share it through a WorkIndex; it costs a
+// set per Work.
+const worksByBindingIndex = "binding.lifeboat.io/works-by-binding"
 
 // Event reasons.
 const (
@@ -116,7 +114,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	works, err := listWorks(ctx, r.Client, b)
+	works, err := r.WorkIndex.list(ctx, r.Client, b)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -362,15 +360,8 @@ func templateRef(b bindingObject) (templates.Ref, error) {
 // name they may select).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	ctx := context.Background()
-	indexer := mgr.GetFieldIndexer()
-	if err := r.WorkIndex.Register(ctx, indexer); err != nil {
+	if err := r.WorkIndex.Setup(ctx, mgr); err != nil {
 		return err
-	}
-	if err := indexer.IndexField(ctx, &workv1alpha2.ResourceBinding{}, bindingsByKindIndex, bindingIndexValues); err != nil {
-		return fmt.Errorf("indexing ResourceBindings by resource kind: %w", err)
-	}
-	if err := indexer.IndexField(ctx, &workv1alpha2.ClusterResourceBinding{}, bindingsByKindIndex, bindingIndexValues); err != nil {
-		return fmt.Errorf("indexing ClusterResourceBindings by resource kind: %w", err)
 	}
 	if r.Templates == nil {
 		r.Templates = &templates.Reader{Live: mgr.GetAPIReader()}
@@ -454,53 +445,40 @@ func (r *Reconciler) clusterOverridePolicyToBindings(ctx context.Context, obj cl
 }
 
 // bindingsSelectedBy lists the bindings whose template an override policy
-// may select: through the resource-kind index when the policy has
-// selectors, all bindings (of its namespace) when it has none.
+// may select: the bindings of its namespace (all of them for a cluster
+// policy) whose template's kind, namespace and name its selectors allow.
 // ClusterResourceBindings are considered for ClusterOverridePolicies only.
+// The lists are read without copies, and no index is kept for them: an
+// index by kind costs two entries per binding for a lookup that only
+// override policy changes make.
 func (r *Reconciler) bindingsSelectedBy(ctx context.Context, spec *policyv1alpha1.OverrideSpec, policyNamespace string) []reconcile.Request {
 	log := ctrl.LoggerFrom(ctx)
-	var listOpts [][]client.ListOption
-	if len(spec.ResourceSelectors) == 0 {
-		listOpts = append(listOpts, nil)
-	}
-	kinds := sets.New[string]()
-	for _, s := range spec.ResourceSelectors {
-		kinds.Insert(resourceKindKey(s.APIVersion, s.Kind))
-	}
-	for _, k := range sets.List(kinds) {
-		listOpts = append(listOpts, []client.ListOption{client.MatchingFields{bindingsByKindIndex: k}})
-	}
-
 	var out []reconcile.Request
-	for _, opts := range listOpts {
-		rbs := &workv1alpha2.ResourceBindingList{}
-		rbOpts := opts
-		if policyNamespace != "" {
-			rbOpts = append(append([]client.ListOption{}, opts...), client.InNamespace(policyNamespace))
+	rbs := &workv1alpha2.ResourceBindingList{}
+	opts := []client.ListOption{client.UnsafeDisableDeepCopy}
+	if policyNamespace != "" {
+		opts = append(opts, client.InNamespace(policyNamespace))
+	}
+	if err := r.Client.List(ctx, rbs, opts...); err != nil {
+		log.Error(err, "listing ResourceBindings for an override policy")
+	}
+	for i := range rbs.Items {
+		ref := &rbs.Items[i].Spec.Resource
+		if overrides.MaySelect(spec, policyNamespace, ref.APIVersion, ref.Kind, ref.Namespace, ref.Name) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&rbs.Items[i])})
 		}
-		if err := r.Client.List(ctx, rbs, rbOpts...); err != nil {
-			log.Error(err, "listing ResourceBindings for an override policy")
-			continue
-		}
-		for i := range rbs.Items {
-			ref := rbs.Items[i].Spec.Resource
-			if overrides.MaySelect(spec, policyNamespace, ref.APIVersion, ref.Kind, ref.Namespace, ref.Name) {
-				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&rbs.Items[i])})
-			}
-		}
-		if policyNamespace != "" {
-			continue
-		}
-		crbs := &workv1alpha2.ClusterResourceBindingList{}
-		if err := r.Client.List(ctx, crbs, opts...); err != nil {
-			log.Error(err, "listing ClusterResourceBindings for an override policy")
-			continue
-		}
-		for i := range crbs.Items {
-			ref := crbs.Items[i].Spec.Resource
-			if overrides.MaySelect(spec, "", ref.APIVersion, ref.Kind, ref.Namespace, ref.Name) {
-				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&crbs.Items[i])})
-			}
+	}
+	if policyNamespace != "" {
+		return out
+	}
+	crbs := &workv1alpha2.ClusterResourceBindingList{}
+	if err := r.Client.List(ctx, crbs, client.UnsafeDisableDeepCopy); err != nil {
+		log.Error(err, "listing ClusterResourceBindings for an override policy")
+	}
+	for i := range crbs.Items {
+		ref := &crbs.Items[i].Spec.Resource
+		if overrides.MaySelect(spec, "", ref.APIVersion, ref.Kind, ref.Namespace, ref.Name) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&crbs.Items[i])})
 		}
 	}
 	return out

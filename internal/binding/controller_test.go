@@ -291,13 +291,19 @@ func TestOverridePolicyEnqueuesSelectedBindings(t *testing.T) {
 	nginx := makeBinding("nginx").Cluster("member1", 1).Obj()
 	redis := makeBinding("redis").Cluster("member1", 1).Obj()
 	redis.UID = "rb2"
-	e := newEnv(t, nginx, redis)
+	// The same name, another kind: the policy selects Deployments only.
+	cm := makeBinding("x").Resource("v1", "ConfigMap", "nginx").Cluster("member1", 1).Obj()
+	cm.UID = "rb3"
+	// The same Deployment name in another namespace than the policy's.
+	other := makeBinding("nginx").Cluster("member1", 1).Obj()
+	other.UID, other.Namespace, other.Spec.Resource.Namespace = "rb4", "shop", "shop"
+	e := newEnv(t, nginx, redis, cm, other)
 	reqs := e.sync.overridePolicyToBindings(context.Background(), seedOP())
-	if len(reqs) != 1 || reqs[0].Name != "nginx-deployment" {
-		t.Errorf("requests = %v, want nginx-deployment only", reqs)
+	if len(reqs) != 1 || reqs[0].Name != "nginx-deployment" || reqs[0].Namespace != "default" {
+		t.Errorf("requests = %v, want default/nginx-deployment only", reqs)
 	}
 	all := &policyv1alpha1.ClusterOverridePolicy{}
-	if got := e.sync.clusterOverridePolicyToBindings(context.Background(), all); len(got) != 2 {
+	if got := e.sync.clusterOverridePolicyToBindings(context.Background(), all); len(got) != 4 {
 		t.Errorf("a policy without selectors must enqueue every binding, got %v", got)
 	}
 }

@@ -95,8 +95,6 @@ func newEnv(t *testing.T, objs ...client.Object) *env {
 		WithObjects(objs...).
 		WithStatusSubresource(&workv1alpha2.ResourceBinding{}, &workv1alpha2.ClusterResourceBinding{}, &workv1alpha1.Work{}, &appsv1.Deployment{}).
 		WithIndex(&workv1alpha1.Work{}, worksByBindingIndex, workIndexValues).
-		WithIndex(&workv1alpha2.ResourceBinding{}, bindingsByKindIndex, bindingIndexValues).
-		WithIndex(&workv1alpha2.ClusterResourceBinding{}, bindingsByKindIndex, bindingIndexValues).
 		WithInterceptorFuncs(clienttest.CountWrites(count)).
 		Build()
 	e.sync = &Reconciler{Client: e.client, Templates: &templates.Reader{Live: e.client}, Recorder: e.recorder, Interpreter: fakeInterpreter{}}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
@@ -109,37 +111,57 @@ func workIndexValues(obj client.Object) []string {
 	return []string{bindingKey(key.Namespace, key.Name)}
 }
 
-// resourceKindKey is the value under which bindings are indexed by the
-// kind of their template: "<apiVersion>/<kind>", e.g. "apps/v1/Deployment".
-func resourceKindKey(apiVersion, kind string) string {
-	return apiVersion + "/" + kind
-}
-
-// bindingIndexValues is the field-index function of bindings by the kind of
-// their template.
-func bindingIndexValues(obj client.Object) []string {
-	var ref workv1alpha2.ObjectReference
-	switch b := obj.(type) {
-	case *workv1alpha2.ResourceBinding:
-		ref = b.Spec.Resource
-	case *workv1alpha2.ClusterResourceBinding:
-		ref = b.Spec.Resource
-	default:
-		return nil
-	}
-	return []string{resourceKindKey(ref.APIVersion, ref.Kind)}
-}
-
 // WorkIndex registers the index of Works by their binding, which the
 // binding and binding-status controllers share: give both of a manager the
 // same WorkIndex. A nil WorkIndex registers the index every time, which
 // the manager refuses for the second controller. At 5,000 Works a second
 // copy of the index was about 3 MB of the controller manager's heap.
+//
+// On a manager (Setup) the index is added to the Work informer directly,
+// one key per Work; a field index (Register, for fake clients) stores two,
+// its value in the Work's namespace and in all namespaces, and at 10,000
+// Works the second key cost about 3 MB.
 type WorkIndex struct {
 	registered bool
+	// indexer is the Work informer's store, when Setup indexed it.
+	indexer toolscache.Indexer
 }
 
-// Register adds the index to indexer unless x already has.
+// Setup adds the index to the Work informer of mgr's cache, or registers
+// it as a field index when the informer does not take indexers directly.
+func (x *WorkIndex) Setup(ctx context.Context, mgr ctrl.Manager) error {
+	if x != nil && x.registered {
+		return nil
+	}
+	if x != nil {
+		inf, err := mgr.GetCache().GetInformer(ctx, &workv1alpha1.Work{})
+		if err != nil {
+			return fmt.Errorf("getting the Work informer: %w", err)
+		}
+		if sii, ok := inf.(toolscache.SharedIndexInformer); ok {
+			return x.addTo(sii)
+		}
+	}
+	return x.Register(ctx, mgr.GetFieldIndexer())
+}
+
+// addTo indexes the Works of informer inf by binding, one key per Work.
+func (x *WorkIndex) addTo(inf toolscache.SharedIndexInformer) error {
+	if err := inf.AddIndexers(toolscache.Indexers{worksByBindingIndex: func(obj any) ([]string, error) {
+		w, ok := obj.(*workv1alpha1.Work)
+		if !ok {
+			return nil, nil
+		}
+		return workIndexValues(w), nil
+	}}); err != nil {
+		return fmt.Errorf("indexing Works by binding: %w", err)
+	}
+	x.indexer, x.registered = inf.GetIndexer(), true
+	return nil
+}
+
+// Register adds the index to indexer as a field index unless x already
+// has the index.
 func (x *WorkIndex) Register(ctx context.Context, indexer client.FieldIndexer) error {
 	if x != nil && x.registered {
 		return nil
@@ -151,6 +173,33 @@ func (x *WorkIndex) Register(ctx context.Context, indexer client.FieldIndexer) e
 		x.registered = true
 	}
 	return nil
+}
+
+// workKind is the kind Works listed through the informer's index carry, as
+// a cache List sets it.
+var workKind = workv1alpha1.SchemeGroupVersion.WithKind("Work")
+
+// list returns copies of the Works of binding b: from the informer's
+// index when Setup added it, through c's field index otherwise.
+func (x *WorkIndex) list(ctx context.Context, c client.Reader, b bindingObject) ([]workv1alpha1.Work, error) {
+	if x == nil || x.indexer == nil {
+		return listWorks(ctx, c, b)
+	}
+	objs, err := x.indexer.ByIndex(worksByBindingIndex, b.indexKey())
+	if err != nil {
+		return nil, fmt.Errorf("listing Works of binding %s: %w", b.indexKey(), err)
+	}
+	out := make([]workv1alpha1.Work, 0, len(objs))
+	for _, obj := range objs {
+		w, ok := obj.(*workv1alpha1.Work)
+		if !ok {
+			continue
+		}
+		cp := w.DeepCopy()
+		cp.SetGroupVersionKind(workKind)
+		out = append(out, *cp)
+	}
+	return out, nil
 }
 
 // listWorks lists the Works of a binding through the field index.

@@ -85,14 +85,9 @@ type StatusReconciler struct {
 	// coalesce.DefaultWindow per binding).
 	Writes *coalesce.Writes
 
-	// templateSynced holds the bindings whose template status was written
-	// or found up to date since their aggregated status last changed in
-	// this process.
-	templateSynced sync.Map
-	// templateWritten holds, per binding, the resourceVersion of its
-	// template after this process last wrote the template's status: a
-	// cached template of another version may be older than that write.
-	templateWritten sync.Map
+	// templates remembers what this process knows of each binding's
+	// template status.
+	templates templateMemory
 	// Starting holds back status changes of clusters that are still
 	// starting (see onlyStarting; default: StartingGrace per binding).
 	Starting *coalesce.Quiet
@@ -166,7 +161,7 @@ func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctr
 		r.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
-	works, err := listWorks(ctx, r.Client, b)
+	works, err := r.WorkIndex.list(ctx, r.Client, b)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -198,24 +193,23 @@ func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{RequeueAfter: held}, nil
 	}
 	r.Starting.Done(req.NamespacedName) // whatever was held is written
-	if _, synced := r.templateSynced.Load(req.NamespacedName); same && synced {
+	if same && r.templates.synced(req.NamespacedName) {
 		// The template's status was brought up to these items already.
 		return ctrl.Result{}, nil
 	}
 	if err := r.updateTemplateStatus(ctx, req.NamespacedName, b, items); err != nil {
-		r.templateSynced.Delete(req.NamespacedName)
+		r.templates.setSynced(req.NamespacedName, false)
 		if r.Recorder != nil && !kerrors.IsConflict(err) {
 			r.Recorder.Event(b.obj, corev1.EventTypeWarning, ReasonAggregateStatusFailed, err.Error())
 		}
 		return ctrl.Result{}, err
 	}
-	r.templateSynced.Store(req.NamespacedName, struct{}{})
+	r.templates.setSynced(req.NamespacedName, true)
 	return ctrl.Result{}, nil
 }
 
 func (r *StatusReconciler) forget(key types.NamespacedName) {
-	r.templateSynced.Delete(key)
-	r.templateWritten.Delete(key)
+	r.templates.forget(key)
 	r.Starting.Done(key)
 }
 
@@ -403,7 +397,7 @@ func (r *StatusReconciler) updateTemplateStatus(ctx context.Context, key types.N
 	if same && !live {
 		// A cached copy older than this process's last write of the status
 		// could say "same" where the template is not: ask the API server.
-		if written, ok := r.templateWritten.Load(key); ok && written.(string) != template.GetResourceVersion() {
+		if written, ok := r.templates.written(key); ok && written != template.GetResourceVersion() {
 			if template, err = r.Templates.GetLive(ctx, ref); err != nil {
 				return client.IgnoreNotFound(err)
 			}
@@ -425,7 +419,7 @@ func (r *StatusReconciler) updateTemplateStatus(ctx context.Context, key types.N
 	if err := r.Client.Status().Update(ctx, aggregated); err != nil {
 		return fmt.Errorf("updating status of %s: %w", ref, err)
 	}
-	r.templateWritten.Store(key, aggregated.GetResourceVersion())
+	r.templates.wrote(key, aggregated.GetResourceVersion())
 	r.Templates.Statuses.Written(template.GetUID(), from, aggregated.GetResourceVersion())
 	ctrl.LoggerFrom(ctx).V(1).Info("updated template status", "resource", b.spec.Resource)
 	return nil
@@ -580,7 +574,7 @@ func isEmptyJSON(raw []byte) bool {
 // (creation and generation changes: the expected clusters may change) and
 // Works (creation, status changes, deletion; mapped to their binding).
 func (r *StatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if err := r.WorkIndex.Register(context.Background(), mgr.GetFieldIndexer()); err != nil {
+	if err := r.WorkIndex.Setup(context.Background(), mgr); err != nil {
 		return err
 	}
 	if r.Templates == nil {
@@ -630,4 +624,67 @@ func workStatusChanged() predicate.Funcs {
 				oldW.DeletionTimestamp.IsZero() != newW.DeletionTimestamp.IsZero()
 		},
 	}
+}
+
+// templateMemory remembers, per binding, what this process knows of its
+// template's status: whether it was written or found up to date since the
+// binding's aggregated status last changed (synced), and the template's
+// resourceVersion after this process last wrote that status (written): a
+// cached template of another version may be older than that write. One
+// map entry per binding; the zero value is ready to use.
+type templateMemory struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName]templateState
+}
+
+type templateState struct {
+	synced  bool
+	written string
+}
+
+func (t *templateMemory) synced(key types.NamespacedName) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.m[key].synced
+}
+
+func (t *templateMemory) setSynced(key types.NamespacedName, synced bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.m[key]
+	s.synced = synced
+	t.set(key, s)
+}
+
+func (t *templateMemory) written(key types.NamespacedName) (string, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.m[key]
+	return s.written, s.written != ""
+}
+
+func (t *templateMemory) wrote(key types.NamespacedName, resourceVersion string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.m[key]
+	s.written = resourceVersion
+	t.set(key, s)
+}
+
+func (t *templateMemory) forget(key types.NamespacedName) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.m, key)
+}
+
+// set stores s, or drops the entry when it holds nothing. Callers hold mu.
+func (t *templateMemory) set(key types.NamespacedName, s templateState) {
+	if s == (templateState{}) {
+		delete(t.m, key)
+		return
+	}
+	if t.m == nil {
+		t.m = map[types.NamespacedName]templateState{}
+	}
+	t.m[key] = s
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
@@ -603,5 +604,36 @@ func TestPlacementHealthyWaitsForTheSchedulersAnswer(t *testing.T) {
 	}
 	if c := meta.FindStatusCondition(e.binding(rb).Status.Conditions, workv1alpha2.PlacementHealthy); c != nil {
 		t.Errorf("nothing placed after the grace: PlacementHealthy = %+v, want none", c)
+	}
+}
+
+// templateMemory keeps both facts of a binding in one entry and drops the
+// entry once it holds neither.
+func TestTemplateMemory(t *testing.T) {
+	var m templateMemory
+	a := types.NamespacedName{Namespace: "default", Name: "a"}
+	if m.synced(a) {
+		t.Fatal("synced before anything was recorded")
+	}
+	if _, ok := m.written(a); ok {
+		t.Fatal("written before anything was recorded")
+	}
+	m.setSynced(a, true)
+	m.wrote(a, "12")
+	if rv, ok := m.written(a); !m.synced(a) || !ok || rv != "12" {
+		t.Fatalf("synced %v, written %q %v; want true, \"12\" true", m.synced(a), rv, ok)
+	}
+	m.setSynced(a, false)
+	if rv, ok := m.written(a); m.synced(a) || !ok || rv != "12" {
+		t.Fatalf("after unsync: synced %v, written %q %v; want false, \"12\" true", m.synced(a), rv, ok)
+	}
+	m.forget(a)
+	if _, ok := m.written(a); ok || len(m.m) != 0 {
+		t.Fatalf("forget left %v", m.m)
+	}
+	m.setSynced(a, true)
+	m.setSynced(a, false)
+	if len(m.m) != 0 {
+		t.Fatalf("an entry holding nothing was kept: %v", m.m)
 	}
 }
