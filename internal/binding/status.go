@@ -649,11 +649,7 @@ func (t *templateMemory) synced(key types.NamespacedName) bool {
 }
 
 func (t *templateMemory) setSynced(key types.NamespacedName, synced bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := t.m[key]
-	s.synced = synced
-	t.set(key, s)
+	t.update(key, func(s *templateState) { s.synced = synced })
 }
 
 func (t *templateMemory) written(key types.NamespacedName) (string, bool) {
@@ -664,11 +660,7 @@ func (t *templateMemory) written(key types.NamespacedName) (string, bool) {
 }
 
 func (t *templateMemory) wrote(key types.NamespacedName, resourceVersion string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := t.m[key]
-	s.written = resourceVersion
-	t.set(key, s)
+	t.update(key, func(s *templateState) { s.written = resourceVersion })
 }
 
 func (t *templateMemory) forget(key types.NamespacedName) {
@@ -677,8 +669,13 @@ func (t *templateMemory) forget(key types.NamespacedName) {
 	delete(t.m, key)
 }
 
-// set stores s, or drops the entry when it holds nothing. Callers hold mu.
-func (t *templateMemory) set(key types.NamespacedName, s templateState) {
+// update changes the entry of key with f, and drops the entry once it holds
+// nothing.
+func (t *templateMemory) update(key types.NamespacedName, f func(*templateState)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.m[key]
+	f(&s)
 	if s == (templateState{}) {
 		delete(t.m, key)
 		return
