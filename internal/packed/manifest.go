@@ -16,8 +16,8 @@ type Document struct {
 	size int
 }
 
-// NewDocument deflates the JSON document b.
-func NewDocument(b []byte) (*Document, error) {
+// newDocument deflates the JSON document b.
+func newDocument(b []byte) (*Document, error) {
 	body, err := deflate(b)
 	if err != nil {
 		return nil, err
@@ -25,8 +25,12 @@ func NewDocument(b []byte) (*Document, error) {
 	return &Document{body: body, size: len(b)}, nil
 }
 
-// MarshalJSON returns the document.
-func (d *Document) MarshalJSON() ([]byte, error) { return inflate(d.body, d.size) }
+// JSON returns the document.
+func (d *Document) JSON() ([]byte, error) { return inflate(d.body, d.size) }
+
+// MarshalJSON returns the document, so that an Object holding a Document
+// encodes to the document itself.
+func (d *Document) MarshalJSON() ([]byte, error) { return d.JSON() }
 
 // GetObjectKind lets a Document stand in a RawExtension's Object; it has
 // no kind of its own.
@@ -48,7 +52,7 @@ func CompactManifests(w *workv1alpha1.Work) error {
 		if len(m.Raw) == 0 {
 			continue
 		}
-		d, err := NewDocument(m.Raw)
+		d, err := newDocument(m.Raw)
 		if err != nil {
 			return fmt.Errorf("packing manifest %d of Work %s/%s: %w", i, w.Namespace, w.Name, err)
 		}
