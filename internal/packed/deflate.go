@@ -8,24 +8,33 @@ import (
 	"sync"
 )
 
-// An Object's JSON is kept deflated (raw DEFLATE, fastest level). A
-// Deployment's JSON without its labels and annotations, about 1.4 KB,
-// deflates to about 650 bytes; deflating takes about as long as encoding it
-// and inflating a fraction of decoding it.
+// An Object's JSON is kept deflated (raw DEFLATE at level 2, primed with
+// dictionary). A Deployment's JSON without its labels and annotations,
+// about 1.4 KB, deflates to about 160 bytes; deflating takes less time than
+// encoding it and inflating a fraction of decoding it. Level 1 (BestSpeed)
+// would be no faster here and ignores a dictionary: without one the same
+// Deployment takes about 650 bytes.
 //
 // The pools hold idle compressors and decompressors: each carries tens to
 // hundreds of kilobytes of tables, too much to allocate per object. They
 // hold no information between uses.
 var (
 	deflaters = sync.Pool{New: func() any {
-		w, err := flate.NewWriter(nil, flate.BestSpeed)
+		w, err := flate.NewWriterDict(nil, deflateLevel, dictionaryBytes)
 		if err != nil { // only for an invalid level
 			panic(err)
 		}
 		return &deflater{w: w}
 	}}
-	inflaters = sync.Pool{New: func() any { return flate.NewReader(bytes.NewReader(nil)) }}
+	inflaters = sync.Pool{New: func() any { return flate.NewReaderDict(bytes.NewReader(nil), dictionaryBytes) }}
 )
+
+// deflateLevel is the fastest level that uses a dictionary.
+const deflateLevel = 2
+
+// dictionaryBytes is dictionary as the flate package takes it; it copies
+// it and never writes to it.
+var dictionaryBytes = []byte(dictionary)
 
 type deflater struct {
 	w   *flate.Writer
@@ -51,7 +60,7 @@ func deflate(b []byte) ([]byte, error) {
 func inflate(b []byte, size int) ([]byte, error) {
 	r := inflaters.Get().(io.ReadCloser)
 	defer inflaters.Put(r)
-	if err := r.(flate.Resetter).Reset(bytes.NewReader(b), nil); err != nil {
+	if err := r.(flate.Resetter).Reset(bytes.NewReader(b), dictionaryBytes); err != nil {
 		return nil, fmt.Errorf("decompressing: %w", err)
 	}
 	out := make([]byte, size)

@@ -41,7 +41,7 @@ func (d *Document) DeepCopyObject() runtime.Object { return d }
 
 // CompactManifests keeps each of w's manifests as a Document in its Object,
 // with Raw nil. A Work's manifest, a Deployment's JSON of about 2 KB,
-// deflates to about 750 bytes; at ten thousand Works the manifests are the
+// deflates to about 300 bytes; at ten thousand Works the manifests are the
 // largest part of the Work cache. A compacted Work encodes to the same JSON
 // as before (RawExtension encodes its Object when Raw is nil), so a Work
 // read from the cache and written back keeps its manifests. Readers get a
