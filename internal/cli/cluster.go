@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -360,7 +361,11 @@ func newMemberClients(mk cluster.MemberKubeconfig, name string) (*memberClients,
 	if err != nil {
 		return nil, fmt.Errorf("building a client for the member: %w", err)
 	}
-	return &memberClients{kube: kube, member: orphans.ClientMember(dyn, kube.Discovery(), name)}, nil
+	md, err := metadata.NewForConfig(mk.Config)
+	if err != nil {
+		return nil, fmt.Errorf("building a client for the member: %w", err)
+	}
+	return &memberClients{kube: kube, member: orphans.ClientMember(dyn, md, kube.Discovery(), name)}, nil
 }
 
 // printSwept reports what a sweep of the member did; joinLeftovers is how

@@ -19,6 +19,7 @@ import (
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/execution"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
+	mct "github.com/lifeboat-dev/lifeboat/internal/membercluster/memberclustertest"
 	"github.com/lifeboat-dev/lifeboat/internal/orphans"
 )
 
@@ -54,7 +55,7 @@ func newSweptMember(objs ...runtime.Object) *sweptMember {
 }
 
 func (m *sweptMember) member() orphans.Member {
-	return orphans.ClientMember(m.dyn, m.kube.Discovery(), "member4")
+	return orphans.ClientMember(m.dyn, mct.MetadataOf(m.dyn), m.kube.Discovery(), "member4")
 }
 
 func (m *sweptMember) has(gvr schema.GroupVersionResource, ns, name string) bool {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -78,7 +79,10 @@ type ResettableRESTMapper interface {
 // Clients are the clients of one member cluster.
 type Clients struct {
 	Dynamic dynamic.Interface
-	Mapper  ResettableRESTMapper
+	// Metadata lists objects' metadata only (List), in protobuf where the
+	// member serves it: a sweep of every kind reads no spec or status.
+	Metadata metadata.Interface
+	Mapper   ResettableRESTMapper
 	// Discovery answers afresh on every call (no cache): Resources uses it
 	// where a kind missed would be an object missed.
 	Discovery discovery.DiscoveryInterface
@@ -154,8 +158,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// NewClients builds a dynamic client and a lazy, discovery-backed
-// RESTMapper sharing one HTTP transport. Discovery calls take no context, so
+// NewClients builds a dynamic client, a metadata client and a lazy,
+// discovery-backed RESTMapper sharing one HTTP transport. Discovery calls take no context, so
 // they get requestTimeout on their own transport; watches must not be cut, so
 // the dynamic client has none (each request carries a context deadline).
 func NewClients(cfg *rest.Config, requestTimeout time.Duration) (*Clients, error) {
@@ -167,6 +171,10 @@ func NewClients(cfg *rest.Config, requestTimeout time.Duration) (*Clients, error
 	if err != nil {
 		return nil, fmt.Errorf("building dynamic client: %w", err)
 	}
+	md, err := metadata.NewForConfigAndClient(cfg, httpClient)
+	if err != nil {
+		return nil, fmt.Errorf("building metadata client: %w", err)
+	}
 	discoCfg := rest.CopyConfig(cfg)
 	discoCfg.Timeout = requestTimeout
 	disco, err := discovery.NewDiscoveryClientForConfig(discoCfg)
@@ -175,6 +183,7 @@ func NewClients(cfg *rest.Config, requestTimeout time.Duration) (*Clients, error
 	}
 	return &Clients{
 		Dynamic:   dyn,
+		Metadata:  md,
 		Mapper:    restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disco)),
 		Discovery: disco,
 	}, nil

@@ -133,3 +133,27 @@ func (c *Cache) List(ctx context.Context, cluster string, gvr schema.GroupVersio
 	})
 	return out, err
 }
+
+// ListMetadata is List reading only the objects' metadata: a sweep of every
+// kind of a member decodes no spec or status.
+func (c *Cache) ListMetadata(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
+	m, err := c.memberFor(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	if m.clients.Metadata == nil {
+		return nil, fmt.Errorf("cluster %s: no metadata client", cluster)
+	}
+	var out *metav1.PartialObjectMetadataList
+	err = c.call(ctx, m, func(ctx context.Context) error {
+		var err error
+		r := m.clients.Metadata.Resource(gvr)
+		if namespace == "" {
+			out, err = r.List(ctx, opts)
+		} else {
+			out, err = r.Namespace(namespace).List(ctx, opts)
+		}
+		return err
+	})
+	return out, err
+}

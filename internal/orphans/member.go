@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/metadata"
 
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 )
@@ -18,7 +19,10 @@ type Member interface {
 	// API groups missing it returns the others and an
 	// membercluster.IncompleteDiscoveryError.
 	Resources(ctx context.Context) ([]membercluster.Resource, error)
+	// List lists one page of objects; ListMetadata one page of their
+	// metadata only.
 	List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error)
+	ListMetadata(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*metav1.PartialObjectMetadataList, error)
 	Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error)
 	Delete(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, opts metav1.DeleteOptions) error
 }
@@ -28,6 +32,7 @@ type Member interface {
 type MemberCache interface {
 	Resources(ctx context.Context, cluster string) ([]membercluster.Resource, error)
 	List(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error)
+	ListMetadata(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*metav1.PartialObjectMetadataList, error)
 	Get(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error)
 	Delete(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace, name string, opts metav1.DeleteOptions) error
 }
@@ -52,6 +57,10 @@ func (m cachedMember) List(ctx context.Context, gvr schema.GroupVersionResource,
 	return m.cache.List(ctx, m.cluster, gvr, namespace, opts)
 }
 
+func (m cachedMember) ListMetadata(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
+	return m.cache.ListMetadata(ctx, m.cluster, gvr, namespace, opts)
+}
+
 func (m cachedMember) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
 	return m.cache.Get(ctx, m.cluster, gvr, namespace, name)
 }
@@ -63,15 +72,16 @@ func (m cachedMember) Delete(ctx context.Context, gvr schema.GroupVersionResourc
 // clientMember is a member reached with its own clients (the CLI).
 type clientMember struct {
 	dynamic   dynamic.Interface
+	metadata  metadata.Interface
 	discovery discovery.DiscoveryInterface
 	cluster   string
 }
 
-// ClientMember is a member reached directly with a dynamic and a discovery
-// client, as `lifeboat unjoin --cleanup-member` does; cluster names it in
-// errors.
-func ClientMember(dyn dynamic.Interface, disco discovery.DiscoveryInterface, cluster string) Member {
-	return clientMember{dynamic: dyn, discovery: disco, cluster: cluster}
+// ClientMember is a member reached directly with a dynamic, a metadata and
+// a discovery client, as `lifeboat unjoin --cleanup-member` does; cluster
+// names it in errors.
+func ClientMember(dyn dynamic.Interface, md metadata.Interface, disco discovery.DiscoveryInterface, cluster string) Member {
+	return clientMember{dynamic: dyn, metadata: md, discovery: disco, cluster: cluster}
 }
 
 func (m clientMember) resource(gvr schema.GroupVersionResource, namespace string) dynamic.ResourceInterface {
@@ -87,6 +97,13 @@ func (m clientMember) Resources(context.Context) ([]membercluster.Resource, erro
 
 func (m clientMember) List(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
 	return m.resource(gvr, namespace).List(ctx, opts)
+}
+
+func (m clientMember) ListMetadata(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*metav1.PartialObjectMetadataList, error) {
+	if namespace == "" {
+		return m.metadata.Resource(gvr).List(ctx, opts)
+	}
+	return m.metadata.Resource(gvr).Namespace(namespace).List(ctx, opts)
 }
 
 func (m clientMember) Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {

@@ -78,7 +78,7 @@ func (s Sweeper) Scan(ctx context.Context) (Scan, error) {
 		return out, err
 	}
 	for _, r := range resources {
-		err := s.list(ctx, r, "", managedSelector, func(obj *unstructured.Unstructured) error {
+		err := s.listMetadata(ctx, r, "", managedSelector, func(obj *metav1.PartialObjectMetadata) error {
 			if r.GVR == namespacesGVR && execution.CreatedByLifeboat(obj) {
 				out.CreatedNamespaces = append(out.CreatedNamespaces, obj.GetName())
 			}
@@ -114,7 +114,7 @@ func (s Sweeper) Scan(ctx context.Context) (Scan, error) {
 
 // judge returns the finding of one listed object, nil when its Work exists
 // or it is no candidate.
-func (s Sweeper) judge(ctx context.Context, r membercluster.Resource, obj *unstructured.Unstructured, works map[string]bool) (*Finding, error) {
+func (s Sweeper) judge(ctx context.Context, r membercluster.Resource, obj *metav1.PartialObjectMetadata, works map[string]bool) (*Finding, error) {
 	refs, ok := RefsOf(obj)
 	if !ok {
 		return nil, nil
@@ -141,21 +141,47 @@ func (s Sweeper) judge(ctx context.Context, r membercluster.Resource, obj *unstr
 // list calls fn for every object of r in namespace ("" for all) matching
 // selector, page by page.
 func (s Sweeper) list(ctx context.Context, r membercluster.Resource, namespace, selector string, fn func(*unstructured.Unstructured) error) error {
+	return eachPage(ctx, selector, func(opts metav1.ListOptions) ([]unstructured.Unstructured, string, error) {
+		page, err := s.Member.List(ctx, r.GVR, namespace, opts)
+		if err != nil {
+			return nil, "", err
+		}
+		return page.Items, page.GetContinue(), nil
+	}, fn)
+}
+
+// listMetadata is list reading only the objects' metadata.
+func (s Sweeper) listMetadata(ctx context.Context, r membercluster.Resource, namespace, selector string, fn func(*metav1.PartialObjectMetadata) error) error {
+	return eachPage(ctx, selector, func(opts metav1.ListOptions) ([]metav1.PartialObjectMetadata, string, error) {
+		page, err := s.Member.ListMetadata(ctx, r.GVR, namespace, opts)
+		if err != nil {
+			return nil, "", err
+		}
+		return page.Items, page.Continue, nil
+	}, fn)
+}
+
+// eachPage calls fn for every item of the pages that page returns, asking
+// for pageSize items matching selector at a time.
+func eachPage[T any](ctx context.Context, selector string, page func(metav1.ListOptions) ([]T, string, error), fn func(*T) error) error {
 	opts := metav1.ListOptions{LabelSelector: selector, Limit: pageSize}
 	for {
-		page, err := s.Member.List(ctx, r.GVR, namespace, opts)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		items, next, err := page(opts)
 		if err != nil {
 			return err
 		}
-		for i := range page.Items {
-			if err := fn(&page.Items[i]); err != nil {
+		for i := range items {
+			if err := fn(&items[i]); err != nil {
 				return err
 			}
 		}
-		if page.GetContinue() == "" {
+		if next == "" {
 			return nil
 		}
-		opts.Continue = page.GetContinue()
+		opts.Continue = next
 	}
 }
 

@@ -187,7 +187,8 @@ func New(reader client.Reader) *Env {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.connects[name]++
-		return &membercluster.Clients{Dynamic: e.memberLocked(name), Mapper: e.mapperLocked(name), Discovery: e.discoveryLocked(name)}, nil
+		dyn := e.memberLocked(name)
+		return &membercluster.Clients{Dynamic: dyn, Metadata: metadataOf{dyn}, Mapper: e.mapperLocked(name), Discovery: e.discoveryLocked(name)}, nil
 	}
 	e.Cache = membercluster.New(reader, opts)
 	return e
