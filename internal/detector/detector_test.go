@@ -513,6 +513,42 @@ func TestPolicyDeletionReleasesClaims(t *testing.T) {
 	}
 }
 
+// bindingsGone is a client whose bindings were deleted after the cache
+// listed them: their updates find nothing.
+type bindingsGone struct{ client.Client }
+
+func (g bindingsGone) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	if _, ok := obj.(*workv1alpha2.ResourceBinding); ok {
+		return apierrors.NewNotFound(workv1alpha2.Resource("resourcebindings"), obj.GetName())
+	}
+	return g.Client.Update(ctx, obj, opts...)
+}
+
+// TestPolicyDeletionWithBindingGone: a binding deleted between the list
+// and the update holds no claim; the policy's release goes on, releases
+// the template and lets the policy go, instead of failing on every retry.
+func TestPolicyDeletionWithBindingGone(t *testing.T) {
+	e := newTestEnv(t, deployment("default", "nginx").obj(), ppObj("default", "pol", "pp-1"))
+	e.reconcile(t, nginxKey)
+	e.d.Client = bindingsGone{e.c}
+
+	var pol policyv1alpha1.PropagationPolicy
+	_ = e.c.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "pol"}, &pol)
+	if err := e.c.Delete(context.Background(), &pol); err != nil { // finalizer keeps it
+		t.Fatal(err)
+	}
+	if _, err := e.d.reconcilePropagationPolicy(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "pol"}}); err != nil {
+		t.Fatalf("releasing a policy whose binding is gone: %v", err)
+	}
+	if _, ok := ReadClaim(e.template(t, "default", "nginx")); ok {
+		t.Errorf("template still claimed")
+	}
+	err := e.c.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "pol"}, &pol)
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("policy still there (finalizer not removed): %v", err)
+	}
+}
+
 func TestSpecificationChanged(t *testing.T) {
 	base := deployment("default", "nginx").rv("1").obj()
 	cases := map[string]struct {

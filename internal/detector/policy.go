@@ -231,7 +231,9 @@ func (d *Detector) releasePolicy(ctx context.Context, p PolicyRef) error {
 	for _, b := range bindings {
 		b = b.DeepCopyObject().(client.Object)
 		if removeClaim(b, p.Cluster, p.ID) {
-			if err := d.Client.Update(ctx, b); err != nil {
+			// A binding deleted since the cache listed it holds no claim;
+			// its template, if still there, is released below.
+			if err := d.Client.Update(ctx, b); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("removing claim from binding %s: %w", b.GetName(), err)
 			}
 		}
