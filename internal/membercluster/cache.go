@@ -26,6 +26,7 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crlog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	"github.com/lifeboat-dev/lifeboat/internal/packed"
@@ -162,7 +163,12 @@ func (o Options) withDefaults() Options {
 // discovery-backed RESTMapper sharing one HTTP transport. Discovery calls take no context, so
 // they get requestTimeout on their own transport; watches must not be cut, so
 // the dynamic client has none (each request carries a context deadline).
+// The member's API warnings (a deprecated kind listed by every sweep) are
+// logged once per message, through the logger of the request's context.
 func NewClients(cfg *rest.Config, requestTimeout time.Duration) (*Clients, error) {
+	cfg = rest.CopyConfig(cfg)
+	cfg.WarningHandler = nil
+	cfg.WarningHandlerWithContext = crlog.NewKubeAPIWarningLogger(crlog.KubeAPIWarningLoggerOptions{Deduplicate: true})
 	httpClient, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("building HTTP client: %w", err)
