@@ -28,7 +28,8 @@
 //
 // ObjectReconciler (controller "member-orphans") scans a member when its
 // Cluster is created, whenever it becomes Ready, and every
-// --member-orphan-scan-interval. NamespaceReconciler (controller
+// --member-orphan-scan-interval (up to a tenth longer, at random).
+// NamespaceReconciler (controller
 // "member-namespaces") checks a namespace when a Work that used it is
 // deleted, and for every namespace Lifeboat created that a scan finds.
 //

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -109,8 +110,8 @@ func scannable(cluster *clusterv1alpha1.Cluster) bool {
 //     (Sweeper.Remove reads their owners again first);
 //  4. what was found, kept and removed is reported (Events when it
 //     changed, metrics), and the namespaces Lifeboat created are checked;
-//  5. the next scan is after ScanInterval, or when the next orphan's grace
-//     ends if sooner.
+//  5. the next scan is after ScanInterval (plus up to a tenth, see spread),
+//     or when the next orphan's grace ends if sooner.
 func (r *ObjectReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	log := ctrl.LoggerFrom(ctx).WithValues("cluster", req.Name)
 	ctx = ctrl.LoggerInto(ctx, log)
@@ -130,9 +131,9 @@ func (r *ObjectReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 	sweeper := r.sweeper(req.Name)
 	scan, err := sweeper.Scan(ctx)
 	if err != nil {
-		if wait, ok := membercluster.RetryAfter(err); ok {
-			log.V(1).Info("member unreachable; scanning later", "after", wait.String())
-			return reconcile.Result{RequeueAfter: wait}, nil
+		if after, ok := membercluster.RetryAfter(err); ok {
+			log.V(1).Info("member unreachable; scanning later", "after", after.String())
+			return reconcile.Result{RequeueAfter: after}, nil
 		}
 		return reconcile.Result{}, fmt.Errorf("scanning member %s: %w", req.Name, err)
 	}
@@ -187,12 +188,26 @@ func (r *ObjectReconciler) Reconcile(ctx context.Context, req reconcile.Request)
 		}
 	}
 	if len(errs) > 0 {
-		if wait, ok := membercluster.RetryAfter(errs[0]); ok {
-			return reconcile.Result{RequeueAfter: wait}, nil
+		if after, ok := membercluster.RetryAfter(errs[0]); ok {
+			return reconcile.Result{RequeueAfter: after}, nil
 		}
 		return reconcile.Result{}, fmt.Errorf("removing orphans from member %s: %w", req.Name, errs[0])
 	}
-	return reconcile.Result{RequeueAfter: shortest(r.Options.ScanInterval, next)}, nil
+	return reconcile.Result{RequeueAfter: shortest(spread(r.Options.ScanInterval), next)}, nil
+}
+
+// scanSpread is how much later than ScanInterval a periodic scan may come.
+const scanSpread = 0.1
+
+// spread returns a random interval in [interval, interval×(1+scanSpread)):
+// members that joined together are scanned at once the first time, and
+// drift apart from then on instead of sharing the API load and the
+// transient memory of every scan. Zero (no periodic scans) stays zero.
+func spread(interval time.Duration) time.Duration {
+	if interval <= 0 {
+		return 0
+	}
+	return wait.Jitter(interval, scanSpread)
 }
 
 func (r *ObjectReconciler) sweeper(cluster string) Sweeper {

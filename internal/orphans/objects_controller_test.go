@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -273,5 +274,38 @@ func TestDeletedClusterIsForgotten(t *testing.T) {
 	f.scan()
 	if got := f.objects.sightings.first["member1"]; len(got) != 0 {
 		t.Fatalf("sightings of a deleted cluster survived: %v", got)
+	}
+}
+
+// TestPeriodicScansOfMembersDriftApart: a member with nothing pending is
+// scanned again after ScanInterval plus up to a tenth of it, chosen anew
+// each time, so members that joined together stop scanning in step.
+func TestPeriodicScansOfMembersDriftApart(t *testing.T) {
+	f := newFixture(t)
+	interval := f.objects.Options.ScanInterval
+	seen := map[time.Duration]bool{}
+	for range 20 {
+		res := f.scan()
+		if res.RequeueAfter < interval || res.RequeueAfter >= interval+interval/10 {
+			t.Fatalf("next scan after %s, want within [%s, %s)", res.RequeueAfter, interval, interval+interval/10)
+		}
+		seen[res.RequeueAfter] = true
+	}
+	if len(seen) < 2 {
+		t.Errorf("20 scans all chose the same interval %v: members joined together would scan in step forever", seen)
+	}
+}
+
+func TestSpread(t *testing.T) {
+	if got := spread(0); got != 0 {
+		t.Errorf("spread(0) = %s, want 0: no periodic scans stays none", got)
+	}
+	if got := spread(-time.Second); got != 0 {
+		t.Errorf("spread(-1s) = %s, want 0", got)
+	}
+	for range 100 {
+		if got := spread(time.Minute); got < time.Minute || got >= 66*time.Second {
+			t.Fatalf("spread(1m) = %s, want within [1m, 1m6s)", got)
+		}
 	}
 }

@@ -27,7 +27,7 @@ func NewOptions() *Options {
 // AddFlags registers the options on fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.Grace, "member-orphan-grace", o.Grace, "How long an object left in a member cluster without its Work must stay so before it is removed (see docs/member-cleanup.md).")
-	fs.DurationVar(&o.ScanInterval, "member-orphan-scan-interval", o.ScanInterval, "How often each Ready member cluster is scanned for objects left without their Work and for empty namespaces Lifeboat created, besides when it joins or becomes Ready; 0 scans only then.")
+	fs.DurationVar(&o.ScanInterval, "member-orphan-scan-interval", o.ScanInterval, "How often each Ready member cluster is scanned for objects left without their Work and for empty namespaces Lifeboat created, besides when it joins or becomes Ready; each wait is up to a tenth longer, at random, so that members do not scan in step. 0 scans only then.")
 }
 
 // Validate reports values that cannot work.
