@@ -40,11 +40,13 @@
 // under way.
 //
 // What a probe costs: one GET /readyz per cluster every
-// --cluster-status-update-frequency (10s). Only while Ready, and only every
+// --cluster-status-update-frequency (10s); the credentials Secret comes from
+// the informer cache. Only while Ready, and only every
 // --cluster-status-collect-interval (30s; at once on recovery or when nothing
-// was collected yet), the version and discovery (aggregated: two requests)
-// are read and nodes and non-terminal pods are listed in pages of 500 and
-// summed on the fly, never cached. The status is written only when it
+// was collected yet), the version and discovery (aggregated: two requests,
+// answered 304 with no body while the member's APIs are unchanged) are read,
+// and the nodes and non-terminal pods the member's inventory holds are
+// summed. The status is written only when it
 // differs from the stored one: the Ready message carries no error text or
 // time, so an unchanged member costs no write at all.
 //

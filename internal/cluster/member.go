@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/apidiscovery"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 )
 
@@ -46,8 +47,9 @@ type MemberFactory interface {
 
 // NewMemberFactory returns a MemberFactory that builds clients with
 // membercluster.ConfigFor (reading the credentials Secret through reader on
-// every call, so rotated credentials are picked up at the next probe) and
-// reuses a member's client while its configuration is unchanged.
+// every call: through an informer cache, rotated credentials are picked up
+// at the next probe without a request per probe) and reuses a member's
+// client while its configuration is unchanged.
 //
 // Each member gets an inventory: informers on its nodes and, with
 // watchPods (resource modeling), its non-terminal pods. They run until the
@@ -134,9 +136,9 @@ func (f *MemberClients) For(ctx context.Context, cluster *clusterv1alpha1.Cluste
 	// client-wide timeout instead.
 	dcfg := rest.CopyConfig(cfg)
 	dcfg.Timeout = 3 * f.timeout
-	dc, err := discovery.NewDiscoveryClientForConfig(dcfg)
+	dc, err := apidiscovery.NewForConfig(dcfg)
 	if err != nil {
-		return nil, fmt.Errorf("building discovery client of cluster %s: %w", cluster.Name, err)
+		return nil, fmt.Errorf("cluster %s: %w", cluster.Name, err)
 	}
 	if old, ok := f.byName[cluster.Name]; ok {
 		old.member.inventory.stop()
@@ -176,7 +178,7 @@ func configFingerprint(cfg *rest.Config, cluster *clusterv1alpha1.Cluster) [sha2
 // deadline so that one slow member never holds a worker for long.
 type restMember struct {
 	clientset kubernetes.Interface
-	discovery discovery.DiscoveryInterface
+	discovery *apidiscovery.Lister
 	timeout   time.Duration
 	inventory *inventory
 }
@@ -209,17 +211,20 @@ func (m *restMember) probePath(ctx context.Context, path string) ProbeResult {
 }
 
 func (m *restMember) Version(_ context.Context) (string, error) {
-	v, err := m.discovery.ServerVersion()
+	v, err := m.discovery.Discovery().ServerVersion()
 	if err != nil {
 		return "", fmt.Errorf("reading the server version: %w", err)
 	}
 	return v.GitVersion, nil
 }
 
-// Discover uses the aggregated discovery endpoints (two requests on any
-// recent member).
-func (m *restMember) Discover(_ context.Context) ([]*metav1.APIResourceList, bool, error) {
-	_, lists, err := m.discovery.ServerGroupsAndResources()
+// Discover uses the aggregated discovery endpoints: on any recent member two
+// requests, answered 304 with nothing to decode while the member's APIs stay
+// the same (see package apidiscovery).
+func (m *restMember) Discover(ctx context.Context) ([]*metav1.APIResourceList, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*m.timeout)
+	defer cancel()
+	lists, err := m.discovery.ServerResources(ctx)
 	return discoveryResult(lists, err)
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/clock"
@@ -26,6 +25,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/apidiscovery"
 	"github.com/lifeboat-dev/lifeboat/internal/binding"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
 	"github.com/lifeboat-dev/lifeboat/internal/failback"
@@ -313,11 +313,11 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	dc, err := apidiscovery.NewForConfig(mgr.GetConfig())
 	if err != nil {
-		return fmt.Errorf("creating discovery client: %w", err)
+		return err
 	}
-	servedKinds := served.New(served.FromDiscovery(dc), nil, 0)
+	servedKinds := served.New(served.FromLister(dc), nil, 0)
 	if err := servedKinds.SetupWithManager(mgr); err != nil {
 		return err
 	}

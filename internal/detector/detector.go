@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -28,6 +27,7 @@ import (
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/apidiscovery"
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	"github.com/lifeboat-dev/lifeboat/internal/packed"
@@ -183,11 +183,11 @@ func (d *Detector) SetupWithManager(mgr ctrl.Manager) error {
 		d.APIReader = mgr.GetAPIReader()
 	}
 	if d.Served == nil {
-		dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+		dc, err := apidiscovery.NewForConfig(mgr.GetConfig())
 		if err != nil {
-			return fmt.Errorf("creating discovery client: %w", err)
+			return err
 		}
-		d.Served = served.New(served.FromDiscovery(dc), nil, 0)
+		d.Served = served.New(served.FromLister(dc), nil, 0)
 		if err := d.Served.SetupWithManager(mgr); err != nil {
 			return err
 		}

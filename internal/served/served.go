@@ -31,6 +31,8 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	"github.com/lifeboat-dev/lifeboat/internal/apidiscovery"
 )
 
 // DefaultInterval is how often discovery runs when nothing else triggers it.
@@ -53,6 +55,19 @@ func FromDiscovery(d discovery.DiscoveryInterface) ListFunc {
 	return func() ([]*metav1.APIResourceList, error) {
 		_, lists, err := d.ServerGroupsAndResources()
 		return lists, err
+	}
+}
+
+// listTimeout bounds one round of FromLister.
+const listTimeout = 30 * time.Second
+
+// FromLister adapts an apidiscovery.Lister: a round in which the served
+// resources did not change costs two requests answered with no body.
+func FromLister(l *apidiscovery.Lister) ListFunc {
+	return func() ([]*metav1.APIResourceList, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
+		defer cancel()
+		return l.ServerResources(ctx)
 	}
 }
 
