@@ -100,9 +100,11 @@ func allControllers() []controller {
 		}},
 		{"cluster-status", func(mgr ctrl.Manager, d deps) error {
 			o := d.opts.Cluster
+			// Members' credentials are read from the cache: its Secret
+			// informer is the one membercluster.Cache already uses.
 			return (&cluster.StatusReconciler{
 				Client:                 mgr.GetClient(),
-				Members:                cluster.NewMemberFactory(mgr.GetAPIReader(), o.ProbeTimeout, o.EnableResourceModeling),
+				Members:                cluster.NewMemberFactory(mgr.GetClient(), o.ProbeTimeout, o.EnableResourceModeling),
 				Recorder:               mgr.GetEventRecorder("cluster-status-controller"),
 				Clock:                  d.clock,
 				StatusUpdateFrequency:  o.StatusUpdateFrequency,
