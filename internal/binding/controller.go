@@ -29,6 +29,7 @@ import (
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
 	"github.com/lifeboat-dev/lifeboat/internal/overrides"
+	"github.com/lifeboat-dev/lifeboat/internal/queue"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
 
@@ -389,7 +390,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(workToBinding), builder.WithPredicates(workSpecChangedOrDeleted())).
 		Watches(&policyv1alpha1.OverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.overridePolicyToBindings), overrideChanged).
 		Watches(&policyv1alpha1.ClusterOverridePolicy{}, handler.EnqueueRequestsFromMapFunc(r.clusterOverridePolicyToBindings), overrideChanged).
-		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency, NewQueue: queue.New}).
 		Complete(conflict.Retrying(r))
 }
 

@@ -36,6 +36,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
 	"github.com/lifeboat-dev/lifeboat/internal/fencing"
+	"github.com/lifeboat-dev/lifeboat/internal/queue"
 	"github.com/lifeboat-dev/lifeboat/internal/scheduler/core"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
@@ -603,7 +604,7 @@ func (r *StatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&workv1alpha2.ResourceBinding{}, bindingChanged).
 		Watches(&workv1alpha2.ClusterResourceBinding{}, &handler.EnqueueRequestForObject{}, bindingChanged).
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(workToBinding), builder.WithPredicates(workStatusChanged())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency, NewQueue: queue.New}).
 		Complete(conflict.Retrying(r))
 }
 

@@ -14,9 +14,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/queue"
 )
 
 // ApproverReconciler approves the CertificateSigningRequests of Pull
@@ -48,6 +50,7 @@ func (r *ApproverReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("agent-csr-approving").
 		For(&certificatesv1.CertificateSigningRequest{}, builder.WithPredicates(pending)).
+		WithOptions(controller.Options{NewQueue: queue.New}).
 		Complete(r)
 }
 

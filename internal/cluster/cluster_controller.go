@@ -25,6 +25,7 @@ import (
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/queue"
 )
 
 // ExecutionNamespace is the control-plane namespace holding a cluster's
@@ -68,7 +69,7 @@ func (r *ClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			}
 			return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: name}}}
 		})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.ConcurrentSyncs}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.ConcurrentSyncs, NewQueue: queue.New}).
 		Complete(r)
 }
 

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/queue"
 )
 
 // LeaseNamespace holds the heartbeat Lease of each Pull cluster, named after
@@ -104,7 +105,7 @@ func (r *LeaseMonitor) SetupWithManager(mgr ctrl.Manager) error {
 			handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, l *coordinationv1.Lease) []reconcile.Request {
 				return []reconcile.Request{{NamespacedName: types.NamespacedName{Name: l.Name}}}
 			}))).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.ConcurrentSyncs}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.ConcurrentSyncs, NewQueue: queue.New}).
 		Complete(r)
 }
 

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/queue"
 )
 
 // StatusReconciler probes each Push member every StatusUpdateFrequency and
@@ -85,7 +86,7 @@ func (r *StatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.Funcs{
 			UpdateFunc: func(e event.UpdateEvent) bool { return specOrLifecycleChanged(e.ObjectOld, e.ObjectNew) },
 		})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.ConcurrentSyncs})
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.ConcurrentSyncs, NewQueue: queue.New})
 	if n, ok := r.Members.(connectionLossNotifier); ok {
 		lost := make(chan event.TypedGenericEvent[*clusterv1alpha1.Cluster], 64)
 		log := mgr.GetLogger().WithValues("controller", "cluster-status")

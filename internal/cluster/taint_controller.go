@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/queue"
 )
 
 // TaintReconciler keeps the scheduling taints of a Cluster in step with its
@@ -53,7 +54,7 @@ func (r *TaintReconciler) SetupWithManager(mgr ctrl.Manager) error {
 					!equality.Semantic.DeepEqual(o.Spec.Taints, n.Spec.Taints)
 			},
 		})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.ConcurrentSyncs}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.ConcurrentSyncs, NewQueue: queue.New}).
 		Complete(r)
 }
 

@@ -26,6 +26,7 @@ import (
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	"github.com/lifeboat-dev/lifeboat/internal/features"
+	"github.com/lifeboat-dev/lifeboat/internal/queue"
 	"github.com/lifeboat-dev/lifeboat/internal/scheduler/core"
 )
 
@@ -248,7 +249,7 @@ func (r *TaintPolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
 				},
 				DeleteFunc: func(event.DeleteEvent) bool { return false },
 			})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.ConcurrentSyncs}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.ConcurrentSyncs, NewQueue: queue.New}).
 		Complete(r)
 	if err != nil {
 		return fmt.Errorf("setting up the ClusterTaintPolicy controller: %w", err)

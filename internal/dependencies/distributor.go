@@ -31,6 +31,7 @@ import (
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/detector"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
+	"github.com/lifeboat-dev/lifeboat/internal/queue"
 )
 
 // IndexDependency indexes ResourceBindings by the dependencies recorded in
@@ -120,7 +121,7 @@ func (d *Distributor) SetupWithManager(mgr ctrl.Manager) error {
 				DeleteFunc:  func(event.DeleteEvent) bool { return true },
 				GenericFunc: func(event.GenericEvent) bool { return false },
 			})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: d.MaxConcurrentReconciles}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: d.MaxConcurrentReconciles, NewQueue: queue.New}).
 		Build(d)
 	if err != nil {
 		return fmt.Errorf("creating dependencies distributor: %w", err)

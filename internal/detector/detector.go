@@ -31,6 +31,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	"github.com/lifeboat-dev/lifeboat/internal/packed"
+	"github.com/lifeboat-dev/lifeboat/internal/queue"
 	"github.com/lifeboat-dev/lifeboat/internal/served"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
 )
@@ -207,6 +208,7 @@ func (d *Detector) SetupWithManager(mgr ctrl.Manager) error {
 	tc, err := controller.NewTyped[TemplateKey]("detector-template", mgr, controller.TypedOptions[TemplateKey]{
 		Reconciler:              reconcile.TypedFunc[TemplateKey](d.reconcileTemplate),
 		MaxConcurrentReconciles: d.TemplateWorkers,
+		NewQueue:                queue.Typed[TemplateKey],
 		LogConstructor: func(k *TemplateKey) logr.Logger {
 			log := mgr.GetLogger().WithValues("controller", "detector-template")
 			if k != nil {
@@ -237,7 +239,7 @@ func (d *Detector) SetupWithManager(mgr ctrl.Manager) error {
 		Named("detector-propagationpolicy").
 		For(&policyv1alpha1.PropagationPolicy{}, builder.WithPredicates(notStatusOnly())).
 		WatchesRawSource(source.Channel(d.ppEvents, &handler.EnqueueRequestForObject{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: d.PolicyWorkers}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: d.PolicyWorkers, NewQueue: queue.New}).
 		Complete(reconcile.Func(d.reconcilePropagationPolicy)); err != nil {
 		return fmt.Errorf("creating PropagationPolicy controller: %w", err)
 	}
@@ -245,7 +247,7 @@ func (d *Detector) SetupWithManager(mgr ctrl.Manager) error {
 		Named("detector-clusterpropagationpolicy").
 		For(&policyv1alpha1.ClusterPropagationPolicy{}, builder.WithPredicates(notStatusOnly())).
 		WatchesRawSource(source.Channel(d.cppEvents, &handler.EnqueueRequestForObject{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: d.PolicyWorkers}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: d.PolicyWorkers, NewQueue: queue.New}).
 		Complete(reconcile.Func(d.reconcileClusterPropagationPolicy)); err != nil {
 		return fmt.Errorf("creating ClusterPropagationPolicy controller: %w", err)
 	}

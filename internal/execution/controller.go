@@ -34,6 +34,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/enqueue"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
+	"github.com/lifeboat-dev/lifeboat/internal/queue"
 )
 
 // Event reasons recorded on Works.
@@ -146,7 +147,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&workv1alpha1.Work{}, builder.WithPredicates(inExecutionSpace(), workChanged())).
 		Watches(&clusterv1alpha1.Cluster{}, handler.EnqueueRequestsFromMapFunc(r.worksOfCluster), builder.WithPredicates(clusterChanged())).
 		WatchesRawSource(r.queue.Source()).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers, NewQueue: queue.New}).
 		Complete(conflict.Retrying(r))
 }
 

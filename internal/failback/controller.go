@@ -28,6 +28,7 @@ import (
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
+	"github.com/lifeboat-dev/lifeboat/internal/queue"
 )
 
 // Event reasons on the binding.
@@ -155,7 +156,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				}),
 				builder.WithPredicates(clusterHealthChanged())).
 			WatchesRawSource(source.Channel(r.wake[k.short], &handler.EnqueueRequestForObject{})).
-			WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+			WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, NewQueue: queue.New}).
 			Complete(conflict.Retrying(reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 				return r.reconcile(ctx, k, req)
 			})))

@@ -18,6 +18,7 @@ import (
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
+	"github.com/lifeboat-dev/lifeboat/internal/queue"
 )
 
 // bindingKind is what differs between ResourceBinding and
@@ -102,7 +103,7 @@ func setupPerKind(mgr ctrl.Manager, name string, relevant func(client.Object) bo
 			b = w(b, k)
 		}
 		err := b.
-			WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrent}).
+			WithOptions(controller.Options{MaxConcurrentReconciles: maxConcurrent, NewQueue: queue.New}).
 			Complete(conflict.Retrying(reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 				return rec(ctx, k, req)
 			})))

@@ -18,12 +18,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/queue"
 )
 
 // The storm guard keeps cluster failover from turning one bad minute into
@@ -720,6 +722,7 @@ func (g *StormGuard) SetupWithManager(mgr ctrl.Manager) error {
 					return !ok1 || !ok2 || observeCluster(o) != observeCluster(n)
 				},
 			})).
+		WithOptions(controller.Options{NewQueue: queue.New}).
 		Complete(reconcile.Func(func(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 			if _, err := g.Refresh(ctx); err != nil {
 				return reconcile.Result{}, err

@@ -26,6 +26,7 @@ import (
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
 	"github.com/lifeboat-dev/lifeboat/internal/features"
+	"github.com/lifeboat-dev/lifeboat/internal/queue"
 	"github.com/lifeboat-dev/lifeboat/internal/scheduler/core"
 )
 
@@ -241,7 +242,7 @@ func (r *TaintManager) SetupWithManager(mgr ctrl.Manager) error {
 					return r.bindingsOnCluster(ctx, k, obj.GetName())
 				}),
 				builder.WithPredicates(noExecuteTaintsChanged())).
-			WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}).
+			WithOptions(controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, NewQueue: queue.New}).
 			Complete(conflict.Retrying(reconcile.Func(func(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 				return r.reconcile(ctx, k, req)
 			})))

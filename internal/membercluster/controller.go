@@ -9,12 +9,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/queue"
 )
 
 // SetupWithManager adds the cache to mgr (its informers stop with the
@@ -34,6 +36,7 @@ func (c *Cache) SetupWithManager(mgr ctrl.Manager) error {
 		// and the member becoming Ready again matter.
 		For(&clusterv1alpha1.Cluster{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, becameReady()))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(c.clustersUsingSecret)).
+		WithOptions(controller.Options{NewQueue: queue.New}).
 		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 			err := c.Reconnect(ctx, req.Name)
 			if err != nil {

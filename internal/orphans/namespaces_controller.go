@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -23,6 +24,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/enqueue"
 	"github.com/lifeboat-dev/lifeboat/internal/execution"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
+	"github.com/lifeboat-dev/lifeboat/internal/queue"
 )
 
 // Waiting for what is left in a namespace to go: the first look again
@@ -76,6 +78,7 @@ func (r *NamespaceReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("member-namespaces").
 		Watches(&workv1alpha1.Work{}, handler.Funcs{DeleteFunc: r.workDeleted}).
 		WatchesRawSource(r.queue.Source()).
+		WithOptions(controller.Options{NewQueue: queue.New}).
 		Complete(r)
 }
 

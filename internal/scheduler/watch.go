@@ -21,6 +21,7 @@ import (
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
+	"github.com/lifeboat-dev/lifeboat/internal/queue"
 )
 
 // IndexScheduled is a field index on ResourceBindings and
@@ -67,7 +68,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		}
 	}
 	bindingEvents := builder.WithPredicates(predicate.GenerationChangedPredicate{}, predicate.NewPredicateFuncs(r.handles))
-	opts := controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles}
+	opts := controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, NewQueue: queue.New}
 
 	if err := ctrl.NewControllerManagedBy(mgr).
 		Named("scheduler-resourcebinding").

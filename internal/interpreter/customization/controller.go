@@ -16,6 +16,7 @@ import (
 
 	configv1alpha1 "github.com/lifeboat-dev/lifeboat/api/config/v1alpha1"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/lua"
+	"github.com/lifeboat-dev/lifeboat/internal/queue"
 )
 
 // ControllerName names the controller in logs and metrics.
@@ -113,7 +114,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&configv1alpha1.ResourceInterpreterCustomization{}).
 		Named(ControllerName).
-		WithOptions(controller.Options{MaxConcurrentReconciles: 1}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: 1, NewQueue: queue.New}).
 		Complete(r)
 }
 
