@@ -64,8 +64,8 @@ func TestClusterStatusIsCollected(t *testing.T) {
 	})
 }
 
-// The controller manager serves Prometheus metrics: reconcile counts per
-// controller and Lifeboat's failover metrics.
+// The controller manager serves Prometheus metrics: reconcile counts and
+// work queue figures per controller, and Lifeboat's failover metrics.
 func TestMetricsAreServed(t *testing.T) {
 	t.Parallel()
 	addr := componentFlag(t, suite.state, "lifeboat-controller-manager", "--metrics-bind-address=")
@@ -88,6 +88,13 @@ func TestMetricsAreServed(t *testing.T) {
 			`controller_runtime_reconcile_total{controller="scheduler-resourcebinding"`,
 			`controller_runtime_reconcile_total{controller="binding"`,
 			`controller_runtime_reconcile_time_seconds_bucket{controller="cluster-status"`,
+			// The work queues' metrics, recorded by internal/queue.
+			`workqueue_adds_total{controller="binding",name="binding"}`,
+			`workqueue_queue_duration_seconds_count{controller="scheduler-resourcebinding",name="scheduler-resourcebinding"}`,
+			`workqueue_work_duration_seconds_count{controller="cluster-status",name="cluster-status"}`,
+			`workqueue_depth{controller="binding",name="binding",priority=`,
+			`workqueue_unfinished_work_seconds{controller="cluster-status",name="cluster-status"}`,
+			`workqueue_longest_running_processor_seconds{controller="detector-template",name="detector-template"}`,
 			"lifeboat_eviction_tasks_open",
 			"lifeboat_storm_guard_state",
 		} {
