@@ -62,6 +62,10 @@ func newSeries(name string) *series {
 	}
 	return &series{
 		name: name,
+		// The depth at priority 0 is reported from the start, as for
+		// controller-runtime's other queues, so that an idle queue has a
+		// depth series.
+		seen: []int{0},
 		adds: prometheus.NewCounter(prometheus.CounterOpts{Subsystem: subsystem, Name: ctrlmetrics.AddsKey,
 			Help: "Total number of adds handled by workqueue", ConstLabels: labels}),
 		retries: prometheus.NewCounter(prometheus.CounterOpts{Subsystem: subsystem, Name: ctrlmetrics.RetriesKey,

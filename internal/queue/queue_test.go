@@ -137,6 +137,11 @@ func TestQueueTimesWaitAndWork(t *testing.T) {
 
 func TestQueueCountsDelayedItemsOnceDue(t *testing.T) {
 	f := newFixture(t)
+	if v, _ := f.metrics(); v["workqueue_depth{priority=0}"] != 0 {
+		t.Errorf("depth of a new queue %v, want 0", v["workqueue_depth{priority=0}"])
+	} else if _, ok := v["workqueue_depth{priority=0}"]; !ok {
+		t.Error("a new queue has no depth series at priority 0")
+	}
 	f.queue.AddAfter("later", time.Hour)
 	v, _ := f.metrics()
 	if v["workqueue_depth{priority=0}"] != 0 || v["workqueue_retries_total"] != 1 {
