@@ -424,15 +424,25 @@ func TestDriftIsCorrected(t *testing.T) {
 	live := f.env.Lookup("member1", mct.Deployments, "default", "nginx")
 	seen := f.observe("member1", mct.Deployments)
 
-	// Someone scales the member object by hand.
-	drifted := live.DeepCopy()
-	_ = unstructured.SetNestedField(drifted.Object, int64(7), "spec", "replicas")
-	if _, err := f.env.Member("member1").Resource(mct.Deployments).Namespace("default").Update(f.ctx, drifted, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
+	// Someone scales the member object by hand. The informer sees it (so
+	// the Work is reconciled against the new state); the handler under
+	// test is then told. The fake API does not replay a change made while
+	// an informer is between a list and its watch, so the scaling is
+	// repeated (to another count) until the informer reports it.
+	var drifted *unstructured.Unstructured
+	for attempt := int64(0); ; attempt++ {
+		drifted = f.env.Lookup("member1", mct.Deployments, "default", "nginx").DeepCopy()
+		_ = unstructured.SetNestedField(drifted.Object, 7+attempt, "spec", "replicas")
+		if _, err := f.env.Member("member1").Resource(mct.Deployments).Namespace("default").Update(f.ctx, drifted, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if eventWithin(seen, membercluster.Updated, 2*time.Second) {
+			break
+		}
+		if attempt == 9 {
+			t.Fatalf("no %s event after %d scalings", membercluster.Updated, attempt+1)
+		}
 	}
-	// The informer sees it (so the Work is reconciled against the new
-	// state); the handler under test is then told.
-	waitEvent(t, seen, membercluster.Updated)
 	f.r.MemberHandler().OnEvent(membercluster.Event{Cluster: "member1", Type: membercluster.Updated, Old: pack(t, live), Object: pack(t, drifted)})
 	if f.queue.Len() != 1 {
 		t.Fatalf("the Work was not enqueued (queue length %d)", f.queue.Len())
@@ -483,15 +493,22 @@ func (f *fixture) observe(cluster string, gvr schema.GroupVersionResource) chan 
 // milliseconds).
 func waitEvent(t *testing.T, ch chan membercluster.Event, typ membercluster.EventType) {
 	t.Helper()
-	deadline := time.After(10 * time.Second)
+	if !eventWithin(ch, typ, 10*time.Second) {
+		t.Fatalf("no %s event", typ)
+	}
+}
+
+// eventWithin says whether an event of typ arrives on ch within d.
+func eventWithin(ch chan membercluster.Event, typ membercluster.EventType, d time.Duration) bool {
+	deadline := time.After(d)
 	for {
 		select {
 		case e := <-ch:
 			if e.Type == typ {
-				return
+				return true
 			}
 		case <-deadline:
-			t.Fatalf("no %s event", typ)
+			return false
 		}
 	}
 }
