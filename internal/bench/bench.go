@@ -172,6 +172,7 @@ func (b *Bench) Run(ctx context.Context) (*Report, error) {
 	}
 	b.tracker = NewTracker(b.Clock)
 	rep := &Report{Started: b.Clock.Now(), Machine: ReadMachine(), Versions: b.versions(), Flags: b.Options.Flags}
+	loadAtStart, loadKnown := readLoad(rep.Started)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	if err := watchClusters(watchCtx, b.Env, b.tracker); err != nil {
@@ -182,6 +183,7 @@ func (b *Bench) Run(ctx context.Context) (*Report, error) {
 			continue
 		}
 		if err := ctx.Err(); err != nil {
+			finish(rep, loadAtStart, loadKnown, b.Clock.Now())
 			return rep, err
 		}
 		b.logf("== %s", name)
@@ -205,8 +207,20 @@ func (b *Bench) Run(ctx context.Context) (*Report, error) {
 		}
 		rep.Scenarios = append(rep.Scenarios, res)
 	}
-	rep.Finished = b.Clock.Now()
+	finish(rep, loadAtStart, loadKnown, b.Clock.Now())
 	return rep, nil
+}
+
+// finish records the end of the bench and, when the machine's counters were
+// read at the start, what the machine did meanwhile.
+func finish(rep *Report, start loadSample, known bool, now time.Time) {
+	rep.Finished = now
+	if !known {
+		return
+	}
+	if end, ok := readLoad(now); ok {
+		rep.Machine.Load = loadBetween(start, end)
+	}
 }
 
 // runScenario runs one scenario Options.Runs times and pools the figures.

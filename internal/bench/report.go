@@ -43,6 +43,9 @@ type Machine struct {
 	OS          string `json:"os"`
 	Arch        string `json:"arch"`
 	GoVersion   string `json:"goVersion"`
+	// Load is what the machine did while the bench ran; absent when /proc
+	// could not say.
+	Load *MachineLoad `json:"load,omitempty"`
 }
 
 // ScenarioResult is one scenario's runs and figures.
@@ -182,8 +185,12 @@ func (r *Report) Markdown(w io.Writer) {
 	fmt.Fprintf(w, "# Lifeboat bench report\n\n")
 	fmt.Fprintf(w, "Started %s, took %s.\n\n", r.Started.UTC().Format(time.RFC3339), r.Finished.Sub(r.Started).Round(time.Second))
 	m := r.Machine
-	fmt.Fprintf(w, "Machine: %d CPUs, %.1f GiB memory, %s/%s kernel %s, %s.\n\n",
+	fmt.Fprintf(w, "Machine: %d CPUs, %.1f GiB memory, %s/%s kernel %s, %s",
 		m.NumCPU, float64(m.MemoryBytes)/(1<<30), m.OS, m.Arch, m.Kernel, m.GoVersion)
+	if m.Load != nil {
+		fmt.Fprintf(w, "; %s", m.Load)
+	}
+	fmt.Fprintf(w, ".\n\n")
 	if len(r.Versions) > 0 {
 		fmt.Fprintf(w, "Versions: %s.\n\n", joinSorted(r.Versions))
 	}

@@ -112,9 +112,9 @@ type Registry struct {
 	queues []metered
 }
 
-// NewRegistry returns an empty Registry; register it with a Prometheus
+// newRegistry returns an empty Registry; register it with a Prometheus
 // registry to export what it collects.
-func NewRegistry() *Registry { return &Registry{} }
+func newRegistry() *Registry { return &Registry{} }
 
 var (
 	defaultOnce sync.Once
@@ -127,7 +127,7 @@ var (
 // registry collects, registering it on first use.
 func defaultRegistry() *Registry {
 	defaultOnce.Do(func() {
-		defaultReg = NewRegistry()
+		defaultReg = newRegistry()
 		ctrlmetrics.Registry.MustRegister(defaultReg)
 	})
 	return defaultReg

@@ -58,12 +58,12 @@ func New(controllerName string, rateLimiter workqueue.TypedRateLimiter[reconcile
 
 // Typed is New for a controller whose requests are of type T.
 func Typed[T comparable](controllerName string, rateLimiter workqueue.TypedRateLimiter[T]) workqueue.TypedRateLimitingInterface[T] {
-	return NewWithClock(controllerName, rateLimiter, clock.RealClock{}, defaultRegistry())
+	return newWithClock(controllerName, rateLimiter, clock.RealClock{}, defaultRegistry())
 }
 
-// NewWithClock is New with the clock the metrics are timed with and the
+// newWithClock is New with the clock the metrics are timed with and the
 // set of queues they are collected from.
-func NewWithClock[T comparable](name string, rateLimiter workqueue.TypedRateLimiter[T], c clock.PassiveClock, reg *Registry) *Queue[T] {
+func newWithClock[T comparable](name string, rateLimiter workqueue.TypedRateLimiter[T], c clock.PassiveClock, reg *Registry) *Queue[T] {
 	if rateLimiter == nil {
 		rateLimiter = workqueue.NewTypedItemExponentialFailureRateLimiter[T](5*time.Millisecond, 1000*time.Second)
 	}

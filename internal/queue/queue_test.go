@@ -27,11 +27,11 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	reg := NewRegistry()
+	reg := newRegistry()
 	prom := prometheus.NewRegistry()
 	prom.MustRegister(reg)
 	c := clocktesting.NewFakePassiveClock(start)
-	q := NewWithClock[string]("q", workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, time.Second), c, reg)
+	q := newWithClock[string]("q", workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Millisecond, time.Second), c, reg)
 	t.Cleanup(func() {
 		if !q.ShuttingDown() {
 			q.ShutDown()
