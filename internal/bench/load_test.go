@@ -70,19 +70,30 @@ func TestLoadBetween(t *testing.T) {
 	}
 }
 
+func TestParseCPUModel(t *testing.T) {
+	data := []byte("processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC\ncpu MHz\t\t: 2096.010\n\nprocessor\t: 1\nmodel name\t: other\n")
+	if got := parseCPUModel(data); got != "AMD EPYC" {
+		t.Errorf("parseCPUModel = %q, want the first processor's, AMD EPYC", got)
+	}
+	if got := parseCPUModel([]byte("processor\t: 0\nCPU implementer\t: 0x41\n")); got != "" {
+		t.Errorf("parseCPUModel without a model name = %q, want empty", got)
+	}
+}
+
 func TestMarkdownStatesTheMachinesLoad(t *testing.T) {
 	rep := sampleReport()
+	rep.Machine.CPUModel = "AMD EPYC"
 	rep.Machine.Load = &MachineLoad{Seconds: 90, BusyShare: 0.97, KernelShare: 0.28, StealShare: 0.01, FileRefaultsPerSecond: 1234}
 	var buf bytes.Buffer
 	rep.Markdown(&buf)
-	want := "Machine: 2 CPUs, 24.0 GiB memory, linux/amd64 kernel 6.1, go1.26; while the bench ran, the machine's CPUs were 97 % busy, 28 % in the kernel, 1 % taken by the hypervisor, and 1234 pages of files were read back a second after being dropped.\n"
+	want := "Machine: 2 CPUs (AMD EPYC), 24.0 GiB memory, linux/amd64 kernel 6.1, go1.26; while the bench ran, the machine's CPUs were 97 % busy, 28 % in the kernel, 1 % taken by the hypervisor, and 1234 pages of files were read back a second after being dropped.\n"
 	if !strings.Contains(buf.String(), want) {
 		t.Errorf("report does not hold\n%s\ngot:\n%s", want, buf.String())
 	}
-	rep.Machine.Load = nil
+	rep.Machine.Load, rep.Machine.CPUModel = nil, ""
 	buf.Reset()
 	rep.Markdown(&buf)
-	if !strings.Contains(buf.String(), "go1.26.\n") {
+	if !strings.Contains(buf.String(), "Machine: 2 CPUs, 24.0 GiB memory, linux/amd64 kernel 6.1, go1.26.\n") {
 		t.Errorf("without a load the machine line ends after the Go version:\n%s", buf.String())
 	}
 }

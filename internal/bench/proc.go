@@ -96,7 +96,23 @@ func ReadMachine() Machine {
 	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
 		m.MemoryBytes = parseMemTotal(data)
 	}
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		m.CPUModel = parseCPUModel(data)
+	}
 	return m
+}
+
+// parseCPUModel returns the first "model name" of /proc/cpuinfo; empty
+// when there is none (some architectures name it otherwise).
+func parseCPUModel(cpuinfo []byte) string {
+	sc := bufio.NewScanner(bytes.NewReader(cpuinfo))
+	for sc.Scan() {
+		key, value, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(key) == "model name" {
+			return strings.TrimSpace(value)
+		}
+	}
+	return ""
 }
 
 func parseMemTotal(meminfo []byte) uint64 {

@@ -37,7 +37,9 @@ type Report struct {
 
 // Machine is what the figures depend on.
 type Machine struct {
-	NumCPU      int    `json:"nproc"`
+	NumCPU int `json:"nproc"`
+	// CPUModel is the first processor's model name in /proc/cpuinfo.
+	CPUModel    string `json:"cpuModel,omitempty"`
 	MemoryBytes uint64 `json:"memoryBytes"`
 	Kernel      string `json:"kernel"`
 	OS          string `json:"os"`
@@ -185,8 +187,12 @@ func (r *Report) Markdown(w io.Writer) {
 	fmt.Fprintf(w, "# Lifeboat bench report\n\n")
 	fmt.Fprintf(w, "Started %s, took %s.\n\n", r.Started.UTC().Format(time.RFC3339), r.Finished.Sub(r.Started).Round(time.Second))
 	m := r.Machine
-	fmt.Fprintf(w, "Machine: %d CPUs, %.1f GiB memory, %s/%s kernel %s, %s",
-		m.NumCPU, float64(m.MemoryBytes)/(1<<30), m.OS, m.Arch, m.Kernel, m.GoVersion)
+	cpus := fmt.Sprintf("%d CPUs", m.NumCPU)
+	if m.CPUModel != "" {
+		cpus += " (" + m.CPUModel + ")"
+	}
+	fmt.Fprintf(w, "Machine: %s, %.1f GiB memory, %s/%s kernel %s, %s",
+		cpus, float64(m.MemoryBytes)/(1<<30), m.OS, m.Arch, m.Kernel, m.GoVersion)
 	if m.Load != nil {
 		fmt.Fprintf(w, "; %s", m.Load)
 	}
