@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -68,6 +69,13 @@ type Options struct {
 	Orphans *orphans.Options
 	// Failback bounds how much moves back at once.
 	Failback *failback.Options
+	// LeaseDuration, RenewDeadline and RetryPeriod time leader election:
+	// how long a lease lasts without renewal, how long the leader keeps
+	// trying to renew before it gives up (and exits), and how long
+	// candidates and the leader wait between tries.
+	LeaseDuration time.Duration
+	RenewDeadline time.Duration
+	RetryPeriod   time.Duration
 	// PprofBindAddress serves net/http/pprof; empty disables it.
 	PprofBindAddress string
 	// CRDWait is how long to wait at start for Lifeboat's CRDs to be
@@ -111,6 +119,9 @@ func NewOptions() *Options {
 		LeaderElect:            true,
 		LeaderElectionID:       "lifeboat-controller-manager",
 		LeaderElectionNS:       "kube-system",
+		LeaseDuration:          15 * time.Second,
+		RenewDeadline:          10 * time.Second,
+		RetryPeriod:            2 * time.Second,
 		QPS:                    1000,
 		Burst:                  2000,
 		Controllers:            []string{"*"},
@@ -136,6 +147,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader so that only one replica reconciles at a time.")
 	fs.StringVar(&o.LeaderElectionID, "leader-elect-resource-name", o.LeaderElectionID, "Name of the Lease used for leader election.")
 	fs.StringVar(&o.LeaderElectionNS, "leader-elect-resource-namespace", o.LeaderElectionNS, "Namespace of the Lease used for leader election.")
+	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", o.LeaseDuration, "How long a standby replica waits after the leader's last renewal before it takes the lease: the longest the controllers stand still when the leader dies.")
+	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", o.RenewDeadline, "How long the leader keeps trying to renew its lease before it gives up and exits; must be shorter than --leader-elect-lease-duration. An API server too busy to answer a renewal within it costs a restart of the controllers.")
+	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", o.RetryPeriod, "Time between two tries to take or renew the lease; --leader-elect-renew-deadline must be more than 1.2 times it.")
 	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Client-side queries per second to the control plane.")
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Client-side burst to the control plane.")
 	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, fmt.Sprintf("Controllers to run: '*' runs all, 'foo' enables foo, '-foo' disables foo. All: %s.", strings.Join(controllerNames(), ", ")))
@@ -167,6 +181,23 @@ func setupError(controller string, err error) error {
 func checkGCPercent(n int) error {
 	if n < 0 {
 		return fmt.Errorf("--gc-percent %d: want a positive percentage, or 0 for Go's default", n)
+	}
+	return nil
+}
+
+// checkLeaderElection checks the leader-election timing the way client-go
+// will when the manager starts, so that a bad combination is refused with
+// the flags' names before anything runs: every duration positive, the
+// lease longer than the renew deadline, and the renew deadline longer than
+// the retry period with client-go's jitter (1.2).
+func checkLeaderElection(lease, renew, retry time.Duration) error {
+	switch {
+	case lease <= 0 || renew <= 0 || retry <= 0:
+		return fmt.Errorf("--leader-elect-lease-duration %s, --leader-elect-renew-deadline %s, --leader-elect-retry-period %s: each must be positive", lease, renew, retry)
+	case lease <= renew:
+		return fmt.Errorf("--leader-elect-lease-duration %s must be longer than --leader-elect-renew-deadline %s", lease, renew)
+	case float64(renew) <= leaderelection.JitterFactor*float64(retry):
+		return fmt.Errorf("--leader-elect-renew-deadline %s must be longer than %g times --leader-elect-retry-period %s", renew, leaderelection.JitterFactor, retry)
 	}
 	return nil
 }
@@ -219,6 +250,11 @@ func Run(ctx context.Context, o *Options) error {
 	if err := checkGCPercent(o.GCPercent); err != nil {
 		return err
 	}
+	if o.LeaderElect {
+		if err := checkLeaderElection(o.LeaseDuration, o.RenewDeadline, o.RetryPeriod); err != nil {
+			return err
+		}
+	}
 	if o.GCPercent > 0 {
 		debug.SetGCPercent(o.GCPercent)
 		ctrl.Log.WithName("setup").Info("garbage collector target set", "percent", o.GCPercent)
@@ -262,7 +298,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	leaseDuration, renewDeadline, retryPeriod := 15*time.Second, 10*time.Second, 2*time.Second
+	leaseDuration, renewDeadline, retryPeriod := o.LeaseDuration, o.RenewDeadline, o.RetryPeriod
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme: scheme,
 		// managedFields are about half of a cached object and nothing here

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
@@ -73,5 +75,50 @@ func TestSetupErrorSaysHowToInstallTheCRDs(t *testing.T) {
 	}
 	if err := setupError("x", errors.New("boom")); strings.Contains(err.Error(), "lifeboat init") {
 		t.Errorf("an unrelated failure names lifeboat init: %v", err)
+	}
+}
+
+// TestLeaderElectionFlags: the defaults are client-go's and Karmada's
+// (15s, 10s, 2s), the flags set them, and combinations client-go would
+// refuse at start are refused with the flags' names.
+func TestLeaderElectionFlags(t *testing.T) {
+	o := NewOptions()
+	if o.LeaseDuration != 15*time.Second || o.RenewDeadline != 10*time.Second || o.RetryPeriod != 2*time.Second {
+		t.Errorf("defaults = %s, %s, %s; want 15s, 10s, 2s", o.LeaseDuration, o.RenewDeadline, o.RetryPeriod)
+	}
+	if err := checkLeaderElection(o.LeaseDuration, o.RenewDeadline, o.RetryPeriod); err != nil {
+		t.Errorf("the defaults are refused: %v", err)
+	}
+	fs := pflag.NewFlagSet("cm", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"--leader-elect-lease-duration=60s", "--leader-elect-renew-deadline=40s", "--leader-elect-retry-period=5s"}); err != nil {
+		t.Fatal(err)
+	}
+	if o.LeaseDuration != time.Minute || o.RenewDeadline != 40*time.Second || o.RetryPeriod != 5*time.Second {
+		t.Errorf("after the flags: %s, %s, %s; want 1m, 40s, 5s", o.LeaseDuration, o.RenewDeadline, o.RetryPeriod)
+	}
+
+	cases := map[string]struct {
+		lease, renew, retry time.Duration
+		in                  string // a part of the error; empty: accepted
+	}{
+		"a long lease for a busy control plane": {lease: 60 * time.Second, renew: 40 * time.Second, retry: 5 * time.Second},
+		"renew just over 1.2 retries":           {lease: 15 * time.Second, renew: 2401 * time.Millisecond, retry: 2 * time.Second},
+		"renew exactly 1.2 retries":             {lease: 15 * time.Second, renew: 2400 * time.Millisecond, retry: 2 * time.Second, in: "1.2 times --leader-elect-retry-period"},
+		"lease equal to renew":                  {lease: 10 * time.Second, renew: 10 * time.Second, retry: 2 * time.Second, in: "longer than --leader-elect-renew-deadline"},
+		"lease shorter than renew":              {lease: 5 * time.Second, renew: 10 * time.Second, retry: 2 * time.Second, in: "longer than --leader-elect-renew-deadline"},
+		"zero retry":                            {lease: 15 * time.Second, renew: 10 * time.Second, in: "each must be positive"},
+		"negative lease":                        {lease: -time.Second, renew: 10 * time.Second, retry: 2 * time.Second, in: "each must be positive"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := checkLeaderElection(tc.lease, tc.renew, tc.retry)
+			switch {
+			case tc.in == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.in != "" && (err == nil || !strings.Contains(err.Error(), tc.in)):
+				t.Errorf("error = %v, want one saying %q", err, tc.in)
+			}
+		})
 	}
 }
