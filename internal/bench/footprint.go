@@ -2,7 +2,9 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"sort"
 	"strconv"
 	"time"
@@ -176,7 +178,11 @@ func (b *Bench) footprintRun(ctx context.Context, r *RunResult) error {
 func (b *Bench) sampleProcesses() (map[string]ProcSample, error) {
 	out := map[string]ProcSample{}
 	for _, name := range b.processNames() {
-		s, err := ReadProc(b.pidOf(name))
+		pid := b.pidOf(name)
+		s, err := ReadProc(pid)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s (PID %d) is no longer running: it exited, or was restarted, during the run, so what was sampled before is not the same process's; see its log", name, pid)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}

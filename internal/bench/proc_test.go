@@ -2,6 +2,7 @@ package bench
 
 import (
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -60,5 +61,17 @@ func TestReadProcSelf(t *testing.T) {
 func TestParseMemTotal(t *testing.T) {
 	if got := parseMemTotal([]byte("MemTotal:       24576000 kB\nMemFree: 1 kB\n")); got != 24576000*1024 {
 		t.Errorf("parseMemTotal = %d", got)
+	}
+}
+
+// TestSampleProcessesSaysAProcessIsGone: a measured process that exited
+// (or was restarted under another PID) is named as gone, not reported
+// as a file /proc lacks.
+func TestSampleProcessesSaysAProcessIsGone(t *testing.T) {
+	const gone = 1 << 30 // above any Linux pid_max
+	b := &Bench{Options: Options{Controllers: map[string]int{"lifeboat-controller-manager": gone}}}
+	_, err := b.sampleProcesses()
+	if err == nil || !strings.Contains(err.Error(), "lifeboat-controller-manager (PID 1073741824) is no longer running") {
+		t.Errorf("sampleProcesses = %v, want it to say the controller manager is gone", err)
 	}
 }
