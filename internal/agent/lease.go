@@ -35,6 +35,12 @@ type LeaseRenewer struct {
 	mu          sync.Mutex
 	lastRenewed time.Time
 	attempted   bool
+
+	// written is the Lease as this process last wrote it: the next
+	// renewal updates it without reading it first, one request instead of
+	// two. It is dropped after any failure, so that the next renewal reads
+	// the Lease again. Only Start's goroutine uses it.
+	written *coordinationv1.Lease
 }
 
 // NeedLeaderElection is false: the agent has no leader election of its own.
@@ -57,11 +63,15 @@ func (r *LeaseRenewer) Attempted() bool {
 }
 
 // Start renews the Lease until ctx is done. A failed renewal is logged and
-// tried again at the next interval; it never stops the agent.
+// tried again; it never stops the agent. Renewals start every Interval,
+// counted from the start of the previous one: a renewal that used up its
+// whole Interval (a control plane slow to answer) is followed by the next
+// at once, not an Interval later.
 func (r *LeaseRenewer) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("lease").WithValues("cluster", r.Cluster)
 	failing := false
 	for {
+		began := r.Clock.Now()
 		err := r.renew(ctx)
 		r.mu.Lock()
 		r.attempted = true
@@ -73,34 +83,73 @@ func (r *LeaseRenewer) Start(ctx context.Context) error {
 			log.Info("renewing the cluster's Lease again")
 		}
 		failing = err != nil
+		if ctx.Err() != nil {
+			return nil
+		}
+		wait := nextRenewal(began, r.Clock.Now(), r.Interval)
+		if wait <= 0 {
+			continue
+		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-r.Clock.After(r.Interval):
+		case <-r.Clock.After(wait):
 		}
 	}
 }
 
+// nextRenewal is how long to wait, at now, before the renewal after the
+// one that began at began: renewals start every interval, and one that
+// took the interval or longer is followed at once.
+func nextRenewal(began, now time.Time, interval time.Duration) time.Duration {
+	return max(0, began.Add(interval).Sub(now))
+}
+
+// renew writes a new renewTime into the Lease within one Interval. It
+// updates the Lease as this process last wrote it; the first renewal, and
+// the first after a failure, read it first. A conflict (someone else wrote
+// the Lease, or an update that timed out here went through there) is
+// answered by reading the Lease and updating it once more.
 func (r *LeaseRenewer) renew(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, r.Interval)
 	defer cancel()
-	var lease coordinationv1.Lease
-	key := types.NamespacedName{Namespace: cluster.LeaseNamespace, Name: r.Cluster}
-	if err := r.Client.Get(ctx, key, &lease); err != nil {
-		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("the Lease %s does not exist: it is created when the cluster is registered (`lifeboat token create --cluster %s`): %w", key, r.Cluster, err)
+	lease := r.written
+	r.written = nil
+	for attempt := 0; ; attempt++ {
+		if lease == nil {
+			var err error
+			if lease, err = r.read(ctx); err != nil {
+				return err
+			}
 		}
-		return fmt.Errorf("reading Lease %s: %w", key, err)
+		now := r.Clock.Now()
+		Renewed(lease, r.Holder, r.Duration, now)
+		err := r.Client.Update(ctx, lease)
+		if apierrors.IsConflict(err) && attempt == 0 {
+			lease = nil
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("updating Lease %s/%s: %w", cluster.LeaseNamespace, r.Cluster, err)
+		}
+		r.written = lease
+		r.mu.Lock()
+		r.lastRenewed = now
+		r.mu.Unlock()
+		return nil
 	}
-	now := r.Clock.Now()
-	Renewed(&lease, r.Holder, r.Duration, now)
-	if err := r.Client.Update(ctx, &lease); err != nil {
-		return fmt.Errorf("updating Lease %s: %w", key, err)
+}
+
+func (r *LeaseRenewer) read(ctx context.Context) (*coordinationv1.Lease, error) {
+	lease := &coordinationv1.Lease{}
+	key := types.NamespacedName{Namespace: cluster.LeaseNamespace, Name: r.Cluster}
+	if err := r.Client.Get(ctx, key, lease); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("the Lease %s does not exist: it is created when the cluster is registered (`lifeboat token create --cluster %s`): %w", key, r.Cluster, err)
+		}
+		return nil, fmt.Errorf("reading Lease %s: %w", key, err)
 	}
-	r.mu.Lock()
-	r.lastRenewed = now
-	r.mu.Unlock()
-	return nil
+	return lease, nil
 }
 
 // Renewed sets lease's spec as renewed by holder at now.
