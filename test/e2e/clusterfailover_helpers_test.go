@@ -633,6 +633,28 @@ func (e *cfEnv) clusterEvents(ctx context.Context, reason string) ([]corev1.Even
 	return list.Items, nil
 }
 
+// waitEvent waits for an Event in ns (every namespace if empty) that
+// matches fieldSelector and whose message contains text, and returns it.
+// Events are sent apart from the writes they describe and may come later.
+func (e *cfEnv) waitEvent(t *testing.T, ns, fieldSelector, text string) corev1.Event {
+	t.Helper()
+	var found corev1.Event
+	cfEventually(t, cfTimeout, describe("an Event (%s) saying %q", fieldSelector, text), func(ctx context.Context) (bool, string, error) {
+		list, err := e.cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: fieldSelector})
+		if err != nil {
+			return false, "", err
+		}
+		for _, ev := range list.Items {
+			if strings.Contains(ev.Message, text) {
+				found = ev
+				return true, "", nil
+			}
+		}
+		return false, summarizeEvents(list.Items), nil
+	})
+	return found
+}
+
 // controllerErrors returns the error lines of the private controller
 // manager's log, for the test log.
 func (e *cfEnv) controllerErrors() []string {

@@ -282,10 +282,7 @@ spec:
 	if gone, ok := w.goneAt("member2"); ok {
 		t.Errorf("the copy in member2 was deleted at %s: %s", gone.Format(time.RFC3339Nano), w)
 	}
-	events, err := e.cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=FailbackAbandoned"})
-	if err != nil || len(events.Items) == 0 {
-		t.Errorf("no FailbackAbandoned Event (%v)", err)
-	}
+	e.waitEvent(t, ns, "reason=FailbackAbandoned", "")
 	// Not again within the window: no new failback before it ends.
 	until := abandoned.Time.Add(window - 2*time.Second)
 	for time.Now().Before(until) {
