@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -106,7 +107,17 @@ func (b *bindingWrapper) unscheduled() *bindingWrapper {
 func (b *bindingWrapper) noClusterFit(msg string) *bindingWrapper {
 	b.Status.Conditions = append(b.Status.Conditions, metav1.Condition{
 		Type: workv1alpha2.Scheduled, Status: metav1.ConditionFalse, Reason: workv1alpha2.BindingReasonNoClusterFit,
-		Message: msg, LastTransitionTime: *mt(0),
+		Message: msg, LastTransitionTime: *mt(0), ObservedGeneration: b.Generation,
+	})
+	return b
+}
+
+// withScheduled sets the Scheduled condition, observed at the binding's
+// generation plus generationOffset.
+func (b *bindingWrapper) withScheduled(status metav1.ConditionStatus, reason string, generationOffset int64) *bindingWrapper {
+	meta.SetStatusCondition(&b.Status.Conditions, metav1.Condition{
+		Type: workv1alpha2.Scheduled, Status: status, Reason: reason, LastTransitionTime: *mt(0),
+		ObservedGeneration: b.Generation + generationOffset,
 	})
 	return b
 }

@@ -477,12 +477,12 @@ func targetCondition(generation int64, spec *workv1alpha2.ResourceBindingSpec, s
 		}, false
 	}
 	sched := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled)
-	schedulerSaidNo := sched != nil && sched.Status == metav1.ConditionFalse
-	if !schedulerSaidNo && !scheduled(generation, status) {
+	saidNo := sched != nil && sched.Status == metav1.ConditionFalse
+	if !saidNo && !scheduled(generation, status) {
 		return nil, true
 	}
 	why := "the scheduler found no cluster"
-	if schedulerSaidNo && sched.Message != "" {
+	if saidNo && sched.Message != "" {
 		why = fmt.Sprintf("the scheduler found no cluster: %s", sched.Message)
 	}
 	return &metav1.Condition{

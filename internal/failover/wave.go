@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
@@ -195,7 +196,8 @@ func (w *Wave) Release(key string) {
 // inFlight reports whether the binding's failover is still on its way: an
 // eviction task waits for the replacement (Directly tasks wait for the old
 // copy instead, which no hold speeds up), a target exists or the scheduler
-// has yet to look, and the replacement is not Healthy yet. A move by
+// has yet to answer (see schedulerSaidNo), and the replacement is not
+// Healthy yet. A move by
 // choice (a Rebalance or a Failback) is no failover: its old copy serves
 // until the new one is Healthy, so nobody's clean-up waits for it, and
 // holding back one failback's clean-up for another only keeps both copies
@@ -215,9 +217,21 @@ func inFlight(o observed) bool {
 		return false
 	}
 	if !scheduled(o.generation, o.status) {
-		return true
+		return !schedulerSaidNo(o.generation, o.status)
 	}
 	return len(o.spec.Clusters) > 0 && !placementHealthy(o.spec, o.status)
+}
+
+// schedulerSaidNo reports whether the scheduler answered this generation
+// of the binding with no cluster: nothing fits, or nothing has room. The
+// scheduler leaves schedulerObservedGeneration behind then, but no
+// replacement is being placed: until a cluster changes, the binding is no
+// part of a wave, and holding others' clean-up for it only delays them.
+// A scheduler error is no answer; the scheduler tries again.
+func schedulerSaidNo(generation int64, status *workv1alpha2.ResourceBindingStatus) bool {
+	c := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled)
+	return c != nil && c.Status == metav1.ConditionFalse && c.ObservedGeneration >= generation &&
+		(c.Reason == workv1alpha2.BindingReasonNoClusterFit || c.Reason == workv1alpha2.BindingReasonUnschedulable)
 }
 
 // holdable reports whether every write the plan and the condition ask for

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
@@ -204,6 +205,20 @@ func TestInFlight(t *testing.T) {
 		"no cluster can take it": {
 			b: makeBinding("nginx").task(gracefully).obj(),
 		},
+		"the scheduler found no cluster for this generation (it leaves the observed generation behind)": {
+			b: makeBinding("nginx").unscheduled().noClusterFit("0/2 clusters are available").task(gracefully).obj(),
+		},
+		"no cluster has room for this generation": {
+			b: makeBinding("nginx").unscheduled().withScheduled(metav1.ConditionFalse, workv1alpha2.BindingReasonUnschedulable, 0).task(gracefully).obj(),
+		},
+		"the scheduler found no cluster for an earlier generation: it has yet to answer this one": {
+			b:    makeBinding("nginx").unscheduled().withScheduled(metav1.ConditionFalse, workv1alpha2.BindingReasonNoClusterFit, -1).task(gracefully).obj(),
+			want: true,
+		},
+		"a scheduler error is no answer": {
+			b:    makeBinding("nginx").unscheduled().withScheduled(metav1.ConditionFalse, workv1alpha2.BindingReasonSchedulerError, 0).task(gracefully).obj(),
+			want: true,
+		},
 		"a failback, replacement not Healthy yet: a move by choice, no failover": {
 			b: makeBinding("nginx").clusters("member1").health("member1", workv1alpha2.ResourceUnhealthy).
 				task(withReason(gracefully, workv1alpha2.EvictionReasonFailback)).obj(),
@@ -324,6 +339,42 @@ func TestGracefulEvictionHoldsCleanUpWhileOthersInFlight(t *testing.T) {
 	if len(b.Status.FailoverHistory) != 1 || b.Status.FailoverHistory[0].ReplacementHealthyTime == nil ||
 		!b.Status.FailoverHistory[0].ReplacementHealthyTime.Time.Equal(at(97)) {
 		t.Errorf("history = %+v, want the replacement Healthy at %s", b.Status.FailoverHistory, at(97))
+	}
+}
+
+// A workload that no cluster can take (the scheduler said so for its
+// evicted generation, leaving schedulerObservedGeneration behind) holds no
+// other workload's clean-up: no replacement of it is being placed.
+func TestGracefulEvictionNoFitHoldsNobody(t *testing.T) {
+	task := withGrace(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0, "member2"), 600)
+	done := makeBinding("nginx").clusters("member1").health("member1", workv1alpha2.ResourceHealthy).
+		health("member2", workv1alpha2.ResourceUnhealthy).placementHealthySince(97).task(task).obj()
+	var stuck []client.Object
+	for _, name := range []string{"pinned-a", "pinned-b", "pinned-c"} {
+		stuck = append(stuck, makeBinding(name).unscheduled().noClusterFit("0/3 clusters are available: 3 cluster(s) did not match the placement cluster affinity constraint.").
+			health("member2", workv1alpha2.ResourceUnhealthy).task(task).obj())
+	}
+	e := newEnv(t, nil, append(stuck, done)...)
+	r := e.gracefulEviction()
+	r.Wave = NewWave(time.Minute)
+	ctx := context.Background()
+
+	e.clock.SetTime(at(100))
+	for _, s := range stuck {
+		if _, err := r.reconcile(ctx, resourceBindingKind, reqFor(s.GetName())); err != nil {
+			t.Fatal(err)
+		}
+		// The copy is still its last one: kept.
+		if b := e.rb(s.GetName()); len(b.Spec.GracefulEvictionTasks) != 1 {
+			t.Fatalf("%s: tasks %+v, want its task kept (no cluster can take it)", s.GetName(), b.Spec.GracefulEvictionTasks)
+		}
+	}
+	if _, err := r.reconcile(ctx, resourceBindingKind, reqFor(nginx)); err != nil {
+		t.Fatal(err)
+	}
+	b := e.rb(nginx)
+	if len(b.Spec.GracefulEvictionTasks) != 0 || len(b.Status.FailoverHistory) != 1 {
+		t.Errorf("nginx's clean-up held by workloads no cluster can take: tasks %+v, history %+v", b.Spec.GracefulEvictionTasks, b.Status.FailoverHistory)
 	}
 }
 
