@@ -609,9 +609,9 @@ const conflictRetry = time.Second
 func (r *Reconciler) cleanupPending(ctx context.Context, work *workv1alpha1.Work, cause error) (reconcile.Result, error) {
 	conditions := append([]metav1.Condition(nil), work.Status.Conditions...)
 	cond := metav1.Condition{Type: ConditionCleanup, Status: metav1.ConditionFalse, ObservedGeneration: work.Generation,
-		Reason: ReasonCleanupPending, Message: truncate("Member objects could not be deleted yet, retrying: "+cause.Error(), 4000)}
+		Reason: ReasonCleanupPending, Message: truncate("Member objects could not be deleted yet, retrying: "+conditionError(cause), 4000)}
 	if prev := meta.FindStatusCondition(conditions, ConditionCleanup); prev == nil || prev.Reason != cond.Reason {
-		r.event(work, corev1.EventTypeWarning, EventCleanupFailed, cond.Message)
+		r.event(work, corev1.EventTypeWarning, EventCleanupFailed, truncate("Member objects could not be deleted yet, retrying: "+cause.Error(), 4000))
 	}
 	r.setCondition(&conditions, cond)
 	if err := r.writeConditions(ctx, work, conditions); err != nil {

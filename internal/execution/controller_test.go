@@ -640,6 +640,37 @@ func TestDeletingWorkOnUnreachableMember(t *testing.T) {
 	}
 }
 
+// While the member stays unreachable, the Work waiting for its clean-up is
+// written once: later passes, with the member cache's countdown to its
+// next attempt lower and the last connection error another, say the same.
+func TestDeletingWorkOnUnreachableMemberWritesOnce(t *testing.T) {
+	work := MakeWork("nginx", "member1").Manifest(deployment("nginx", 1)).Obj()
+	f := newFixture(t, work)
+	f.mustReconcile(work)
+	f.env.SetReachable("member1", false)
+	deleteWork(t, f, work)
+	if _, err := f.reconcile(work); err != nil {
+		t.Fatalf("reconcile: %v", err)
+	}
+	first := f.get(work)
+	c := meta.FindStatusCondition(first.Status.Conditions, ConditionCleanup)
+	if c == nil || c.Reason != ReasonCleanupPending {
+		t.Fatalf("Cleanup = %+v", c)
+	}
+	if want := "Member objects could not be deleted yet, retrying: member cluster member1 is unreachable"; c.Message != want {
+		t.Errorf("Cleanup message = %q, want %q", c.Message, want)
+	}
+	for i := range 3 {
+		f.env.Clock.Step(time.Second)
+		if _, err := f.reconcile(work); err != nil {
+			t.Fatalf("reconcile %d: %v", i+2, err)
+		}
+		if got := f.get(work); got.ResourceVersion != first.ResourceVersion {
+			t.Fatalf("pass %d wrote the Work again: conditions %+v", i+2, got.Status.Conditions)
+		}
+	}
+}
+
 func TestDeletingWorkOfDeletedClusterReleasesIt(t *testing.T) {
 	work := MakeWork("nginx", "member1").Finalizer().Manifest(deployment("nginx", 1)).Obj()
 	f := newFixture(t, work)

@@ -332,13 +332,30 @@ func AppliedCondition(results []Result, generation int64) metav1.Condition {
 		case r.Outcome == OutcomeConflict && reason != ReasonClusterUnreachable:
 			reason = ReasonResourceConflict
 		}
-		msgs = append(msgs, fmt.Sprintf("manifest %d: %v", r.Ordinal, r.Err))
+		msgs = append(msgs, fmt.Sprintf("manifest %d: %s", r.Ordinal, conditionError(r.Err)))
 	}
 	return metav1.Condition{
 		Type: workv1alpha1.WorkApplied, Status: metav1.ConditionFalse, ObservedGeneration: generation,
 		Reason:  reason,
 		Message: truncate(fmt.Sprintf("Failed to apply all manifests (%d/%d): %s", len(results)-len(failed), len(results), strings.Join(msgs, "; ")), 4000),
 	}
+}
+
+// conditionError is how err is said in a condition's message. An
+// unreachable member is named without the member cache's countdown to its
+// next attempt and without the last connection error (as often as not
+// another object's request): both change with every retry, and a message
+// that changes is one more write of the Work each time, for every Work of
+// a member that is down.
+func conditionError(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	var unreachable *membercluster.UnreachableError
+	if errors.As(err, &unreachable) {
+		return fmt.Sprintf("member cluster %s is unreachable", unreachable.Cluster)
+	}
+	return err.Error()
 }
 
 // DispatchingCondition is Karmada's Dispatching condition.

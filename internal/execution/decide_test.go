@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -192,6 +193,25 @@ func TestUpToDate(t *testing.T) {
 	}
 	if UpToDate(obj(desired), nil) {
 		t.Error("an absent object is never up to date")
+	}
+}
+
+// An unreachable member is said without what changes from one retry to
+// the next; other errors are said whole.
+func TestConditionError(t *testing.T) {
+	unreachable := func(retry time.Duration, err string) error {
+		return fmt.Errorf("manifest 0: %w", &membercluster.UnreachableError{Cluster: "member1", RetryAfter: retry, Err: errors.New(err)})
+	}
+	a := conditionError(unreachable(30*time.Second, `Delete "https://127.0.0.1:1/apis/apps/v1/namespaces/a/deployments/x": connection refused`))
+	b := conditionError(unreachable(3*time.Second, `Get "https://127.0.0.1:1/apis/apps/v1/namespaces/b/deployments/y": i/o timeout`))
+	if a != b || a != "member cluster member1 is unreachable" {
+		t.Errorf("two retries against the same unreachable member say %q and %q, want both %q", a, b, "member cluster member1 is unreachable")
+	}
+	if got := conditionError(errors.New(`deployments.apps "x" is forbidden`)); got != `deployments.apps "x" is forbidden` {
+		t.Errorf("another error: %q", got)
+	}
+	if got := conditionError(nil); got != "<nil>" {
+		t.Errorf("nil: %q", got)
 	}
 }
 
