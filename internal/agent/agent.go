@@ -103,7 +103,7 @@ func NewOptions() *Options {
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClusterName, "cluster-name", o.ClusterName, "Name of the Pull cluster this agent serves (its Cluster object in the control plane). Required.")
 	fs.DurationVar(&o.LeaseDuration, "cluster-lease-duration", o.LeaseDuration, "Lease duration the agent writes into the cluster's Lease in the control plane.")
-	fs.Float64Var(&o.LeaseRenewFraction, "cluster-lease-renew-interval-fraction", o.LeaseRenewFraction, "The Lease is renewed every --cluster-lease-duration times this fraction.")
+	fs.Float64Var(&o.LeaseRenewFraction, "cluster-lease-renew-interval-fraction", o.LeaseRenewFraction, "The Lease is renewed every --cluster-lease-duration times this fraction (at least 100ms).")
 	fs.DurationVar(&o.StatusUpdateFrequency, "cluster-status-update-frequency", o.StatusUpdateFrequency, "How often the member's /readyz is probed and the Cluster's status updated.")
 	fs.DurationVar(&o.FailureThreshold, "cluster-failure-threshold", o.FailureThreshold, "How long the member must keep failing its probe before its Ready condition turns False.")
 	fs.DurationVar(&o.SuccessThreshold, "cluster-success-threshold", o.SuccessThreshold, "How long the member must keep passing its probe before its Ready condition turns True again.")
@@ -130,6 +130,9 @@ func (o *Options) Validate() error {
 	}
 	if o.LeaseRenewFraction <= 0 || o.LeaseRenewFraction >= 1 {
 		errs = append(errs, fmt.Errorf("--cluster-lease-renew-interval-fraction %g: want a fraction between 0 and 1, such as 0.25", o.LeaseRenewFraction))
+	} else if o.LeaseDuration >= time.Second && o.RenewInterval() < minRenewInterval {
+		errs = append(errs, fmt.Errorf("--cluster-lease-duration %s x --cluster-lease-renew-interval-fraction %g renews every %s: want at least %s (each renewal gets one interval to be answered)",
+			o.LeaseDuration, o.LeaseRenewFraction, o.RenewInterval(), minRenewInterval))
 	}
 	for _, d := range []struct {
 		flag string
@@ -154,6 +157,12 @@ func (o *Options) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// minRenewInterval is the shortest renew interval accepted: each renewal
+// gets one interval to be answered, and a renewal that times out is
+// followed by the next at once, so a shorter one would mostly time out and
+// ask again without pause.
+const minRenewInterval = 100 * time.Millisecond
 
 // RenewInterval is how often the Lease is renewed.
 func (o *Options) RenewInterval() time.Duration {

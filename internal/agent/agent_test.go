@@ -35,6 +35,8 @@ func TestOptionsValidate(t *testing.T) {
 		"lease under a second":  {func(o *Options) { o.LeaseDuration = 500 * time.Millisecond }, "--cluster-lease-duration"},
 		"fraction of one":       {func(o *Options) { o.LeaseRenewFraction = 1 }, "--cluster-lease-renew-interval-fraction"},
 		"fraction zero":         {func(o *Options) { o.LeaseRenewFraction = 0 }, "--cluster-lease-renew-interval-fraction"},
+		"renewed every 10ms":    {func(o *Options) { o.LeaseDuration, o.LeaseRenewFraction = time.Second, 0.01 }, "renews every 10ms: want at least 100ms"},
+		"renewed every 100ms":   {func(o *Options) { o.LeaseDuration, o.LeaseRenewFraction = time.Second, 0.1 }, ""},
 		"no probe period":       {func(o *Options) { o.StatusUpdateFrequency = 0 }, "--cluster-status-update-frequency"},
 		"negative threshold":    {func(o *Options) { o.FailureThreshold = -time.Second }, "--cluster-failure-threshold"},
 		"no workers":            {func(o *Options) { o.Concurrency = 0 }, "--concurrency"},
