@@ -197,11 +197,10 @@ func (w *Wave) Release(key string) {
 // eviction task waits for the replacement (Directly tasks wait for the old
 // copy instead, which no hold speeds up), a target exists or the scheduler
 // has yet to answer (see schedulerSaidNo), and the replacement is not
-// Healthy yet. A move by
-// choice (a Rebalance or a Failback) is no failover: its old copy serves
-// until the new one is Healthy, so nobody's clean-up waits for it, and
-// holding back one failback's clean-up for another only keeps both copies
-// running and the failback cap full.
+// Healthy yet. A move by choice (a Rebalance or a Failback) is no
+// failover: its old copy serves until the new one is Healthy, so nobody's
+// clean-up waits for it, and holding back one failback's clean-up for
+// another only keeps both copies running and the failback cap full.
 func inFlight(o observed) bool {
 	waits := false
 	for _, t := range o.spec.GracefulEvictionTasks {
