@@ -78,7 +78,7 @@ AGENT=charts/lifeboat-agent
 arender() { "${HELM}" template a "${AGENT}" --namespace lifeboat-system --kube-version "${KUBE_VERSION}" "$@"; }
 arender --set clusterName=edge1 | go run ./hack/chartcheck --values "${AGENT}/values.yaml" --readme "${AGENT}/README.md"
 out=$(arender --set clusterName=edge1 --set 'rbac.extraRules[0].apiGroups={flink.apache.org}' --set 'rbac.extraRules[0].resources={*}' --set 'rbac.extraRules[0].verbs={*}')
-for want in '--cluster-name=edge1' 'runAsNonRoot: true' 'readOnlyRootFilesystem: true' 'replicas: 1' 'flink.apache.org' 'secretName: lifeboat-agent-kubeconfig'; do
+for want in '--cluster-name=edge1' '--member-lease-namespace=lifeboat-system' 'resources: [leases]' 'runAsNonRoot: true' 'readOnlyRootFilesystem: true' 'replicas: 1' 'flink.apache.org' 'secretName: lifeboat-agent-kubeconfig'; do
   grep -qF -- "$want" <<<"$out" || { echo "verify-chart: the agent's rendering lacks: $want" >&2; exit 1; }
 done
 arefuse() {

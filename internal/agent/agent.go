@@ -9,13 +9,17 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
@@ -58,6 +62,9 @@ type Options struct {
 	// renewal.
 	LeaseDuration      time.Duration
 	LeaseRenewFraction float64
+	// MemberLeaseNamespace holds, in the member, the record of the last
+	// renewal (see RenewalRecord).
+	MemberLeaseNamespace string
 
 	// StatusUpdateFrequency, FailureThreshold, SuccessThreshold,
 	// ProbeTimeout and CollectInterval drive the cluster's status, as the
@@ -85,6 +92,7 @@ func NewOptions() *Options {
 	return &Options{
 		LeaseDuration:          40 * time.Second,
 		LeaseRenewFraction:     0.25,
+		MemberLeaseNamespace:   metav1.NamespaceSystem,
 		StatusUpdateFrequency:  c.StatusUpdateFrequency,
 		FailureThreshold:       c.FailureThreshold,
 		SuccessThreshold:       c.SuccessThreshold,
@@ -104,6 +112,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClusterName, "cluster-name", o.ClusterName, "Name of the Pull cluster this agent serves (its Cluster object in the control plane). Required.")
 	fs.DurationVar(&o.LeaseDuration, "cluster-lease-duration", o.LeaseDuration, "Lease duration the agent writes into the cluster's Lease in the control plane.")
 	fs.Float64Var(&o.LeaseRenewFraction, "cluster-lease-renew-interval-fraction", o.LeaseRenewFraction, "The Lease is renewed every --cluster-lease-duration times this fraction (at least 100ms).")
+	fs.StringVar(&o.MemberLeaseNamespace, "member-lease-namespace", o.MemberLeaseNamespace, "Namespace of the member where the agent records its last Lease renewal (a Lease named lifeboat-agent-<cluster>), so that an agent restarted while the control plane does not answer fences its copies when due rather than at once.")
 	fs.DurationVar(&o.StatusUpdateFrequency, "cluster-status-update-frequency", o.StatusUpdateFrequency, "How often the member's /readyz is probed and the Cluster's status updated.")
 	fs.DurationVar(&o.FailureThreshold, "cluster-failure-threshold", o.FailureThreshold, "How long the member must keep failing its probe before its Ready condition turns False.")
 	fs.DurationVar(&o.SuccessThreshold, "cluster-success-threshold", o.SuccessThreshold, "How long the member must keep passing its probe before its Ready condition turns True again.")
@@ -124,6 +133,9 @@ func (o *Options) Validate() error {
 		errs = append(errs, errors.New("--cluster-name is required"))
 	} else if msgs := validation.IsDNS1123Label(o.ClusterName); len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("--cluster-name %q: %s", o.ClusterName, msgs[0]))
+	}
+	if msgs := validation.IsDNS1123Label(o.MemberLeaseNamespace); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("--member-lease-namespace %q: %s", o.MemberLeaseNamespace, msgs[0]))
 	}
 	if o.LeaseDuration < time.Second {
 		errs = append(errs, fmt.Errorf("--cluster-lease-duration %s: want at least 1s", o.LeaseDuration))
@@ -210,7 +222,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return err
 	}
-	direct, err := client.New(cpCfg, client.Options{Scheme: scheme})
+	direct, err := client.New(cpCfg, client.Options{Scheme: scheme, Mapper: directMapper()})
 	if err != nil {
 		return fmt.Errorf("building the control-plane client: %w", err)
 	}
@@ -221,21 +233,41 @@ func Run(ctx context.Context, o *Options) error {
 	if err != nil {
 		return fmt.Errorf("building the interpreter: %w", err)
 	}
-	memberDynamic, err := dynamic.NewForConfig(memberCfg)
+	// A fencing scan lists every kind of the member (about 60 requests):
+	// at client-go's default of 5 requests a second it took 10 s, and
+	// fenced copies that much later than due.
+	fencingCfg := rest.CopyConfig(memberCfg)
+	fencingCfg.QPS, fencingCfg.Burst = fencingQPS, 2*fencingQPS
+	memberDynamic, err := dynamic.NewForConfig(fencingCfg)
 	if err != nil {
 		return fmt.Errorf("building the member's client: %w", err)
 	}
-	memberDiscovery, err := discovery.NewDiscoveryClientForConfig(memberCfg)
+	memberDiscovery, err := discovery.NewDiscoveryClientForConfig(fencingCfg)
 	if err != nil {
 		return fmt.Errorf("building the member's discovery client: %w", err)
+	}
+	memberLeases, err := coordinationclient.NewForConfig(memberCfg)
+	if err != nil {
+		return fmt.Errorf("building the member's Lease client: %w", err)
+	}
+	holder := holderIdentity(o.ClusterName)
+	record := &RenewalRecord{
+		Leases:    memberLeases,
+		Namespace: o.MemberLeaseNamespace,
+		Name:      RecordName(o.ClusterName),
+		Holder:    holder,
+		Duration:  o.LeaseDuration,
+		Timeout:   o.RenewInterval(),
+		Clock:     clk,
 	}
 	renewer := &LeaseRenewer{
 		Client:   direct,
 		Cluster:  o.ClusterName,
-		Holder:   holderIdentity(o.ClusterName),
+		Holder:   holder,
 		Duration: o.LeaseDuration,
 		Interval: o.RenewInterval(),
 		Clock:    clk,
+		Record:   record,
 	}
 	fencer := &Fencer{
 		Renewals:      renewer,
@@ -270,13 +302,16 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	var fencing sync.Once
 	startFencer := func() { fencing.Do(func() { run(fencer) }) }
+	run(record)
 	run(renewer)
 	// The Cluster must be this agent's: nothing is fenced or applied for
 	// a cluster that does not exist, is Push, or is not this agent's to
 	// read. A control plane that cannot be reached is not an answer: the
 	// fencer starts (an agent restarted during a partition must fence),
-	// and the check is tried again.
-	if err := waitForCluster(ctx, direct, o.ClusterName, startFencer); err != nil {
+	// and the check is tried again. Each check gets one renew interval
+	// (1 s to 10 s), so that the fencer runs before a copy is due.
+	checkTimeout := min(max(o.RenewInterval(), time.Second), 10*time.Second)
+	if err := waitForCluster(ctx, direct, o.ClusterName, checkTimeout, startFencer); err != nil {
 		return err
 	}
 	startFencer()
@@ -352,6 +387,9 @@ func Run(ctx context.Context, o *Options) error {
 	return nil
 }
 
+// fencingQPS limits the fencer's requests to the member.
+const fencingQPS = 100
+
 // ShutdownTimeout bounds the agent's stop: the controllers' passes in
 // progress and the caches get that long to end, so that a stop under load
 // ends on its own instead of outlasting the grace its supervisor gives
@@ -398,11 +436,11 @@ func applyAgain(ctx context.Context, c client.Reader, namespace string, exec *ex
 // waitForCluster waits until checkCluster accepts the Cluster, returning
 // its refusal when it has one, and calling unreachable (once per failure)
 // while the control plane does not answer.
-func waitForCluster(ctx context.Context, c client.Reader, name string, unreachable func()) error {
+func waitForCluster(ctx context.Context, c client.Reader, name string, timeout time.Duration, unreachable func()) error {
 	log := ctrl.LoggerFrom(ctx).WithValues("cluster", name)
 	for {
 		// A request into a partition can hang until TCP gives up.
-		checkCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		checkCtx, cancel := context.WithTimeout(ctx, timeout)
 		final, err := checkCluster(checkCtx, c, name)
 		cancel()
 		if err == nil || final {
@@ -438,6 +476,19 @@ func checkCluster(ctx context.Context, c client.Reader, name string) (final bool
 		return true, fmt.Errorf("cluster %s is joined in %s mode: an agent serves Pull clusters only (unjoin it first, or choose another name)", name, cl.Spec.SyncMode)
 	}
 	return true, nil
+}
+
+// directMapper maps the kinds the agent reads and writes before its manager
+// runs, the Lease and the Cluster, without asking the control plane: a
+// mapper that asked discovery would make those requests wait out the
+// transport's TLS handshake timeout behind a partition, whatever their
+// context allows, and so hold back the first renewal's failure and the
+// fencing that counts on it.
+func directMapper() meta.RESTMapper {
+	m := meta.NewDefaultRESTMapper(nil)
+	m.Add(coordinationv1.SchemeGroupVersion.WithKind("Lease"), meta.RESTScopeNamespace)
+	m.Add(clusterv1alpha1.SchemeGroupVersion.WithKind("Cluster"), meta.RESTScopeRoot)
+	return m
 }
 
 // holderIdentity names this agent process in the Lease.

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -37,6 +39,8 @@ func TestOptionsValidate(t *testing.T) {
 		"fraction zero":         {func(o *Options) { o.LeaseRenewFraction = 0 }, "--cluster-lease-renew-interval-fraction"},
 		"renewed every 10ms":    {func(o *Options) { o.LeaseDuration, o.LeaseRenewFraction = time.Second, 0.01 }, "renews every 10ms: want at least 100ms"},
 		"renewed every 100ms":   {func(o *Options) { o.LeaseDuration, o.LeaseRenewFraction = time.Second, 0.1 }, ""},
+		"no member namespace":   {func(o *Options) { o.MemberLeaseNamespace = "" }, "--member-lease-namespace \"\""},
+		"member namespace Kube": {func(o *Options) { o.MemberLeaseNamespace = "Kube_System" }, "--member-lease-namespace \"Kube_System\""},
 		"no probe period":       {func(o *Options) { o.StatusUpdateFrequency = 0 }, "--cluster-status-update-frequency"},
 		"negative threshold":    {func(o *Options) { o.FailureThreshold = -time.Second }, "--cluster-failure-threshold"},
 		"no workers":            {func(o *Options) { o.Concurrency = 0 }, "--concurrency"},
@@ -159,6 +163,28 @@ func TestManagerOptions(t *testing.T) {
 			}
 		default:
 			t.Errorf("unexpected cache restriction for %T", obj)
+		}
+	}
+}
+
+// The agent's control-plane client maps the Lease and the Cluster without
+// discovery.
+func TestDirectMapper(t *testing.T) {
+	m := directMapper()
+	for _, tc := range []struct {
+		gvk        schema.GroupVersionKind
+		resource   string
+		namespaced bool
+	}{
+		{coordinationv1.SchemeGroupVersion.WithKind("Lease"), "leases", true},
+		{clusterv1alpha1.SchemeGroupVersion.WithKind("Cluster"), "clusters", false},
+	} {
+		mapping, err := m.RESTMapping(tc.gvk.GroupKind(), tc.gvk.Version)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.gvk, err)
+		}
+		if mapping.Resource.Resource != tc.resource || (mapping.Scope.Name() == meta.RESTScopeNameNamespace) != tc.namespaced {
+			t.Errorf("%s: resource %s, scope %s; want %s, namespaced %t", tc.gvk, mapping.Resource.Resource, mapping.Scope.Name(), tc.resource, tc.namespaced)
 		}
 	}
 }

@@ -46,8 +46,9 @@ type Replicas interface {
 // control plane: the copies are found in the member by their label, so a
 // fencer started during a partition fences too.
 //
-// An agent that starts and whose first renewal fails fences at once: it
-// cannot know when the Lease was last renewed.
+// An agent that starts and whose first renewal fails counts from the last
+// renewal recorded in the member (RenewalRecord); without a record it
+// fences at once: it cannot know when the Lease was last renewed.
 //
 // While a copy is fenced the execution controller does not apply its Work
 // (Holds); once the Lease is renewed again the function SetOnUnfenced gave

@@ -31,10 +31,17 @@ type LeaseRenewer struct {
 	Duration time.Duration
 	Interval time.Duration
 	Clock    clock.Clock
+	// Record, when set, is told each renewal that succeeded, and read at
+	// start for the last renewal of an earlier process (see
+	// RenewalRecord).
+	Record Record
 
 	mu          sync.Mutex
 	lastRenewed time.Time
 	attempted   bool
+	// firstDue is when the first renewal's interval ends: by then it
+	// counts as attempted, even if its request has not returned.
+	firstDue time.Time
 
 	// written is the Lease as this process last wrote it: the next
 	// renewal updates it without reading it first, one request instead of
@@ -43,23 +50,31 @@ type LeaseRenewer struct {
 	written *coordinationv1.Lease
 }
 
+// Record keeps the last renewal where a restarted agent finds it.
+type Record interface {
+	// Load returns the last renewal recorded (zero: none).
+	Load(ctx context.Context) (time.Time, error)
+	// Renewed records a renewal that succeeded.
+	Renewed(at time.Time)
+}
+
 // NeedLeaderElection is false: the agent has no leader election of its own.
 func (r *LeaseRenewer) NeedLeaderElection() bool { return false }
 
-// LastRenewed is when the Lease was last renewed by this process (zero
-// before the first renewal).
+// LastRenewed is when the Lease was last renewed: by this process, or
+// before it by the Record's account (zero when neither knows).
 func (r *LeaseRenewer) LastRenewed() time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.lastRenewed
 }
 
-// Attempted says whether the first renewal was tried (and failed or
-// succeeded).
+// Attempted says whether the first renewal was tried: it failed or
+// succeeded, or its interval is over without an answer.
 func (r *LeaseRenewer) Attempted() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.attempted
+	return r.attempted || (!r.firstDue.IsZero() && !r.Clock.Now().Before(r.firstDue))
 }
 
 // Start renews the Lease until ctx is done. A failed renewal is logged and
@@ -69,9 +84,15 @@ func (r *LeaseRenewer) Attempted() bool {
 // at once, not an Interval later.
 func (r *LeaseRenewer) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("lease").WithValues("cluster", r.Cluster)
+	r.loadRecord(ctx)
 	failing := false
 	for {
 		began := r.Clock.Now()
+		r.mu.Lock()
+		if r.firstDue.IsZero() {
+			r.firstDue = began.Add(r.Interval)
+		}
+		r.mu.Unlock()
 		err := r.renew(ctx)
 		r.mu.Lock()
 		r.attempted = true
@@ -96,6 +117,30 @@ func (r *LeaseRenewer) Start(ctx context.Context) error {
 		case <-r.Clock.After(wait):
 		}
 	}
+}
+
+// loadRecord starts LastRenewed from the Record, before the first
+// renewal: should that renewal fail, the fencer counts from the renewal
+// an earlier process recorded instead of fencing at once.
+func (r *LeaseRenewer) loadRecord(ctx context.Context) {
+	if r.Record == nil {
+		return
+	}
+	log := ctrl.LoggerFrom(ctx).WithName("lease").WithValues("cluster", r.Cluster)
+	at, err := r.Record.Load(ctx)
+	if err != nil {
+		log.Error(err, "reading the last renewal recorded in the member; should the first renewal fail, the fenced copies are due at once")
+		return
+	}
+	if at.IsZero() {
+		return
+	}
+	r.mu.Lock()
+	if at.After(r.lastRenewed) {
+		r.lastRenewed = at
+	}
+	r.mu.Unlock()
+	log.Info("the last renewal recorded in the member", "renewed", at)
 }
 
 // nextRenewal is how long to wait, at now, before the renewal after the
@@ -136,6 +181,9 @@ func (r *LeaseRenewer) renew(ctx context.Context) error {
 		r.mu.Lock()
 		r.lastRenewed = now
 		r.mu.Unlock()
+		if r.Record != nil {
+			r.Record.Renewed(now)
+		}
 		return nil
 	}
 }

@@ -180,3 +180,43 @@ func TestLeaseRenewerMissingLease(t *testing.T) {
 		t.Errorf("%d updates of a Lease that does not exist", calls.updates)
 	}
 }
+
+// A first renewal whose request does not return counts as attempted once
+// its interval is over: the fencer does not wait for a request that a
+// partition holds.
+func TestLeaseRenewerFirstRenewalHangs(t *testing.T) {
+	calls := &leaseCalls{}
+	r, c, clk := newRenewer(t, calls, memberLease())
+	release := make(chan struct{})
+	r.Client = interceptor.NewClient(c.(client.WithWatch), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			<-release
+			return errors.New("net/http: TLS handshake timeout")
+		},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = r.Start(ctx) }()
+	defer func() { close(release); cancel(); <-done }()
+
+	deadline := time.Now().Add(10 * time.Second)
+	for !r.firstDueSet() {
+		if time.Now().After(deadline) {
+			t.Fatal("the first renewal did not start")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if r.Attempted() {
+		t.Fatal("attempted before the first renewal's interval is over")
+	}
+	clk.Step(r.Interval)
+	if !r.Attempted() {
+		t.Error("not attempted once the first renewal's interval is over without an answer")
+	}
+}
+
+func (r *LeaseRenewer) firstDueSet() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.firstDue.IsZero()
+}

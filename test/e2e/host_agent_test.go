@@ -112,6 +112,15 @@ func TestHostAgentChart(t *testing.T) {
 		return ready.Status == metav1.ConditionTrue && c.Status.KubernetesVersion != "", fmt.Sprintf("Ready=%s (%s), version %q", ready.Status, ready.Message, c.Status.KubernetesVersion), nil
 	})
 	t.Logf("helm install of the agent to the cluster Ready: %s", time.Since(start).Round(100*time.Millisecond))
+	// The chart's Role lets the agent record its renewals in its namespace,
+	// for a restart while the control plane does not answer.
+	eventually(t, time.Minute, describe("the agent's renewals recorded in Lease %s/lifeboat-agent-%s", agentNS, cluster), func(ctx context.Context) (bool, string, error) {
+		l, err := cs.CoordinationV1().Leases(agentNS).Get(ctx, "lifeboat-agent-"+cluster, metav1.GetOptions{})
+		if err != nil {
+			return false, "", client.IgnoreNotFound(err)
+		}
+		return l.Spec.RenewTime != nil && time.Since(l.Spec.RenewTime.Time) < time.Minute, fmt.Sprintf("%+v", l.Spec), nil
+	})
 
 	// A workload on the real node, through the agent.
 	ns := createNamespace(t, controlPlaneConfig(t), "host-pull")

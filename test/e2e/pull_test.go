@@ -40,12 +40,15 @@ const pullMember = "member3"
 // 1.5 s that the control plane waits 6 s for.
 var pullPeriods = cfPeriods{
 	args: append(append([]string{}, shortPeriods.args...),
-		"--cluster-monitor-period=1s", "--cluster-monitor-grace-period="+pullGrace.String(), "--fencing-stop-margin=5s"),
+		"--cluster-monitor-period=1s", "--cluster-monitor-grace-period="+pullGrace.String(), "--fencing-stop-margin="+pullStopMargin.String()),
 	P: shortPeriods.P, F: shortPeriods.F, S: shortPeriods.S, T: shortPeriods.T,
 }
 
 // pullGrace is pullPeriods' --cluster-monitor-grace-period.
 const pullGrace = 6 * time.Second
+
+// pullStopMargin is pullPeriods' --fencing-stop-margin.
+const pullStopMargin = 5 * time.Second
 
 // pullAgentArgs are the pull member's agent's flags.
 var pullAgentArgs = []string{
@@ -79,6 +82,139 @@ func TestPullMode(t *testing.T) {
 	e.scenario(t, "the pull member partitioned: the workload fails over and the old copy goes after heal", pullPartitioned)
 	e.scenario(t, "a Directly workload behind a partition is fenced before its replacement starts", pullFenced)
 	e.scenario(t, "a fenced copy that nothing replaced runs again after heal", pullFencedOnlyCopy)
+	e.scenario(t, "an agent started behind a partition fences when due by its recorded renewal not at once", pullStartedBehindPartition)
+}
+
+// pullRecordLease is the Lease in the member where the agent records its
+// last renewal (agent.RecordName; --member-lease-namespace's default).
+const pullRecordLease = "lifeboat-agent-" + pullMember
+
+// pullTolerance is the toleration of pullStartedBehindPartition's workload
+// of the not-ready and unreachable taints: its copy is fenced that long
+// after the Lease duration.
+const pullTolerance = 20 * time.Second
+
+// pullStartedBehindPartition: the agent stopped, its path to the control
+// plane cut, and the agent started again. Its first renewal fails; it
+// counts from the last renewal it recorded in the member, so a Directly
+// copy that tolerates the not-ready taint for 20 s is fenced 6 s (the
+// Lease) + 20 s after that renewal, not as soon as the agent starts.
+// After heal the copy scales back.
+func pullStartedBehindPartition(t *testing.T, e *cfEnv) {
+	ns := e.namespace(t, "pull-start-cut")
+	seconds := int(pullTolerance / time.Second)
+	e.apply(t, ns, cfDeployment("tolerant", 1)+fmt.Sprintf(`
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: tolerant
+spec:
+  resourceSelectors:
+    - {apiVersion: apps/v1, kind: Deployment, name: tolerant}
+  placement:
+    clusterAffinity:
+      clusterNames: [%s]
+    clusterTolerations:
+      - {key: %s, operator: Exists, effect: NoExecute, tolerationSeconds: %d}
+      - {key: %s, operator: Exists, effect: NoExecute, tolerationSeconds: %d}
+  failover:
+    cluster:
+      purgeMode: Directly
+`, pullMember, clusterv1alpha1.TaintClusterNotReady, seconds, clusterv1alpha1.TaintClusterUnreachable, seconds))
+	if got := e.waitPlaced(t, ns, "tolerant", 1, ""); got != pullMember {
+		t.Fatalf("tolerant placed on %s, want %s", got, pullMember)
+	}
+	cfEventually(t, cfTimeout, describe("the copy in %s marked to be fenced after %d s", pullMember, seconds), func(ctx context.Context) (bool, string, error) {
+		d, err := e.memberDeployment(ctx, pullMember, ns, "tolerant")
+		if err != nil || d == nil {
+			return false, "not there", err
+		}
+		return d.Labels["fencing.lifeboat.dev/action"] == "ScaleToZero" && d.Annotations["fencing.lifeboat.dev/after-seconds"] == fmt.Sprint(seconds),
+			fmt.Sprintf("labels %v, annotations %v", d.Labels, d.Annotations), nil
+	})
+	renewals := recordRenewals(t, e, pullMember)
+	cfEventually(t, cfTimeout, describe("the renewals recorded in %s's Lease %s", pullMember, pullRecordLease), func(ctx context.Context) (bool, string, error) {
+		l, err := e.members[pullMember].CoordinationV1().Leases(metav1.NamespaceSystem).Get(ctx, pullRecordLease, metav1.GetOptions{})
+		if err != nil {
+			return false, "", client.IgnoreNotFound(err)
+		}
+		return l.Spec.RenewTime != nil && ptr.Deref(l.Spec.LeaseDurationSeconds, 0) == 6, fmt.Sprintf("%+v", l.Spec), nil
+	})
+
+	e.restartAgentOnCleanup(t)
+	e.run(t, "env", "stop", pullMember+"-agent", "--state-dir", e.dir)
+	e.partition(t, pullMember)
+	// The agent does not become ready behind the partition: it is started
+	// in the background, and its start returns once the partition heals.
+	started := make(chan error, 1)
+	go func() {
+		out, err := lifeboat(t, "env", "restart", pullMember+"-agent", "--state-dir", e.dir)
+		if err != nil {
+			err = fmt.Errorf("%w\n%s", err, out)
+		}
+		started <- err
+	}()
+	startedAt := time.Now()
+	t.Cleanup(func() {
+		if _, err := os.Stat(filepath.Join(e.dir, pullMember, "partitioned")); err == nil {
+			e.heal(t, pullMember)
+		}
+		<-started
+	})
+
+	var fencedAt time.Time
+	cfEventually(t, cfTimeout+pullTolerance, describe("the copy in %s fenced to zero replicas", pullMember), func(ctx context.Context) (bool, string, error) {
+		d, err := e.memberDeployment(ctx, pullMember, ns, "tolerant")
+		if err != nil || d == nil {
+			return false, "not there", err
+		}
+		for _, f := range d.ManagedFields {
+			if f.Manager == "lifeboat-fencing" && f.Time != nil {
+				fencedAt = f.Time.Time
+			}
+		}
+		return ptr.Deref(d.Spec.Replicas, 1) == 0 && !fencedAt.IsZero(), fmt.Sprintf("spec.replicas %d", ptr.Deref(d.Spec.Replicas, 1)), nil
+	})
+	last, seen := renewals.last()
+	if !seen {
+		t.Fatal("no renewal seen before the partition")
+	}
+	due := last.Add(pullGrace + pullTolerance)
+	// The record may lag the Lease by a renewal or two (it is written
+	// after each), and the fencing's time is in whole seconds: an agent
+	// that fenced as soon as it started would have done so within seconds
+	// of the stop, long before due less the Lease.
+	t.Logf("last renewal %s; agent started %s after it; fenced %s after it (due by the Lease %s after it)",
+		last.UTC().Format("15:04:05.000"), startedAt.Sub(last).Round(100*time.Millisecond), fencedAt.Sub(last).Round(time.Second), due.Sub(last))
+	if earliest := due.Add(-pullGrace); fencedAt.Add(time.Second).Before(earliest) {
+		t.Errorf("the copy was fenced at %s, %s after the last renewal: the agent started behind the partition fenced before the renewal it recorded allowed (not before %s)",
+			fencedAt.UTC().Format("15:04:05"), fencedAt.Sub(last).Round(time.Second), earliest.UTC().Format("15:04:05.000"))
+	}
+	// Nor later than the control plane counts it stopped (--fencing-stop-margin).
+	if latest := due.Add(pullStopMargin); fencedAt.After(latest) {
+		t.Errorf("the copy was fenced at %s, %s after the last renewal: later than the control plane counts it stopped (%s after it)",
+			fencedAt.UTC().Format("15:04:05"), fencedAt.Sub(last).Round(time.Second), latest.Sub(last))
+	}
+
+	e.heal(t, pullMember)
+	if err := <-started; err != nil {
+		t.Errorf("starting the agent behind the partition: %v", err)
+	}
+	started <- nil
+	cfEventually(t, cfTimeout, "the copy scaled back and Healthy after heal", func(ctx context.Context) (bool, string, error) {
+		d, err := e.memberDeployment(ctx, pullMember, ns, "tolerant")
+		if err != nil || d == nil {
+			return false, "not there", err
+		}
+		rb, err := e.binding(ctx, ns, "tolerant")
+		if err != nil {
+			return false, "", err
+		}
+		item := aggregatedItem(rb, pullMember)
+		return deploymentReady(d, 1) && item != nil && item.Health == workv1alpha2.ResourceHealthy,
+			fmt.Sprintf("Deployment %s; aggregated %+v", summarizeDeployments(map[string]*appsv1.Deployment{pullMember: d}), item), nil
+	})
 }
 
 // pullPropagation: a Deployment pinned to the pull member runs there,
@@ -292,6 +428,16 @@ func (r *leaseRenewals) add(at time.Time) {
 	if n := len(r.times); n == 0 || at.After(r.times[n-1]) {
 		r.times = append(r.times, at)
 	}
+}
+
+// last is the newest renewal seen.
+func (r *leaseRenewals) last() (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.times) == 0 {
+		return time.Time{}, false
+	}
+	return r.times[len(r.times)-1], true
 }
 
 // longestGap is the longest time between two renewals seen, up to now for
