@@ -310,8 +310,16 @@ func Run(ctx context.Context, o *Options) error {
 	// fencer starts (an agent restarted during a partition must fence),
 	// and the check is tried again. Each check gets one renew interval
 	// (1 s to 10 s), so that the fencer runs before a copy is due.
+	probes, err := serveWaitingProbes(o.HealthProbeBindAddress, o.ClusterName)
+	if err != nil {
+		return err
+	}
 	checkTimeout := min(max(o.RenewInterval(), time.Second), 10*time.Second)
-	if err := waitForCluster(ctx, direct, o.ClusterName, checkTimeout, startFencer); err != nil {
+	err = waitForCluster(ctx, direct, o.ClusterName, checkTimeout, startFencer)
+	if cerr := probes.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("handing the health probes to the manager: %w", cerr)
+	}
+	if err != nil {
 		return err
 	}
 	startFencer()

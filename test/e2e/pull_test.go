@@ -5,6 +5,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -82,7 +84,7 @@ func TestPullMode(t *testing.T) {
 	e.scenario(t, "the pull member partitioned: the workload fails over and the old copy goes after heal", pullPartitioned)
 	e.scenario(t, "a Directly workload behind a partition is fenced before its replacement starts", pullFenced)
 	e.scenario(t, "a fenced copy that nothing replaced runs again after heal", pullFencedOnlyCopy)
-	e.scenario(t, "an agent started behind a partition fences when due by its recorded renewal not at once", pullStartedBehindPartition)
+	e.scenario(t, "an agent started behind a partition stays alive and fences when due by its recorded renewal not at once", pullStartedBehindPartition)
 }
 
 // pullRecordLease is the Lease in the member where the agent records its
@@ -99,7 +101,8 @@ const pullTolerance = 20 * time.Second
 // counts from the last renewal it recorded in the member, so a Directly
 // copy that tolerates the not-ready taint for 20 s is fenced 6 s (the
 // Lease) + 20 s after that renewal, not as soon as the agent starts.
-// After heal the copy scales back.
+// Waiting for the control plane it answers /healthz, so that a liveness
+// probe would not kill it. After heal the copy scales back.
 func pullStartedBehindPartition(t *testing.T, e *cfEnv) {
 	ns := e.namespace(t, "pull-start-cut")
 	seconds := int(pullTolerance / time.Second)
@@ -161,6 +164,17 @@ spec:
 			e.heal(t, pullMember)
 		}
 		<-started
+	})
+
+	// Waiting for the control plane, it is alive (a liveness probe must
+	// not kill it) and not ready.
+	ready := e.component(t, pullMember+"-agent").Health
+	healthz := strings.TrimSuffix(ready, "/readyz") + "/healthz"
+	cfEventually(t, cfTimeout, "the agent behind the partition answers /healthz and is not ready", func(ctx context.Context) (bool, string, error) {
+		h, hb := httpGet(ctx, healthz)
+		r, rb := httpGet(ctx, ready)
+		return h == http.StatusOK && r == http.StatusServiceUnavailable && strings.Contains(rb, "waiting for the control plane"),
+			fmt.Sprintf("/healthz %d %q, /readyz %d %q", h, hb, r, rb), nil
 	})
 
 	var fencedAt time.Time
@@ -428,6 +442,22 @@ func (r *leaseRenewals) add(at time.Time) {
 	if n := len(r.times); n == 0 || at.After(r.times[n-1]) {
 		r.times = append(r.times, at)
 	}
+}
+
+// httpGet returns the status and body of a GET of url (0 and the error
+// when it could not be asked).
+func httpGet(ctx context.Context, url string) (int, string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err.Error()
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return resp.StatusCode, strings.TrimSpace(string(b))
 }
 
 // last is the newest renewal seen.
