@@ -108,6 +108,18 @@ func TestRenewalRecordSaveAndLoad(t *testing.T) {
 	cs.ClearActions()
 	check("the one after a failure", t1.Add(4500*time.Millisecond), []string{"get", "update"})
 
+	// Someone deletes the record: the next write fails, the one after
+	// creates it again.
+	if err := cs.CoordinationV1().Leases("kube-system").Delete(ctx, "lifeboat-agent-member3", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cs.ClearActions()
+	if err := r.save(ctx, t1.Add(6*time.Second)); err == nil {
+		t.Error("updating a deleted record: no error")
+	}
+	cs.ClearActions()
+	check("the one after the record was deleted", t1.Add(7500*time.Millisecond), []string{"get", "create"})
+
 	var lease *coordinationv1.Lease
 	lease, err := cs.CoordinationV1().Leases("kube-system").Get(ctx, "lifeboat-agent-member3", metav1.GetOptions{})
 	if err != nil {
