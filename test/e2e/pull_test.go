@@ -216,17 +216,25 @@ spec:
 		t.Errorf("starting the agent behind the partition: %v", err)
 	}
 	started <- nil
-	cfEventually(t, cfTimeout, "the copy scaled back and Healthy after heal", func(ctx context.Context) (bool, string, error) {
-		d, err := e.memberDeployment(ctx, pullMember, ns, "tolerant")
+	e.waitScaledBack(t, ns, "tolerant", 1)
+}
+
+// waitScaledBack waits until the pull member's copy of Deployment name,
+// fenced behind a partition, runs its replicas again after heal and its
+// binding says it is Healthy there.
+func (e *cfEnv) waitScaledBack(t *testing.T, ns, name string, replicas int32) {
+	t.Helper()
+	cfEventually(t, cfTimeout, describe("the copy of %s scaled back and Healthy after heal", name), func(ctx context.Context) (bool, string, error) {
+		d, err := e.memberDeployment(ctx, pullMember, ns, name)
 		if err != nil || d == nil {
 			return false, "not there", err
 		}
-		rb, err := e.binding(ctx, ns, "tolerant")
+		rb, err := e.binding(ctx, ns, name)
 		if err != nil {
 			return false, "", err
 		}
 		item := aggregatedItem(rb, pullMember)
-		return deploymentReady(d, 1) && item != nil && item.Health == workv1alpha2.ResourceHealthy,
+		return deploymentReady(d, replicas) && item != nil && item.Health == workv1alpha2.ResourceHealthy,
 			fmt.Sprintf("Deployment %s; aggregated %+v", summarizeDeployments(map[string]*appsv1.Deployment{pullMember: d}), item), nil
 	})
 }
@@ -950,19 +958,7 @@ spec:
 		t.Errorf("only scheduled to %v behind the partition; nothing else may take it", got)
 	}
 	e.heal(t, pullMember)
-	cfEventually(t, cfTimeout, "the only copy scaled back and Healthy after heal", func(ctx context.Context) (bool, string, error) {
-		d, err := e.memberDeployment(ctx, pullMember, ns, "only")
-		if err != nil || d == nil {
-			return false, "not there", err
-		}
-		rb, err := e.binding(ctx, ns, "only")
-		if err != nil {
-			return false, "", err
-		}
-		item := aggregatedItem(rb, pullMember)
-		return deploymentReady(d, 2) && item != nil && item.Health == workv1alpha2.ResourceHealthy,
-			fmt.Sprintf("Deployment %s; aggregated %+v", summarizeDeployments(map[string]*appsv1.Deployment{pullMember: d}), item), nil
-	})
+	e.waitScaledBack(t, ns, "only", 2)
 	after, err := e.memberDeployment(ctx, pullMember, ns, "only")
 	if err != nil || after == nil || after.UID != before.UID {
 		t.Errorf("after heal: %v; want the same Deployment (UID %s), not a new one", err, before.UID)
