@@ -65,17 +65,26 @@ plane).`, localenv.ControlPlaneName),
 	}
 	stop.Flags().BoolVar(&kill, "kill", false, "Kill the API server at once (SIGKILL, a crash) instead of stopping it gracefully.")
 	cmd.AddCommand(stop, &cobra.Command{
-		Use:   "start CLUSTER",
-		Short: "Start a cluster's API server stopped with \"env stop\" again",
+		Use:   "start CLUSTER|COMPONENT",
+		Short: "Start a cluster's API server, or a component, stopped with \"env stop\" again",
 		Long: `Start a cluster's kube-apiserver stopped with "env stop" again, with the same flags,
 address and data, and wait until it is ready. The cluster's other Kubernetes
 components are restarted too (a member's kube-controller-manager, kube-scheduler, kwok
 and Kyverno; the control plane's kube-controller-manager), so that none waits out its
-client's back-off; Lifeboat's controller manager is not.`,
+client's back-off; Lifeboat's controller manager is not.
+
+Given a component's name from "lifeboat status" instead of a cluster's, it starts that
+component again (as "env restart" does for one that is not running) and waits until it
+is healthy.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := localenv.StartAPIServer(cmd.Context(), dir, args[0]); err != nil {
+			cluster, err := localenv.StartClusterOrComponent(cmd.Context(), dir, args[0])
+			if err != nil {
 				return err
+			}
+			if !cluster {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s is running again\n", args[0])
+				return nil
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s's API server is running again\n", args[0])
 			return nil

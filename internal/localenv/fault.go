@@ -81,6 +81,23 @@ func StopClusterOrComponent(dir, target string, kill bool) (cluster bool, err er
 	return false, stopNamed(dir, target, kill)
 }
 
+// StartClusterOrComponent starts target again: a cluster's API server (see
+// StartAPIServer), or a component stopped with StopClusterOrComponent (see
+// StartComponent). cluster says which it was.
+func StartClusterOrComponent(ctx context.Context, dir, target string) (cluster bool, err error) {
+	s, err := Load(dir)
+	if err != nil {
+		return false, err
+	}
+	if _, ok := s.Cluster(target); ok {
+		return true, StartAPIServer(ctx, dir, target)
+	}
+	if _, err := componentIndex(s, target); err != nil {
+		return false, fmt.Errorf("%q is neither a cluster (%v) nor a component of the environment (lifeboat status lists them)", target, clusterNames(s))
+	}
+	return false, StartComponent(ctx, dir, target)
+}
+
 func clusterNames(s *State) []string {
 	var names []string
 	for _, c := range s.Clusters {

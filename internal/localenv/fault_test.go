@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -234,5 +235,47 @@ func TestStartComponentRetriesAnEarlyExit(t *testing.T) {
 				t.Error("the component is not running after StartComponent")
 			}
 		})
+	}
+}
+
+// "env start" takes a component stopped with "env stop" as well as a
+// cluster, and names both kinds for anything else.
+func TestStartClusterOrComponent(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	healthy := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer healthy.Close()
+	s := &State{Dir: dir, Clusters: []ClusterInfo{{Name: "member1"}}, Components: []Component{{
+		Name: "sleeper", Binary: "/bin/sleep", Args: []string{"30"},
+		Log: filepath.Join(dir, "logs", "sleeper.log"), Health: healthy.URL,
+	}}}
+	if err := s.save(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	t.Cleanup(func() { _ = StopComponent(dir, "sleeper") })
+
+	if cluster, err := StartClusterOrComponent(ctx, dir, "sleeper"); err != nil || cluster {
+		t.Fatalf("starting a component: cluster %t, %v", cluster, err)
+	}
+	if cluster, err := StopClusterOrComponent(dir, "sleeper", false); err != nil || cluster {
+		t.Fatalf("stopping it: cluster %t, %v", cluster, err)
+	}
+	if cluster, err := StartClusterOrComponent(ctx, dir, "sleeper"); err != nil || cluster {
+		t.Fatalf("starting it again: cluster %t, %v", cluster, err)
+	}
+	s, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Components[0].Process.Alive() || s.Components[0].Stopped {
+		t.Errorf("sleeper after env start: alive %t, stopped mark %t", s.Components[0].Process.Alive(), s.Components[0].Stopped)
+	}
+	_, err = StartClusterOrComponent(ctx, dir, "nothing")
+	if err == nil || !strings.Contains(err.Error(), `"nothing" is neither a cluster ([member1]) nor a component`) {
+		t.Errorf("an unknown name: %v", err)
 	}
 }
