@@ -257,7 +257,7 @@ func Run(ctx context.Context, o *Options) error {
 		Name:      RecordName(o.ClusterName),
 		Holder:    holder,
 		Duration:  o.LeaseDuration,
-		Timeout:   o.RenewInterval(),
+		Timeout:   max(o.RenewInterval(), time.Second),
 		Clock:     clk,
 	}
 	renewer := &LeaseRenewer{

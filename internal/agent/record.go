@@ -31,7 +31,8 @@ type RenewalRecord struct {
 	Holder    string
 	// Duration is the Lease duration this agent writes.
 	Duration time.Duration
-	// Timeout bounds each request to the member.
+	// Timeout bounds each request to the member (the read at start:
+	// maxLoadWait at most).
 	Timeout time.Duration
 	Clock   clock.PassiveClock
 
@@ -144,10 +145,15 @@ func (r *RenewalRecord) save(ctx context.Context, at time.Time) error {
 	return nil
 }
 
+// maxLoadWait bounds the read of the record at start, which the first
+// renewal waits for: a member that does not answer must not hold the
+// Lease back for a whole interval.
+const maxLoadWait = 2 * time.Second
+
 // Load reads the record: the last renewal to count from (zero when there
 // is none).
 func (r *RenewalRecord) Load(ctx context.Context) (time.Time, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, min(r.Timeout, maxLoadWait))
 	defer cancel()
 	lease, err := r.Leases.Leases(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
