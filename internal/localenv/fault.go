@@ -68,15 +68,11 @@ func StartAPIServer(ctx context.Context, dir, cluster string) error {
 // that name (StopComponent, gracefully unless kill). It says which it
 // stopped.
 func StopClusterOrComponent(dir, target string, kill bool) (cluster bool, err error) {
-	s, err := Load(dir)
-	if err != nil {
+	if cluster, err = isCluster(dir, target); err != nil {
 		return false, err
 	}
-	if _, ok := s.Cluster(target); ok {
+	if cluster {
 		return true, StopAPIServer(dir, target, kill)
-	}
-	if _, err := componentIndex(s, target); err != nil {
-		return false, fmt.Errorf("%q is neither a cluster (%v) nor a component of the environment (lifeboat status lists them)", target, clusterNames(s))
 	}
 	return false, stopNamed(dir, target, kill)
 }
@@ -85,17 +81,29 @@ func StopClusterOrComponent(dir, target string, kill bool) (cluster bool, err er
 // StartAPIServer), or a component stopped with StopClusterOrComponent (see
 // StartComponent). cluster says which it was.
 func StartClusterOrComponent(ctx context.Context, dir, target string) (cluster bool, err error) {
+	if cluster, err = isCluster(dir, target); err != nil {
+		return false, err
+	}
+	if cluster {
+		return true, StartAPIServer(ctx, dir, target)
+	}
+	return false, StartComponent(ctx, dir, target)
+}
+
+// isCluster says whether target names a cluster of the environment in dir
+// rather than a component; it is an error when it names neither.
+func isCluster(dir, target string) (bool, error) {
 	s, err := Load(dir)
 	if err != nil {
 		return false, err
 	}
 	if _, ok := s.Cluster(target); ok {
-		return true, StartAPIServer(ctx, dir, target)
+		return true, nil
 	}
 	if _, err := componentIndex(s, target); err != nil {
 		return false, fmt.Errorf("%q is neither a cluster (%v) nor a component of the environment (lifeboat status lists them)", target, clusterNames(s))
 	}
-	return false, StartComponent(ctx, dir, target)
+	return false, nil
 }
 
 func clusterNames(s *State) []string {

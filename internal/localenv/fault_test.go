@@ -18,22 +18,9 @@ import (
 // RestartComponent starts a component that has exited, and restarts one
 // that runs, each time under a new PID.
 func TestRestartComponent(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	healthy := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	defer healthy.Close()
-	s := &State{Dir: dir, Components: []Component{{
-		Name: "sleeper", Binary: "/bin/sleep", Args: []string{"30"},
-		Log: filepath.Join(dir, "logs", "sleeper.log"), Health: healthy.URL,
-	}}}
-	if err := s.save(); err != nil {
-		t.Fatal(err)
-	}
+	dir := sleeperEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	t.Cleanup(func() { _ = StopComponent(dir, "sleeper") })
 	pid := func() int {
 		t.Helper()
 		s, err := Load(dir)
@@ -241,22 +228,9 @@ func TestStartComponentRetriesAnEarlyExit(t *testing.T) {
 // "env start" takes a component stopped with "env stop" as well as a
 // cluster, and names both kinds for anything else.
 func TestStartClusterOrComponent(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	healthy := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
-	defer healthy.Close()
-	s := &State{Dir: dir, Clusters: []ClusterInfo{{Name: "member1"}}, Components: []Component{{
-		Name: "sleeper", Binary: "/bin/sleep", Args: []string{"30"},
-		Log: filepath.Join(dir, "logs", "sleeper.log"), Health: healthy.URL,
-	}}}
-	if err := s.save(); err != nil {
-		t.Fatal(err)
-	}
+	dir := sleeperEnv(t, ClusterInfo{Name: "member1"})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	t.Cleanup(func() { _ = StopComponent(dir, "sleeper") })
 
 	if cluster, err := StartClusterOrComponent(ctx, dir, "sleeper"); err != nil || cluster {
 		t.Fatalf("starting a component: cluster %t, %v", cluster, err)
@@ -278,4 +252,26 @@ func TestStartClusterOrComponent(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `"nothing" is neither a cluster ([member1]) nor a component`) {
 		t.Errorf("an unknown name: %v", err)
 	}
+}
+
+// sleeperEnv records an environment of clusters (none started) and one
+// component, "sleeper", a 30 s sleep that a test server calls healthy;
+// the sleeper is stopped when the test ends.
+func sleeperEnv(t *testing.T, clusters ...ClusterInfo) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	healthy := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	t.Cleanup(healthy.Close)
+	s := &State{Dir: dir, Clusters: clusters, Components: []Component{{
+		Name: "sleeper", Binary: "/bin/sleep", Args: []string{"30"},
+		Log: filepath.Join(dir, "logs", "sleeper.log"), Health: healthy.URL,
+	}}}
+	if err := s.save(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = StopComponent(dir, "sleeper") })
+	return dir
 }
