@@ -52,9 +52,12 @@ const pullGrace = 6 * time.Second
 // pullStopMargin is pullPeriods' --fencing-stop-margin.
 const pullStopMargin = 5 * time.Second
 
+// pullLease is the pull member's agent's --cluster-lease-duration.
+const pullLease = 6 * time.Second
+
 // pullAgentArgs are the pull member's agent's flags.
 var pullAgentArgs = []string{
-	"--cluster-lease-duration=6s", "--cluster-lease-renew-interval-fraction=0.25",
+	"--cluster-lease-duration=" + pullLease.String(), "--cluster-lease-renew-interval-fraction=0.25",
 	"--cluster-status-update-frequency=1s", "--cluster-failure-threshold=3s", "--cluster-success-threshold=2s",
 }
 
@@ -142,7 +145,7 @@ spec:
 		if err != nil {
 			return false, "", client.IgnoreNotFound(err)
 		}
-		return l.Spec.RenewTime != nil && ptr.Deref(l.Spec.LeaseDurationSeconds, 0) == 6, fmt.Sprintf("%+v", l.Spec), nil
+		return l.Spec.RenewTime != nil && ptr.Deref(l.Spec.LeaseDurationSeconds, 0) == int32(pullLease/time.Second), fmt.Sprintf("%+v", l.Spec), nil
 	})
 
 	e.restartAgentOnCleanup(t)
@@ -194,14 +197,14 @@ spec:
 	if !seen {
 		t.Fatal("no renewal seen before the partition")
 	}
-	due := last.Add(pullGrace + pullTolerance)
+	due := last.Add(pullLease + pullTolerance)
 	// The record may lag the Lease by a renewal or two (it is written
 	// after each), and the fencing's time is in whole seconds: an agent
 	// that fenced as soon as it started would have done so within seconds
 	// of the stop, long before due less the Lease.
 	t.Logf("last renewal %s; agent started %s after it; fenced %s after it (due by the Lease %s after it)",
 		last.UTC().Format("15:04:05.000"), startedAt.Sub(last).Round(100*time.Millisecond), fencedAt.Sub(last).Round(time.Second), due.Sub(last))
-	if earliest := due.Add(-pullGrace); fencedAt.Add(time.Second).Before(earliest) {
+	if earliest := due.Add(-pullLease); fencedAt.Add(time.Second).Before(earliest) {
 		t.Errorf("the copy was fenced at %s, %s after the last renewal: the agent started behind the partition fenced before the renewal it recorded allowed (not before %s)",
 			fencedAt.UTC().Format("15:04:05"), fencedAt.Sub(last).Round(time.Second), earliest.UTC().Format("15:04:05.000"))
 	}
