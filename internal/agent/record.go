@@ -74,9 +74,9 @@ func (r *RenewalRecord) wake() chan struct{} {
 	return r.signal
 }
 
-// Start writes the renewals handed to Renewed until ctx is done, the
-// newest first; one that fails is not tried again: the next renewal brings
-// a newer time.
+// Start writes, until ctx is done, the newest renewal handed to Renewed; a
+// write that fails is not tried again: the next renewal brings a newer
+// time.
 func (r *RenewalRecord) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("lease-record").WithValues("lease", r.Namespace+"/"+r.Name)
 	r.mu.Lock()
