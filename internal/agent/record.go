@@ -99,7 +99,7 @@ func (r *RenewalRecord) Start(ctx context.Context) error {
 		err := r.save(ctx, at)
 		switch {
 		case err != nil && !failing:
-			log.Error(err, "recording the last renewal in the member; an agent restarted while the control plane does not answer fences at once until it is written")
+			log.Error(err, "recording the last renewal in the member; an agent restarted meanwhile counts from an older one, or fences at once without one")
 		case err == nil && failing:
 			log.Info("recording the last renewal in the member again")
 		}
