@@ -137,8 +137,16 @@ func (o *Options) Validate() error {
 	if msgs := validation.IsDNS1123Label(o.MemberLeaseNamespace); len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("--member-lease-namespace %q: %s", o.MemberLeaseNamespace, msgs[0]))
 	}
-	if o.LeaseDuration < time.Second {
+	switch {
+	case o.LeaseDuration < time.Second:
 		errs = append(errs, fmt.Errorf("--cluster-lease-duration %s: want at least 1s", o.LeaseDuration))
+	case o.LeaseDuration > maxLeaseDuration:
+		errs = append(errs, fmt.Errorf("--cluster-lease-duration %s: want at most %s", o.LeaseDuration, maxLeaseDuration))
+	case o.LeaseDuration%time.Second != 0:
+		// The Lease holds whole seconds: the control plane would count
+		// with less than the agent fences by, and eat into the stop
+		// margin.
+		errs = append(errs, fmt.Errorf("--cluster-lease-duration %s: want whole seconds (the Lease holds seconds)", o.LeaseDuration))
 	}
 	if o.LeaseRenewFraction <= 0 || o.LeaseRenewFraction >= 1 {
 		errs = append(errs, fmt.Errorf("--cluster-lease-renew-interval-fraction %g: want a fraction between 0 and 1, such as 0.25", o.LeaseRenewFraction))
@@ -169,6 +177,11 @@ func (o *Options) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// maxLeaseDuration bounds --cluster-lease-duration: the Lease holds the
+// duration in seconds as an int32, and a day is longer than any control
+// plane waits to fail a cluster over.
+const maxLeaseDuration = 24 * time.Hour
 
 // minRenewInterval is the shortest renew interval accepted: each renewal
 // gets one interval to be answered, and a renewal that times out is
@@ -308,14 +321,27 @@ func Run(ctx context.Context, o *Options) error {
 	// a cluster that does not exist, is Push, or is not this agent's to
 	// read. A control plane that cannot be reached is not an answer: the
 	// fencer starts (an agent restarted during a partition must fence),
-	// and the check is tried again. Each check gets one renew interval
-	// (1 s to 10 s), so that the fencer runs before a copy is due.
+	// and the check is tried again; refused credentials are not one
+	// either once a renewal is known (see clusterWait.Run). Each check
+	// gets one renew interval (1 s to 10 s), so that the fencer runs
+	// before a copy is due.
 	probes, err := serveWaitingProbes(o.HealthProbeBindAddress, o.ClusterName)
 	if err != nil {
 		return err
 	}
-	checkTimeout := min(max(o.RenewInterval(), time.Second), 10*time.Second)
-	err = waitForCluster(ctx, direct, o.ClusterName, checkTimeout, startFencer)
+	wait := &clusterWait{
+		Reader:  direct,
+		Name:    o.ClusterName,
+		Timeout: min(max(o.RenewInterval(), time.Second), 10*time.Second),
+		Fence:   startFencer,
+		Renewed: func() (bool, bool) {
+			return !renewer.LastRenewed().IsZero(), renewer.Attempted()
+		},
+		Waiting:      probes.Waiting,
+		Retry:        2 * time.Second,
+		RefusedRetry: 30 * time.Second,
+	}
+	err = wait.Run(ctx)
 	if cerr := probes.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("handing the health probes to the manager: %w", cerr)
 	}
@@ -441,49 +467,111 @@ func applyAgain(ctx context.Context, c client.Reader, namespace string, exec *ex
 	}
 }
 
-// waitForCluster waits until checkCluster accepts the Cluster, returning
-// its refusal when it has one, and calling unreachable (once per failure)
-// while the control plane does not answer.
-func waitForCluster(ctx context.Context, c client.Reader, name string, timeout time.Duration, unreachable func()) error {
-	log := ctrl.LoggerFrom(ctx).WithValues("cluster", name)
+// clusterWait waits until the control plane confirms the agent's
+// Cluster, fencing meanwhile when it must.
+type clusterWait struct {
+	Reader client.Reader
+	Name   string
+	// Timeout bounds each check: a request into a partition can hang
+	// until TCP gives up.
+	Timeout time.Duration
+	// Fence starts the fencer (it may be called more than once).
+	Fence func()
+	// Renewed says whether a renewal of the cluster's Lease is known,
+	// this process's or the one recorded in the member; tried says
+	// whether that can be told yet (the first renewal was tried).
+	Renewed func() (renewed, tried bool)
+	// Waiting tells the health probes what the agent waits for.
+	Waiting func(why string)
+	// Retry is the pause after a check the control plane did not
+	// answer; RefusedRetry after one that refused the credentials.
+	Retry, RefusedRetry time.Duration
+}
+
+// Run waits until checkCluster accepts the Cluster, returning its refusal
+// when it has one. While the control plane does not answer, the fencer
+// runs and the check is tried again.
+//
+// Credentials the control plane refuses (expired, revoked, or no longer
+// allowed to read the Cluster) end the start only when no renewal of the
+// Lease is known: then nothing of this cluster can be due. When one is
+// known, the control plane counts the copies stopped from it, as after a
+// partition, so the agent stays up and fences them when due instead of
+// exiting (and being restarted, and exiting again, without ever fencing);
+// /readyz says why it waits.
+func (w *clusterWait) Run(ctx context.Context) error {
+	log := ctrl.LoggerFrom(ctx).WithValues("cluster", w.Name)
+	refusedLogged := false
 	for {
-		// A request into a partition can hang until TCP gives up.
-		checkCtx, cancel := context.WithTimeout(ctx, timeout)
-		final, err := checkCluster(checkCtx, c, name)
+		checkCtx, cancel := context.WithTimeout(ctx, w.Timeout)
+		answer, err := checkCluster(checkCtx, w.Reader, w.Name)
 		cancel()
-		if err == nil || final {
+		pause := w.Retry
+		switch answer {
+		case clusterConfirmed:
+			return nil
+		case clusterRefused:
 			return err
+		case credentialsRefused:
+			renewed, tried := w.Renewed()
+			if tried && !renewed {
+				return err
+			}
+			if !tried {
+				break
+			}
+			if !refusedLogged {
+				log.Error(err, "the control plane refused the agent's credentials; the agent stays up to fence the copies when due, and tries again", "every", w.RefusedRetry)
+				refusedLogged = true
+			}
+			w.Waiting(fmt.Sprintf("the control plane refused the credentials of the agent of Cluster %s; fencing the copies when due: %v", w.Name, err))
+			w.Fence()
+			pause = w.RefusedRetry
+		default:
+			log.Error(err, "cannot reach the control plane to check the Cluster; fencing runs meanwhile, trying again")
+			w.Fence()
 		}
-		log.Error(err, "cannot reach the control plane to check the Cluster; fencing runs meanwhile, trying again")
-		unreachable()
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(2 * time.Second):
+		case <-time.After(pause):
 		}
 	}
 }
 
+// clusterAnswer is what the control plane said of the agent's Cluster.
+type clusterAnswer int
+
+const (
+	// noAnswer: the control plane could not be asked; ask again.
+	noAnswer clusterAnswer = iota
+	// clusterConfirmed: the agent's Pull cluster.
+	clusterConfirmed
+	// clusterRefused: not a cluster this agent serves.
+	clusterRefused
+	// credentialsRefused: the control plane refused the credentials.
+	credentialsRefused
+)
+
 // checkCluster refuses to start for a cluster that is not a Pull cluster of
-// the control plane, before anything is applied. final says that the answer
-// is the control plane's, not a failure to get one.
-func checkCluster(ctx context.Context, c client.Reader, name string) (final bool, err error) {
+// the control plane, before anything is applied.
+func checkCluster(ctx context.Context, c client.Reader, name string) (clusterAnswer, error) {
 	var cl clusterv1alpha1.Cluster
-	err = c.Get(ctx, types.NamespacedName{Name: name}, &cl)
+	err := c.Get(ctx, types.NamespacedName{Name: name}, &cl)
 	switch {
 	case apierrors.IsNotFound(err):
-		return true, fmt.Errorf("cluster %s does not exist in the control plane: register it with `lifeboat token create --cluster %s` and `lifeboat register`", name, name)
+		return clusterRefused, fmt.Errorf("cluster %s does not exist in the control plane: register it with `lifeboat token create --cluster %s` and `lifeboat register`", name, name)
 	case apierrors.IsForbidden(err):
-		return true, fmt.Errorf("the control-plane credentials may not read Cluster %s (are they another cluster's agent's?): %w", name, err)
+		return credentialsRefused, fmt.Errorf("the control-plane credentials may not read Cluster %s (are they another cluster's agent's?): %w", name, err)
 	case apierrors.IsUnauthorized(err):
-		return true, fmt.Errorf("the control plane refused the agent's credentials (expired or revoked?); register the cluster again: %w", err)
+		return credentialsRefused, fmt.Errorf("the control plane refused the agent's credentials (expired or revoked?); register the cluster again: %w", err)
 	case err != nil:
-		return false, fmt.Errorf("reading Cluster %s from the control plane: %w", name, err)
+		return noAnswer, fmt.Errorf("reading Cluster %s from the control plane: %w", name, err)
 	}
 	if cl.Spec.SyncMode != clusterv1alpha1.Pull {
-		return true, fmt.Errorf("cluster %s is joined in %s mode: an agent serves Pull clusters only (unjoin it first, or choose another name)", name, cl.Spec.SyncMode)
+		return clusterRefused, fmt.Errorf("cluster %s is joined in %s mode: an agent serves Pull clusters only (unjoin it first, or choose another name)", name, cl.Spec.SyncMode)
 	}
-	return true, nil
+	return clusterConfirmed, nil
 }
 
 // directMapper maps the kinds the agent reads and writes before its manager

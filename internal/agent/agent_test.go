@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -35,6 +37,9 @@ func TestOptionsValidate(t *testing.T) {
 		"no cluster name":       {func(o *Options) { o.ClusterName = "" }, "--cluster-name is required"},
 		"cluster name not DNS":  {func(o *Options) { o.ClusterName = "Member_3" }, `--cluster-name "Member_3"`},
 		"lease under a second":  {func(o *Options) { o.LeaseDuration = 500 * time.Millisecond }, "--cluster-lease-duration"},
+		"lease past a day":      {func(o *Options) { o.LeaseDuration = 1193046*time.Hour + 28*time.Minute + 56*time.Second }, "want at most 24h0m0s"},
+		"lease of a day":        {func(o *Options) { o.LeaseDuration = 24 * time.Hour }, ""},
+		"lease of 1.5s":         {func(o *Options) { o.LeaseDuration = 1500 * time.Millisecond }, "want whole seconds"},
 		"fraction of one":       {func(o *Options) { o.LeaseRenewFraction = 1 }, "--cluster-lease-renew-interval-fraction"},
 		"fraction zero":         {func(o *Options) { o.LeaseRenewFraction = 0 }, "--cluster-lease-renew-interval-fraction"},
 		"renewed every 10ms":    {func(o *Options) { o.LeaseDuration, o.LeaseRenewFraction = time.Second, 0.01 }, "renews every 10ms: want at least 100ms"},
@@ -106,34 +111,101 @@ func TestRenewed(t *testing.T) {
 
 // The control plane's answers end the start; failing to get one does not.
 func TestCheckCluster(t *testing.T) {
-	scheme, err := lbscheme.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pull := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "edge1"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Pull}}
-	push := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push}}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pull, push).Build()
-	unreachable := fake.NewClientBuilder().WithScheme(scheme).WithInterceptorFuncs(interceptor.Funcs{
-		Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
-			return errors.New("dial tcp 127.0.0.1:6443: i/o timeout")
-		},
-	}).Build()
+	c := clusterReader(t, nil)
 	cases := map[string]struct {
-		c         client.Reader
-		name      string
-		wantFinal bool
-		wantErr   string
+		c       client.Reader
+		name    string
+		want    clusterAnswer
+		wantErr string
 	}{
-		"pull":        {c, "edge1", true, ""},
-		"push":        {c, "member1", true, "joined in Push mode"},
-		"missing":     {c, "edge2", true, "does not exist in the control plane"},
-		"unreachable": {unreachable, "edge1", false, "i/o timeout"},
+		"pull":         {c, "edge1", clusterConfirmed, ""},
+		"push":         {c, "member1", clusterRefused, "joined in Push mode"},
+		"missing":      {c, "edge2", clusterRefused, "does not exist in the control plane"},
+		"unreachable":  {clusterReader(t, errors.New("dial tcp 127.0.0.1:6443: i/o timeout")), "edge1", noAnswer, "i/o timeout"},
+		"unauthorized": {clusterReader(t, apierrors.NewUnauthorized("certificate has expired")), "edge1", credentialsRefused, "refused the agent's credentials"},
+		"forbidden":    {clusterReader(t, apierrors.NewForbidden(clusterv1alpha1.Resource("clusters"), "edge1", errors.New("no"))), "edge1", credentialsRefused, "may not read Cluster edge1"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			final, err := checkCluster(context.Background(), tc.c, tc.name)
-			if final != tc.wantFinal || (tc.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
-				t.Errorf("checkCluster = %t, %v; want %t and an error containing %q", final, err, tc.wantFinal, tc.wantErr)
+			got, err := checkCluster(context.Background(), tc.c, tc.name)
+			if got != tc.want || (tc.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Errorf("checkCluster = %d, %v; want %d and an error containing %q", got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}
+
+// clusterReader serves a Pull cluster edge1 and a Push cluster member1,
+// or fails every read with err.
+func clusterReader(t *testing.T, err error) client.Reader {
+	t.Helper()
+	scheme, serr := lbscheme.New()
+	if serr != nil {
+		t.Fatal(serr)
+	}
+	pull := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "edge1"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Pull}}
+	push := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}, Spec: clusterv1alpha1.ClusterSpec{SyncMode: clusterv1alpha1.Push}}
+	b := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pull, push)
+	if err != nil {
+		b = b.WithInterceptorFuncs(interceptor.Funcs{
+			Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+				return err
+			},
+		})
+	}
+	return b.Build()
+}
+
+// An agent whose credentials the control plane refuses exits when no
+// renewal of its Lease is known (nothing can be due), and otherwise stays
+// up fencing, saying why on /readyz; a control plane that does not answer
+// starts the fencer too; a confirmed Pull cluster ends the wait.
+func TestClusterWait(t *testing.T) {
+	expired := apierrors.NewUnauthorized("certificate has expired")
+	cases := map[string]struct {
+		err            error
+		renewed, tried bool
+		wantReturn     string // "" nil, "-" keeps waiting
+		wantFence      bool
+		wantWaiting    string
+	}{
+		"confirmed":                      {nil, true, true, "", false, ""},
+		"refused, no renewal known":      {expired, false, true, "refused the agent's credentials", false, ""},
+		"refused, a renewal known":       {expired, true, true, "-", true, "refused the credentials of the agent of Cluster edge1"},
+		"refused, first renewal not yet": {expired, true, false, "-", false, ""},
+		"no answer":                      {errors.New("i/o timeout"), false, false, "-", true, ""},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			var mu sync.Mutex
+			fenced, waiting := 0, ""
+			w := &clusterWait{
+				Reader:  clusterReader(t, tc.err),
+				Name:    "edge1",
+				Timeout: time.Second,
+				Fence:   func() { mu.Lock(); fenced++; mu.Unlock() },
+				Renewed: func() (bool, bool) { return tc.renewed, tc.tried },
+				Waiting: func(why string) { mu.Lock(); waiting = why; mu.Unlock() },
+				Retry:   10 * time.Millisecond, RefusedRetry: 10 * time.Millisecond,
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			err := w.Run(ctx)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case tc.wantReturn == "-" && !errors.Is(err, context.DeadlineExceeded):
+				t.Errorf("Run = %v, want it to keep waiting until the context ends", err)
+			case tc.wantReturn == "" && err != nil:
+				t.Errorf("Run = %v, want nil", err)
+			case tc.wantReturn != "" && tc.wantReturn != "-" && (err == nil || !strings.Contains(err.Error(), tc.wantReturn)):
+				t.Errorf("Run = %v, want an error containing %q", err, tc.wantReturn)
+			}
+			if (fenced > 0) != tc.wantFence {
+				t.Errorf("fencer started %d times, want started: %t", fenced, tc.wantFence)
+			}
+			if !strings.Contains(waiting, tc.wantWaiting) || (tc.wantWaiting == "" && waiting != "") {
+				t.Errorf("/readyz says %q, want %q", waiting, tc.wantWaiting)
 			}
 		})
 	}

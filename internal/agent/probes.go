@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,6 +21,8 @@ type waitingProbes struct {
 	server   *http.Server
 	listener net.Listener
 	done     chan struct{}
+	// waiting is what /readyz says the agent waits for.
+	waiting atomic.Pointer[string]
 }
 
 // serveWaitingProbes serves the probes on addr ("" or "0": none).
@@ -31,23 +34,28 @@ func serveWaitingProbes(addr, cluster string) (*waitingProbes, error) {
 	if err != nil {
 		return nil, fmt.Errorf("serving the health probes on %s: %w", addr, err)
 	}
+	p := &waitingProbes{listener: l, done: make(chan struct{})}
+	p.Waiting(fmt.Sprintf("waiting for the control plane to confirm Cluster %s", cluster))
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = fmt.Fprintln(w, "ok")
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		http.Error(w, fmt.Sprintf("waiting for the control plane to confirm Cluster %s", cluster), http.StatusServiceUnavailable)
+		http.Error(w, *p.waiting.Load(), http.StatusServiceUnavailable)
 	})
-	p := &waitingProbes{
-		server:   &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second},
-		listener: l,
-		done:     make(chan struct{}),
-	}
+	p.server = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		defer close(p.done)
 		_ = p.server.Serve(l)
 	}()
 	return p, nil
+}
+
+// Waiting sets what /readyz says the agent waits for.
+func (p *waitingProbes) Waiting(why string) {
+	if p != nil {
+		p.waiting.Store(&why)
+	}
 }
 
 // Addr is the address served.

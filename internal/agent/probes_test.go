@@ -34,6 +34,16 @@ func TestWaitingProbes(t *testing.T) {
 			t.Errorf("%s: %d %q, want %d with %q", tc.path, resp.StatusCode, b, tc.code, tc.body)
 		}
 	}
+	p.Waiting("the control plane refused the credentials")
+	resp, err := http.Get("http://" + addr + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "refused the credentials") {
+		t.Errorf("/readyz after Waiting: %d %q", resp.StatusCode, b)
+	}
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
