@@ -291,6 +291,7 @@ func Run(ctx context.Context, o *Options) error {
 		Clock:         clk,
 		Tick:          time.Second,
 		Scan:          min(max(o.RenewInterval(), time.Second), 5*time.Second),
+		Works:         direct,
 	}
 
 	// The renewer and the fencer run beside the manager, not in it: the
@@ -574,8 +575,9 @@ func checkCluster(ctx context.Context, c client.Reader, name string) (clusterAns
 	return clusterConfirmed, nil
 }
 
-// directMapper maps the kinds the agent reads and writes before its manager
-// runs, the Lease and the Cluster, without asking the control plane: a
+// directMapper maps the kinds the agent reads and writes with its direct
+// client, the Lease and the Cluster before its manager runs and the Works
+// the fencer confirms, without asking the control plane: a
 // mapper that asked discovery would make those requests wait out the
 // transport's TLS handshake timeout behind a partition, whatever their
 // context allows, and so hold back the first renewal's failure and the
@@ -584,6 +586,7 @@ func directMapper() meta.RESTMapper {
 	m := meta.NewDefaultRESTMapper(nil)
 	m.Add(coordinationv1.SchemeGroupVersion.WithKind("Lease"), meta.RESTScopeNamespace)
 	m.Add(clusterv1alpha1.SchemeGroupVersion.WithKind("Cluster"), meta.RESTScopeRoot)
+	m.Add(workv1alpha1.SchemeGroupVersion.WithKind("Work"), meta.RESTScopeNamespace)
 	return m
 }
 

@@ -250,6 +250,7 @@ func TestDirectMapper(t *testing.T) {
 	}{
 		{coordinationv1.SchemeGroupVersion.WithKind("Lease"), "leases", true},
 		{clusterv1alpha1.SchemeGroupVersion.WithKind("Cluster"), "clusters", false},
+		{workv1alpha1.SchemeGroupVersion.WithKind("Work"), "works", true},
 	} {
 		mapping, err := m.RESTMapping(tc.gvk.GroupKind(), tc.gvk.Version)
 		if err != nil {

@@ -12,10 +12,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
@@ -64,8 +66,21 @@ type Fencer struct {
 	// Tick is how often the Lease is looked at; Scan how often, while a
 	// copy may be due, the member is searched for fenced copies.
 	Tick, Scan time.Duration
-	mu         sync.Mutex
-	fenced     bool
+	// Works reads Works from the control plane, uncached. After a
+	// fencing, the execution controller's cache may still hold Works the
+	// control plane deleted or changed while it could not be reached (its
+	// watch resumes only some time after the partition): a fenced Work is
+	// applied again only once the control plane confirms it as cached.
+	// nil: not checked.
+	Works client.Reader
+
+	mu     sync.Mutex
+	fenced bool
+	// outage counts the outages in which this process fenced copies;
+	// confirmed holds, for each fenced Work confirmed since, the outage
+	// it was confirmed after.
+	outage    int
+	confirmed map[types.NamespacedName]int
 	// onUnfenced is called when the Lease is renewed after a fencing.
 	onUnfenced func(ctx context.Context)
 }
@@ -83,10 +98,53 @@ func (f *Fencer) SetOnUnfenced(fn func(ctx context.Context)) {
 func (f *Fencer) NeedLeaderElection() bool { return false }
 
 // Holds says whether the execution controller must not apply work now:
-// its copy is fenced, or due to be.
-func (f *Fencer) Holds(work *workv1alpha1.Work) bool {
+// its copy is fenced, or due to be, or was fenced in this process's last
+// outage and the control plane has not yet confirmed work as the cache
+// holds it (see Works).
+func (f *Fencer) Holds(ctx context.Context, work *workv1alpha1.Work) bool {
 	s, ok := WorkFencing(work)
-	return ok && f.due(s, f.Clock.Now())
+	if !ok {
+		return false
+	}
+	if f.due(s, f.Clock.Now()) {
+		return true
+	}
+	return !f.current(ctx, work)
+}
+
+// current says whether work may be applied after a fencing: no fencing in
+// this process, or the control plane holds work as cached (same
+// resourceVersion, not being deleted). A stale cache is caught up by its
+// watch, and the Work looked at again.
+func (f *Fencer) current(ctx context.Context, work *workv1alpha1.Work) bool {
+	key := types.NamespacedName{Namespace: work.Namespace, Name: work.Name}
+	f.mu.Lock()
+	outage, confirmed := f.outage, f.confirmed[key]
+	f.mu.Unlock()
+	if outage == 0 || confirmed == outage || f.Works == nil {
+		return true
+	}
+	log := ctrl.LoggerFrom(ctx).WithName("fencing")
+	var live workv1alpha1.Work
+	if err := f.Works.Get(ctx, key, &live); err != nil {
+		if apierrors.IsNotFound(err) {
+			log.Info("Keeping a fenced copy stopped: its Work is gone from the control plane, not yet from the cache", "work", key)
+		} else {
+			log.Error(err, "reading a fenced copy's Work from the control plane before applying it again; trying again", "work", key)
+		}
+		return false
+	}
+	if !live.DeletionTimestamp.IsZero() || live.ResourceVersion != work.ResourceVersion {
+		log.Info("Keeping a fenced copy stopped until the cache holds its Work as the control plane does", "work", key,
+			"cached", work.ResourceVersion, "controlPlane", live.ResourceVersion, "deleting", !live.DeletionTimestamp.IsZero())
+		return false
+	}
+	f.mu.Lock()
+	if f.outage == outage {
+		f.confirmed[key] = outage
+	}
+	f.mu.Unlock()
+	return true
 }
 
 // WorkFencing reads the fencing marks of a Work's first manifest.
@@ -138,9 +196,7 @@ func (f *Fencer) Start(ctx context.Context) error {
 				log.Error(err, "fencing the copies in the member; trying again", "after", f.Scan)
 			}
 			if n > 0 {
-				f.mu.Lock()
-				f.fenced = true
-				f.mu.Unlock()
+				f.stopped()
 			}
 		}
 		select {
@@ -149,6 +205,18 @@ func (f *Fencer) Start(ctx context.Context) error {
 		case <-f.Clock.After(f.Tick):
 		}
 	}
+}
+
+// stopped notes that copies are stopped: the first time in an outage, the
+// Works confirmed after the last one must be confirmed again.
+func (f *Fencer) stopped() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.fenced {
+		f.outage++
+		f.confirmed = map[types.NamespacedName]int{}
+	}
+	f.fenced = true
 }
 
 // scan finds the fenced copies in the member and stops those that are

@@ -2,12 +2,14 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,6 +19,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
@@ -169,6 +172,104 @@ func TestFencerHolds(t *testing.T) {
 	if f.due(fencing.Spec{}, t0.Add(39*time.Second)) || !f.due(fencing.Spec{}, t0.Add(40*time.Second)) {
 		t.Error("due does not turn at the lease duration")
 	}
+}
+
+// After a fencing, a fenced Work is applied again only once the control
+// plane holds it as the cache does: a Work deleted or changed during the
+// partition, which the cache has not caught up with, would otherwise start
+// a copy beside its replacement. Confirmed once per outage.
+func TestFencerHoldsUntilTheControlPlaneConfirmsTheWork(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(t0)
+	r := &fakeRenewals{last: t0, attempted: true}
+	f, _ := newFencer(t, r, clk)
+	raw, err := deployment("web", 2, string(policyv1alpha1.FencingScaleToZero), "").MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-es-edge1", Name: "web", ResourceVersion: "10"}}
+	cached.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}
+	unmarked := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Namespace: "karmada-es-edge1", Name: "plain", ResourceVersion: "3"}}
+
+	reads := 0
+	var live *workv1alpha1.Work // nil: not found
+	var readErr error
+	f.Works = readerFunc(func(_ context.Context, key client.ObjectKey, obj client.Object) error {
+		reads++
+		if readErr != nil {
+			return readErr
+		}
+		if live == nil {
+			return apierrors.NewNotFound(workv1alpha1.Resource("works"), key.Name)
+		}
+		live.DeepCopyInto(obj.(*workv1alpha1.Work))
+		return nil
+	})
+	ctx := context.Background()
+
+	if f.Holds(ctx, cached) || reads != 0 {
+		t.Fatalf("no fencing in this process: held %t after %d reads, want applied without a read", f.Holds(ctx, cached), reads)
+	}
+	f.stopped()
+	clk.SetTime(t0.Add(time.Minute))
+	if !f.Holds(ctx, cached) || reads != 0 {
+		t.Fatalf("due: want held without a read (reads %d)", reads)
+	}
+	r.mu.Lock()
+	r.last = clk.Now() // the partition heals
+	r.mu.Unlock()
+
+	deleting := cached.DeepCopy()
+	deleting.ResourceVersion, deleting.DeletionTimestamp = "11", &metav1.Time{Time: t0}
+	changed := cached.DeepCopy()
+	changed.ResourceVersion = "12"
+	for _, tc := range []struct {
+		name string
+		live *workv1alpha1.Work
+		err  error
+	}{
+		{"deleted in the control plane", nil, nil},
+		{"being deleted there", deleting, nil},
+		{"changed there", changed, nil},
+		{"the control plane does not answer", cached, errors.New("i/o timeout")},
+	} {
+		live, readErr = tc.live, tc.err
+		if !f.Holds(ctx, cached) {
+			t.Errorf("%s: the fenced copy's cached Work is applied again", tc.name)
+		}
+	}
+	if f.Holds(ctx, unmarked) {
+		t.Error("a Work without fencing marks is held")
+	}
+	live, readErr = cached, nil
+	if f.Holds(ctx, cached) {
+		t.Fatal("the control plane holds the Work as cached: still held")
+	}
+	before := reads
+	live, readErr = nil, errors.New("no longer asked")
+	if f.Holds(ctx, cached) || reads != before {
+		t.Errorf("confirmed once: held %t, %d more reads; want applied without asking again", f.Holds(ctx, cached), reads-before)
+	}
+
+	// The next outage asks again.
+	f.mu.Lock()
+	f.fenced = false
+	f.mu.Unlock()
+	f.stopped()
+	if !f.Holds(ctx, cached) {
+		t.Error("a new outage: the Work was not confirmed again")
+	}
+}
+
+// readerFunc is a client.Reader of single objects.
+type readerFunc func(ctx context.Context, key client.ObjectKey, obj client.Object) error
+
+func (f readerFunc) Get(ctx context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	return f(ctx, key, obj)
+}
+
+func (f readerFunc) List(context.Context, client.ObjectList, ...client.ListOption) error {
+	return errors.New("not listed")
 }
 
 // Once the Lease is renewed after a fencing, OnUnfenced runs once.

@@ -92,7 +92,7 @@ type Reconciler struct {
 	// Hold, when set, keeps a Work from being applied for now: the agent's
 	// fencing holds the Works whose copies it stopped. A held Work is
 	// looked at again after HoldRecheck. Deletions are never held.
-	Hold func(work *workv1alpha1.Work) bool
+	Hold func(ctx context.Context, work *workv1alpha1.Work) bool
 
 	// Agent is set in the agent of a Pull cluster: it applies the Works of
 	// the Pull cluster it runs in. The control plane's applies the Works of
@@ -261,7 +261,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, r.writeConditions(ctx, &work, conditions)
 	}
 
-	if r.Hold != nil && r.Hold(&work) {
+	if r.Hold != nil && r.Hold(ctx, &work) {
 		log.V(1).Info("held: its copy is fenced")
 		return reconcile.Result{RequeueAfter: HoldRecheck}, r.writeConditions(ctx, &work, conditions)
 	}
