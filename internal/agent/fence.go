@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -273,6 +274,12 @@ func (f *Fencer) stop(ctx context.Context, gvr schema.GroupVersionResource, obj 
 			if err != nil {
 				return "", fmt.Errorf("scaling %s %s/%s to zero: %w", gvr.Resource, obj.GetNamespace(), obj.GetName(), err)
 			}
+			annotations := revised.GetAnnotations()
+			if annotations == nil {
+				annotations = map[string]string{}
+			}
+			annotations[fencing.ReplicasAnnotation] = strconv.FormatInt(int64(replicas), 10)
+			revised.SetAnnotations(annotations)
 			if _, err := client.Update(ctx, revised, metav1.UpdateOptions{FieldManager: "lifeboat-fencing"}); err != nil {
 				return "", fmt.Errorf("scaling %s %s/%s to zero: %w", gvr.Resource, obj.GetNamespace(), obj.GetName(), err)
 			}

@@ -132,6 +132,11 @@ func TestFencerStopsDueCopiesOnly(t *testing.T) {
 	if got, _ := replicasOf(t, dyn, "now"); got != 0 {
 		t.Errorf("now: replicas %d, want 0", got)
 	}
+	if obj, err := dyn.Resource(deployments).Namespace("app").Get(ctx, "now", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	} else if n, ok := fencing.FencedReplicas(obj.GetAnnotations()); !ok || n != 3 {
+		t.Errorf("now: the replicas it had recorded as %d, %t; want 3 (annotations %v)", n, ok, obj.GetAnnotations())
+	}
 	if got, _ := replicasOf(t, dyn, "later"); got != 2 {
 		t.Errorf("later (30 s toleration): replicas %d, want 2 until it is due", got)
 	}

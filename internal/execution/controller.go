@@ -32,6 +32,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
 	"github.com/lifeboat-dev/lifeboat/internal/enqueue"
+	"github.com/lifeboat-dev/lifeboat/internal/fencing"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 	"github.com/lifeboat-dev/lifeboat/internal/queue"
@@ -454,10 +455,14 @@ func (r *Reconciler) applyManifest(ctx context.Context, cluster string, work *wo
 			if err != nil {
 				return failed(res, fmt.Errorf("retaining member fields: %w", err))
 			}
+			if retained, err = RestoreFencedReplicas(r.Interpreter, desired, retained, observed); err != nil {
+				return failed(res, fmt.Errorf("restoring the replicas of a fenced copy: %w", err))
+			}
 			desired = retained
 			unstructured.RemoveNestedField(desired.Object, "metadata", "resourceVersion")
 		}
 		if UpToDate(desired, observed) {
+			r.forgetFencedReplicas(ctx, cluster, t.gvr, observed)
 			res.Outcome = OutcomeUpToDate
 			return res
 		}
@@ -484,8 +489,26 @@ func (r *Reconciler) applyManifest(ctx context.Context, cluster string, work *wo
 		return failed(res, fmt.Errorf("applying %s %s: %w%s", desired.GetKind(), objectName(desired.GetNamespace(), desired.GetName()), err, forbiddenHint(err, cluster, t.gvr)))
 	}
 	log.V(1).Info("applied to member", "created", observed == nil)
+	if observed != nil {
+		r.forgetFencedReplicas(ctx, cluster, t.gvr, observed)
+	}
 	res.Outcome, res.Created = OutcomeApplied, observed == nil
 	return res
+}
+
+// forgetFencedReplicas removes, once a fenced copy is applied again, the
+// replicas its agent recorded when it scaled it to zero: an HPA's later
+// scaling must not be undone by them. A failure is logged; the next apply
+// tries again.
+func (r *Reconciler) forgetFencedReplicas(ctx context.Context, cluster string, gvr schema.GroupVersionResource, observed *unstructured.Unstructured) {
+	if _, ok := observed.GetAnnotations()[fencing.ReplicasAnnotation]; !ok {
+		return
+	}
+	patch := []byte(`{"metadata":{"annotations":{"` + fencing.ReplicasAnnotation + `":null}}}`)
+	if _, err := r.Members.Patch(ctx, cluster, gvr, observed.GetNamespace(), observed.GetName(), types.MergePatchType, patch); err != nil && !apierrors.IsNotFound(err) {
+		ctrl.LoggerFrom(ctx).Error(err, "removing the replicas recorded by fencing; trying again at the next apply",
+			"kind", observed.GetKind(), "namespace", observed.GetNamespace(), "name", observed.GetName())
+	}
 }
 
 // forbiddenHint says, after a member's refusal, how to let Lifeboat write the

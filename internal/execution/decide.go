@@ -19,6 +19,8 @@ import (
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/fencing"
+	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 	"github.com/lifeboat-dev/lifeboat/internal/packed"
 )
@@ -532,4 +534,27 @@ func ReleasePatch(obj metav1.Object) ([]byte, bool) {
 		return nil, false
 	}
 	return data, true
+}
+
+// RestoreFencedReplicas gives a copy its agent scaled to zero
+// (fencing.ReplicasAnnotation) its replicas back when it is applied again
+// and retained is about to keep the member's zero: a Deployment whose
+// member owns its replicas (retain-replicas, an HPA there) would otherwise
+// stay at zero for good, as an HPA does not scale up from zero. desired is
+// the object before Retain: a copy the control plane asks zero of stays at
+// zero. Otherwise retained is returned as it is.
+func RestoreFencedReplicas(interp interpreter.Interpreter, desired, retained, observed *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	had, ok := fencing.FencedReplicas(observed.GetAnnotations())
+	if !ok || had == 0 {
+		return retained, nil
+	}
+	kept, _, replicated, err := interp.GetReplicas(retained)
+	if err != nil || !replicated || kept != 0 {
+		return retained, err
+	}
+	asked, _, _, err := interp.GetReplicas(desired)
+	if err != nil || asked == 0 {
+		return retained, err
+	}
+	return interp.ReviseReplica(retained, int64(had))
 }

@@ -45,7 +45,26 @@ const (
 	ActionLabel = "fencing.lifeboat.dev/action"
 	// AfterAnnotation holds A, in whole seconds.
 	AfterAnnotation = "fencing.lifeboat.dev/after-seconds"
+	// ReplicasAnnotation is put by the agent on a copy it scaled to zero:
+	// the replicas it had. A copy whose replicas the member keeps (a
+	// Deployment with resourcetemplate.karmada.io/retain-replicas, scaled
+	// by an HPA there) gets them back when it is applied again.
+	ReplicasAnnotation = "fencing.lifeboat.dev/replicas"
 )
+
+// FencedReplicas reads ReplicasAnnotation: the replicas a copy had before
+// its agent scaled it to zero.
+func FencedReplicas(annotations map[string]string) (int32, bool) {
+	v, ok := annotations[ReplicasAnnotation]
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < 0 {
+		return 0, false
+	}
+	return int32(n), true
+}
 
 // MaxAfter bounds the toleration added to the Lease duration: a longer
 // one counts as this long.
