@@ -103,7 +103,7 @@ func (f *Fencer) NeedLeaderElection() bool { return false }
 // outage and the control plane has not yet confirmed work as the cache
 // holds it (see Works).
 func (f *Fencer) Holds(ctx context.Context, work *workv1alpha1.Work) bool {
-	s, ok := WorkFencing(work)
+	s, ok := fencing.OfWork(work)
 	if !ok {
 		return false
 	}
@@ -146,22 +146,6 @@ func (f *Fencer) current(ctx context.Context, work *workv1alpha1.Work) bool {
 	}
 	f.mu.Unlock()
 	return true
-}
-
-// WorkFencing reads the fencing marks of a Work's first manifest.
-func WorkFencing(work *workv1alpha1.Work) (fencing.Spec, bool) {
-	if len(work.Spec.Workload.Manifests) == 0 {
-		return fencing.Spec{}, false
-	}
-	raw, err := work.Spec.Workload.Manifests[0].JSON()
-	if err != nil {
-		return fencing.Spec{}, false
-	}
-	var m unstructured.Unstructured
-	if err := m.UnmarshalJSON(raw); err != nil {
-		return fencing.Spec{}, false
-	}
-	return fencing.FromMarks(m.GetLabels(), m.GetAnnotations())
 }
 
 // due says whether a copy fenced by s is due at now.

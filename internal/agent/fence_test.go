@@ -25,7 +25,6 @@ import (
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	"github.com/lifeboat-dev/lifeboat/internal/fencing"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
-	"github.com/lifeboat-dev/lifeboat/internal/packed"
 )
 
 type fakeRenewals struct {
@@ -317,27 +316,5 @@ func TestFencerUnfences(t *testing.T) {
 	<-done
 	if len(unfenced) != 1 {
 		t.Errorf("OnUnfenced called %d times, want 1", len(unfenced))
-	}
-}
-
-// A Work's fencing marks are read the same whether its manifest is raw or
-// compacted as a cache may keep it: a fenced copy is never missed.
-func TestWorkFencingReadsCompactedManifests(t *testing.T) {
-	d := deployment("web", 2, string(policyv1alpha1.FencingScaleToZero), "30")
-	raw, err := d.MarshalJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	work := &workv1alpha1.Work{}
-	work.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}
-	want := fencing.Spec{Action: policyv1alpha1.FencingScaleToZero, After: 30 * time.Second}
-	if s, ok := WorkFencing(work); !ok || s != want {
-		t.Fatalf("raw manifest: WorkFencing = %+v, %v; want %+v, true", s, ok, want)
-	}
-	if err := packed.CompactManifests(work); err != nil {
-		t.Fatal(err)
-	}
-	if s, ok := WorkFencing(work); !ok || s != want {
-		t.Fatalf("compacted manifest: WorkFencing = %+v, %v; want %+v, true", s, ok, want)
 	}
 }

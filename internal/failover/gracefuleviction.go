@@ -343,7 +343,7 @@ func (r *GracefulEvictionReconciler) observe(ctx context.Context, obj client.Obj
 	}
 	if r.Fenced != nil {
 		o.fencedAt = func(cluster string) (time.Time, bool) {
-			return r.Fenced(ctx, spec, cluster)
+			return r.Fenced(ctx, obj, spec, cluster)
 		}
 	}
 	if r.OldCopyExists != nil {
@@ -522,9 +522,9 @@ func formatState(state map[string]string) string {
 	return strings.Join(parts, ",")
 }
 
-// FencedFunc tells from when the copy of a binding (by its spec) in
+// FencedFunc tells from when the copy of a binding (obj, with its spec) in
 // cluster counts as stopped by fencing; false when it cannot be fenced.
-type FencedFunc func(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, cluster string) (time.Time, bool)
+type FencedFunc func(ctx context.Context, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, cluster string) (time.Time, bool)
 
 // FencedBy returns the FencedFunc of the controller manager: the copy in a
 // Pull cluster of a binding that fencing.For fences (defaultPurgeMode for
@@ -532,14 +532,30 @@ type FencedFunc func(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec
 // it, by the cluster's Lease (fencing.StoppedBy), read afresh from the API
 // server through reader. A Push cluster, a missing Cluster or Lease, or a
 // Lease never renewed: not fenced.
+//
+// The agent fences by the marks on the copy in its member, which are those
+// of the copy's Work when the agent last applied it, not those of the
+// binding now: a policy changed during a partition (fencing turned on, a
+// shorter toleration) never reaches the agent. So the toleration counted
+// is that of the Work's marks, and only when the agent confirmed applying
+// them (AppliedMarks); otherwise the copy is not counted as fenced, and the
+// eviction waits for its deletion as for a Push cluster.
 func FencedBy(reader client.Reader, defaultPurgeMode policyv1alpha1.PurgeMode, margin time.Duration) FencedFunc {
-	return func(ctx context.Context, spec *workv1alpha2.ResourceBindingSpec, cluster string) (time.Time, bool) {
-		s, ok := fencing.For(spec, defaultPurgeMode)
-		if !ok {
+	return func(ctx context.Context, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, cluster string) (time.Time, bool) {
+		if _, ok := fencing.For(spec, defaultPurgeMode); !ok {
 			return time.Time{}, false
 		}
 		var c clusterv1alpha1.Cluster
 		if err := reader.Get(ctx, types.NamespacedName{Name: cluster}, &c); err != nil || c.Spec.SyncMode != clusterv1alpha1.Pull {
+			return time.Time{}, false
+		}
+		works, err := bindingWorks(ctx, reader, obj, cluster)
+		if err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "reading the old copy's Work; not counting it as fenced now", "cluster", cluster)
+			return time.Time{}, false
+		}
+		s, ok := AppliedMarks(works)
+		if !ok {
 			return time.Time{}, false
 		}
 		var lease coordinationv1.Lease
@@ -552,6 +568,54 @@ func FencedBy(reader client.Reader, defaultPurgeMode policyv1alpha1.PurgeMode, m
 		}
 		return fencing.StoppedBy(renewed, ptr.Deref(lease.Spec.LeaseDurationSeconds, 0), s, margin)
 	}
+}
+
+// AppliedMarks is how the copies of works are fenced by their agent: each
+// Work's fencing marks, as the agent confirmed applying them (Applied True
+// for the Work's generation, or for the one before a deletion, which moves
+// the generation by one), with the longest toleration. False when there
+// is no Work, or one that is unmarked or not confirmed: its copy may run
+// on, or be fenced later than counted.
+func AppliedMarks(works []workv1alpha1.Work) (fencing.Spec, bool) {
+	var out fencing.Spec
+	for i := range works {
+		w := &works[i]
+		s, ok := fencing.OfWork(w)
+		if !ok {
+			return fencing.Spec{}, false
+		}
+		applied := meta.FindStatusCondition(w.Status.Conditions, workv1alpha1.WorkApplied)
+		if applied == nil || applied.Status != metav1.ConditionTrue {
+			return fencing.Spec{}, false
+		}
+		confirmed := applied.ObservedGeneration == w.Generation ||
+			(!w.DeletionTimestamp.IsZero() && applied.ObservedGeneration == w.Generation-1)
+		if !confirmed {
+			return fencing.Spec{}, false
+		}
+		if i == 0 || s.After > out.After {
+			out = s
+		}
+	}
+	return out, len(works) > 0
+}
+
+// bindingWorks lists the Works of obj in cluster's execution namespace, by
+// the binding's permanent-id label (none without one).
+func bindingWorks(ctx context.Context, reader client.Reader, obj client.Object, cluster string) ([]workv1alpha1.Work, error) {
+	key := workv1alpha2.ResourceBindingPermanentIDLabel
+	if _, ok := obj.(*workv1alpha2.ClusterResourceBinding); ok {
+		key = workv1alpha2.ClusterResourceBindingPermanentIDLabel
+	}
+	id := obj.GetLabels()[key]
+	if id == "" {
+		return nil, nil
+	}
+	var works workv1alpha1.WorkList
+	if err := reader.List(ctx, &works, client.InNamespace(clusterv1alpha1.ExecutionSpacePrefix+cluster), client.MatchingLabels{key: id}); err != nil {
+		return nil, fmt.Errorf("listing Works of cluster %s: %w", cluster, err)
+	}
+	return works.Items, nil
 }
 
 // clusterLeaseNamespace holds each Pull cluster's Lease, named after it.

@@ -29,10 +29,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/scheduler/core"
 )
@@ -145,6 +147,23 @@ func FromMarks(labels, annotations map[string]string) (Spec, bool) {
 		s.After = time.Duration(min(n, int64(MaxAfter/time.Second))) * time.Second
 	}
 	return s, true
+}
+
+// OfWork reads the fencing marks of a Work's first manifest: how its copy
+// is fenced.
+func OfWork(work *workv1alpha1.Work) (Spec, bool) {
+	if len(work.Spec.Workload.Manifests) == 0 {
+		return Spec{}, false
+	}
+	raw, err := work.Spec.Workload.Manifests[0].JSON()
+	if err != nil {
+		return Spec{}, false
+	}
+	var m unstructured.Unstructured
+	if err := m.UnmarshalJSON(raw); err != nil {
+		return Spec{}, false
+	}
+	return FromMarks(m.GetLabels(), m.GetAnnotations())
 }
 
 // Due is when the agent fences a copy: the Lease duration plus the copy's

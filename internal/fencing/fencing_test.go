@@ -7,11 +7,15 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/packed"
 )
 
 func spec(cf *policyv1alpha1.ClusterFailoverBehavior, tolerations ...corev1.Toleration) *workv1alpha2.ResourceBindingSpec {
@@ -157,5 +161,33 @@ func TestCondition(t *testing.T) {
 				t.Errorf("Condition = %+v, want %s %s mentioning %q", c, tc.status, tc.reason, tc.mentioning)
 			}
 		})
+	}
+}
+
+// A Work's fencing marks are read the same whether its manifest is raw or
+// compacted as a cache may keep it: a fenced copy is never missed.
+func TestOfWorkReadsCompactedManifests(t *testing.T) {
+	d := &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]interface{}{"namespace": "app", "name": "web",
+			"labels":      map[string]interface{}{ActionLabel: string(policyv1alpha1.FencingScaleToZero)},
+			"annotations": map[string]interface{}{AfterAnnotation: "30"}},
+		"spec": map[string]interface{}{"replicas": int64(2)},
+	}}
+	raw, err := d.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := &workv1alpha1.Work{}
+	work.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}
+	want := Spec{Action: policyv1alpha1.FencingScaleToZero, After: 30 * time.Second}
+	if s, ok := OfWork(work); !ok || s != want {
+		t.Fatalf("raw manifest: OfWork = %+v, %v; want %+v, true", s, ok, want)
+	}
+	if err := packed.CompactManifests(work); err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := OfWork(work); !ok || s != want {
+		t.Fatalf("compacted manifest: OfWork = %+v, %v; want %+v, true", s, ok, want)
 	}
 }
