@@ -2,6 +2,7 @@ package dependencies
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -45,6 +46,10 @@ const (
 	ReasonSyncDependenciesSucceed  = "SyncScheduleResultToDependenciesSucceed"
 	ReasonSyncDependenciesFailed   = "SyncScheduleResultToDependenciesFailed"
 	ReasonDependencyPolicyConflict = "DependencyPolicyConflict"
+	// ReasonDependencyKindNotServed (Lifeboat's) is the Warning on a
+	// depending binding one of whose dependencies is of a kind the API server
+	// does not serve: its attached binding is kept as it is.
+	ReasonDependencyKindNotServed = "DependencyKindNotServed"
 )
 
 const (
@@ -237,19 +242,26 @@ func (d *Distributor) reconcile(ctx context.Context, req reconcile.Request) (rec
 		}
 		// Gone without our finalizer: release what it still holds.
 		parent = &workv1alpha2.ResourceBinding{ObjectMeta: metav1.ObjectMeta{Namespace: req.Namespace, Name: req.Name}}
-		return d.sync(ctx, parent, false, nil, nil)
+		return d.sync(ctx, parent, false, nil, nil, nil)
 	}
 	active := parent.Spec.PropagateDeps && parent.DeletionTimestamp.IsZero()
 	if !active {
-		return d.sync(ctx, parent, false, nil, nil)
+		return d.sync(ctx, parent, false, nil, nil, nil)
 	}
 
 	r := parent.Spec.Resource
 	tmpl := &unstructured.Unstructured{}
 	tmpl.SetGroupVersionKind(schema.FromAPIVersionAndKind(r.APIVersion, r.Kind))
 	if err := d.Reader.Get(ctx, types.NamespacedName{Namespace: r.Namespace, Name: r.Name}, tmpl); err != nil {
-		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+		if apierrors.IsNotFound(err) {
 			return reconcile.Result{}, nil // the detector deletes the binding
+		}
+		if meta.IsNoMatchError(err) {
+			// Whether the template exists is not known: the detector keeps
+			// the binding, and the attached bindings stay as they are until
+			// the template can be read again.
+			return reconcile.Result{}, &detector.TemplateKindNotServedError{
+				Key: detector.TemplateKey{GVK: tmpl.GroupVersionKind(), Namespace: r.Namespace, Name: r.Name}, Err: err}
 		}
 		return reconcile.Result{}, fmt.Errorf("getting template %s %s/%s: %w", r.Kind, r.Namespace, r.Name, err)
 	}
@@ -260,8 +272,20 @@ func (d *Distributor) reconcile(ctx context.Context, req reconcile.Request) (rec
 	}
 	refs = filterDependencies(refs, parent.Namespace)
 	var present []presentDependency
+	var notServed []error
+	held := map[string]bool{}
 	for _, ref := range refs {
 		dep, ok, err := d.lookup(ctx, ref)
+		var kindErr *DependencyKindNotServedError
+		if errors.As(err, &kindErr) {
+			// Whether it exists is not known: its attached binding is
+			// held as it is, and the binding looked at again with back-off.
+			held[detector.BindingName(ref.Kind, ref.Name)] = true
+			notServed = append(notServed, err)
+			d.Recorder.Eventf(parent, corev1.EventTypeWarning, ReasonDependencyKindNotServed,
+				"%s %s of dependency %s/%s is not served, so whether it exists is not known: its attached binding is kept as it is", ref.Kind, ref.APIVersion, ref.Namespace, ref.Name)
+			continue
+		}
 		if err != nil {
 			return reconcile.Result{}, err
 		}
@@ -271,14 +295,19 @@ func (d *Distributor) reconcile(ctx context.Context, req reconcile.Request) (rec
 		}
 		present = append(present, dep)
 	}
-	return d.sync(ctx, parent, true, refs, present)
+	res, err := d.sync(ctx, parent, true, refs, present, held)
+	if err != nil {
+		return res, err
+	}
+	return res, errors.Join(notServed...)
 }
 
 // sync writes the parent's finalizer and dependencies annotation (when
 // active), then the attached bindings, then (when inactive) drops the
-// finalizer and annotation.
+// finalizer and annotation. The attached bindings named in held (those of
+// dependencies whose kind is not served) are left as they are.
 func (d *Distributor) sync(ctx context.Context, parent *workv1alpha2.ResourceBinding, active bool,
-	refs []interpreter.Dependency, present []presentDependency) (reconcile.Result, error) {
+	refs []interpreter.Dependency, present []presentDependency, held map[string]bool) (reconcile.Result, error) {
 	exists := parent.UID != ""
 	if active {
 		p := parent.DeepCopy()
@@ -299,6 +328,9 @@ func (d *Distributor) sync(ctx context.Context, parent *workv1alpha2.ResourceBin
 	existing, err := d.attachedBindings(ctx, parent, present)
 	if err != nil {
 		return reconcile.Result{}, err
+	}
+	for name := range held {
+		delete(existing, name)
 	}
 	settings, err := d.settings(ctx, parent, existing)
 	if err != nil {
@@ -374,8 +406,27 @@ func (d *Distributor) warnConflict(b *workv1alpha2.ResourceBinding, conflicts ma
 	}
 }
 
+// DependencyKindNotServedError says the API server does not serve the kind
+// of a dependency at the version the interpreter named: a CRD that stopped
+// serving it or was removed, or a group the RESTMapper cannot resolve for a
+// moment. That says nothing of whether the dependency exists, so it is not
+// taken for absent (which would remove its attached binding, and the
+// dependency from the members).
+type DependencyKindNotServedError struct {
+	Dependency interpreter.Dependency
+	Err        error
+}
+
+func (e *DependencyKindNotServedError) Error() string {
+	return fmt.Sprintf("%s %s of dependency %s/%s is not served; its attached binding is kept and the dependency read again: %v",
+		e.Dependency.Kind, e.Dependency.APIVersion, e.Dependency.Namespace, e.Dependency.Name, e.Err)
+}
+
+func (e *DependencyKindNotServedError) Unwrap() error { return e.Err }
+
 // lookup reads a dependency's metadata (starting its metadata informer and
-// event source on first use).
+// event source on first use). A dependency of a kind that is not served is a
+// DependencyKindNotServedError.
 func (d *Distributor) lookup(ctx context.Context, ref interpreter.Dependency) (presentDependency, bool, error) {
 	gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
 	if err := d.ensureWatch(gvk); err != nil {
@@ -384,8 +435,11 @@ func (d *Distributor) lookup(ctx context.Context, ref interpreter.Dependency) (p
 	m := &metav1.PartialObjectMetadata{}
 	m.SetGroupVersionKind(gvk)
 	if err := d.Reader.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, m); err != nil {
-		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+		if apierrors.IsNotFound(err) {
 			return presentDependency{}, false, nil
+		}
+		if meta.IsNoMatchError(err) {
+			return presentDependency{}, false, &DependencyKindNotServedError{Dependency: ref, Err: err}
 		}
 		return presentDependency{}, false, fmt.Errorf("getting dependency %s %s/%s: %w", ref.Kind, ref.Namespace, ref.Name, err)
 	}

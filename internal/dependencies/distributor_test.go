@@ -2,6 +2,9 @@ package dependencies
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -9,16 +12,20 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/clienttest"
+	"github.com/lifeboat-dev/lifeboat/internal/detector"
+	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
@@ -168,5 +175,98 @@ func TestReconcileMissingDependencyIsSkipped(t *testing.T) {
 	e.reconcile(t)
 	if _, ok := e.get(t, "cfg-configmap"); ok {
 		t.Errorf("attached binding created for a missing ConfigMap")
+	}
+}
+
+// twoDependencies says every template depends on the ConfigMap "cfg" and
+// the Secret "creds".
+type twoDependencies struct{ interpreter.Interpreter }
+
+func (twoDependencies) GetDependencies(obj *unstructured.Unstructured) ([]interpreter.Dependency, error) {
+	return []interpreter.Dependency{
+		{APIVersion: "v1", Kind: "ConfigMap", Namespace: obj.GetNamespace(), Name: "cfg"},
+		{APIVersion: "v1", Kind: "Secret", Namespace: obj.GetNamespace(), Name: "creds"},
+	}, nil
+}
+
+// notServing makes the distributor's reads of kind fail as the RESTMapper
+// does for a kind the API server does not serve.
+func notServing(e *testEnv, kind string) {
+	e.d.Reader = interceptor.NewClient(e.c.(client.WithWatch), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if gvk := obj.GetObjectKind().GroupVersionKind(); gvk.Kind == kind {
+				return &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}}
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
+}
+
+func requires(rb *workv1alpha2.ResourceBinding, parent, cluster string) bool {
+	for _, r := range rb.Spec.RequiredBy {
+		if r.Name == parent && len(r.Clusters) == 1 && r.Clusters[0].Name == cluster {
+			return true
+		}
+	}
+	return false
+}
+
+func describe(rb *workv1alpha2.ResourceBinding) string {
+	if rb == nil {
+		return "<none>"
+	}
+	return fmt.Sprintf("deletionTimestamp %v, requiredBy %+v", rb.DeletionTimestamp, rb.Spec.RequiredBy)
+}
+
+// A dependency of a kind that is not served may still exist: it is not taken
+// for gone (which would delete its attached binding, and the dependency in
+// every member). Its attached binding is left as it is, the other
+// dependencies follow the depending binding, and the binding is looked at
+// again with back-off.
+func TestReconcileDependencyOfUnservedKindKeepsAttachedBinding(t *testing.T) {
+	objs := append(fixtures(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "creds", UID: "uid-creds"}})
+	e := newTestEnv(t, objs...)
+	e.d.Interpreter = twoDependencies{}
+	e.reconcile(t)
+	parent, _ := e.get(t, "nginx-deployment")
+	parent.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member2", Replicas: 2}}
+	if err := e.c.Update(context.Background(), parent); err != nil {
+		t.Fatal(err)
+	}
+	notServing(e, "ConfigMap")
+
+	_, err := e.d.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "nginx-deployment"}})
+
+	att, ok := e.get(t, "cfg-configmap")
+	if !ok || !att.DeletionTimestamp.IsZero() || !requires(att, "nginx-deployment", "member1") {
+		t.Fatalf("the attached binding of a dependency whose kind is not served was changed: exists %t, %s", ok, describe(att))
+	}
+	var notServed *DependencyKindNotServedError
+	if !errors.As(err, &notServed) {
+		t.Fatalf("reconcile = %v; want a DependencyKindNotServedError, retried with back-off", err)
+	}
+	if creds, ok := e.get(t, "creds-secret"); !ok || !requires(creds, "nginx-deployment", "member2") {
+		t.Errorf("the other dependency did not follow the depending binding: exists %t, %s", ok, describe(creds))
+	}
+	if evs := eventstest.Drain(e.rec); !slices.ContainsFunc(evs, func(ev string) bool { return strings.Contains(ev, ReasonDependencyKindNotServed) }) {
+		t.Errorf("events = %q", evs)
+	}
+}
+
+// A depending binding whose template's kind is not served keeps its
+// attached bindings: the template may still exist.
+func TestReconcileTemplateOfUnservedKindKeepsAttachedBindings(t *testing.T) {
+	e := newTestEnv(t, fixtures()...)
+	e.reconcile(t)
+	notServing(e, "Deployment")
+
+	_, err := e.d.Reconcile(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "nginx-deployment"}})
+
+	if att, ok := e.get(t, "cfg-configmap"); !ok || !att.DeletionTimestamp.IsZero() || !requires(att, "nginx-deployment", "member1") {
+		t.Fatalf("attached binding changed: exists %t, %s", ok, describe(att))
+	}
+	var notServed *detector.TemplateKindNotServedError
+	if !errors.As(err, &notServed) {
+		t.Fatalf("reconcile = %v; want a TemplateKindNotServedError, retried with back-off", err)
 	}
 }

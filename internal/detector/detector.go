@@ -42,6 +42,11 @@ const (
 	ReasonApplyPolicyFailed  = "ApplyPolicyFailed"
 )
 
+// ReasonTemplateKindNotServed is the Warning event on a binding whose
+// template's kind, at the version the binding names, the API server does
+// not serve: the binding is kept (see TemplateKindNotServedError).
+const ReasonTemplateKindNotServed = "TemplateKindNotServed"
+
 // Field indexes the detector registers on ResourceBindings and
 // ClusterResourceBindings.
 const (
@@ -74,6 +79,14 @@ func (k TemplateKey) String() string {
 
 func (k TemplateKey) nn() types.NamespacedName {
 	return types.NamespacedName{Namespace: k.Namespace, Name: k.Name}
+}
+
+// name is the template's namespace/name, or its name when cluster-scoped.
+func (k TemplateKey) name() string {
+	if k.Namespace == "" {
+		return k.Name
+	}
+	return k.Namespace + "/" + k.Name
 }
 
 // Detector matches resource templates with PropagationPolicies and
@@ -109,7 +122,8 @@ type Detector struct {
 	// SetupWithManager makes one over the manager's discovery and runs its
 	// refresh loop; a shared view is run by whoever made it.
 	Served *served.Kinds
-	// Recorder records ApplyPolicySucceed/ApplyPolicyFailed. Required.
+	// Recorder records ApplyPolicySucceed/ApplyPolicyFailed, and
+	// TemplateKindNotServed on bindings. Required.
 	Recorder record.EventRecorder
 	// Interpreter answers GetReplicas. Required.
 	Interpreter interpreter.Interpreter

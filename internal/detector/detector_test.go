@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -355,6 +356,81 @@ func TestReconcileTemplateDeletedDeletesBinding(t *testing.T) {
 		t.Fatalf("binding not deleted")
 	} else if err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
+	}
+}
+
+// deploymentV1beta2 is a Deployment key at a version the control plane no
+// longer serves, as a binding written long ago names its template.
+var deploymentV1beta2 = TemplateKey{GVK: schema.GroupVersionKind{Group: "apps", Version: "v1beta2", Kind: "Deployment"}, Namespace: "default", Name: "web"}
+
+// notServing makes the detector's reads of apps/v1beta2 fail as the
+// RESTMapper does for a version the API server does not serve.
+func notServing(e *testEnv) {
+	e.d.Reader = interceptor.NewClient(e.c.(client.WithWatch), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if gvk := obj.GetObjectKind().GroupVersionKind(); gvk.Version == "v1beta2" {
+				return &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}}
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
+}
+
+// bindingAtV1beta2 is the binding of default/web naming it at apps/v1beta2.
+func bindingAtV1beta2() *workv1alpha2.ResourceBinding {
+	return &workv1alpha2.ResourceBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web-deployment", UID: "rb-uid"},
+		Spec: workv1alpha2.ResourceBindingSpec{Resource: workv1alpha2.ObjectReference{
+			APIVersion: "apps/v1beta2", Kind: "Deployment", Namespace: "default", Name: "web", UID: "uid-web"}},
+	}
+}
+
+// A binding names its template at a version the control plane does not
+// serve (a CRD that stopped serving it, a group the RESTMapper cannot
+// resolve for a moment). That says nothing of whether the template exists:
+// the binding is kept (deleting it deletes the workload in every member),
+// the template is read again with back-off, and an event says why.
+func TestReconcileTemplateOfUnservedKindKeepsBinding(t *testing.T) {
+	cases := map[string][]client.Object{
+		"no policy selects the kind": nil,
+		"a policy selects the kind": {ppObj("default", "pol", "pp-1", func(p *policyv1alpha1.PropagationPolicy) {
+			p.Spec.ResourceSelectors[0].APIVersion = "apps/v1beta2"
+		})},
+	}
+	for name, objs := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := newTestEnv(t, append(objs, bindingAtV1beta2(), deployment("default", "web").obj())...)
+			notServing(e)
+
+			_, err := e.d.reconcileTemplate(context.Background(), deploymentV1beta2)
+
+			var rb workv1alpha2.ResourceBinding
+			if err := e.c.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "web-deployment"}, &rb); err != nil || !rb.DeletionTimestamp.IsZero() {
+				t.Fatalf("the binding was deleted because its template's version is not served: %v", err)
+			}
+			var notServed *TemplateKindNotServedError
+			if !errors.As(err, &notServed) {
+				t.Fatalf("reconcile = %v; want a TemplateKindNotServedError, retried with back-off", err)
+			}
+			evs := e.events()
+			if len(evs) != 1 || !strings.Contains(evs[0], ReasonTemplateKindNotServed) || !strings.Contains(evs[0], "apps/v1beta2") {
+				t.Fatalf("events = %q", evs)
+			}
+		})
+	}
+}
+
+// A binding of a kind no policy selects goes once its template does.
+func TestReconcileTemplateOfUnselectedKindDeletedDeletesBinding(t *testing.T) {
+	rb := bindingAtV1beta2()
+	rb.Spec.Resource.APIVersion = "apps/v1"
+	e := newTestEnv(t, rb)
+
+	e.reconcile(t, TemplateKey{GVK: deploymentGVK, Namespace: "default", Name: "web"})
+
+	var got workv1alpha2.ResourceBinding
+	if err := e.c.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "web-deployment"}, &got); !apierrors.IsNotFound(err) {
+		t.Fatalf("the binding of a deleted template was kept: %v", err)
 	}
 }
 

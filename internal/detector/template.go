@@ -64,8 +64,11 @@ func (d *Detector) syncTemplate(ctx context.Context, key TemplateKey) (reconcile
 	tmpl := &unstructured.Unstructured{}
 	tmpl.SetGroupVersionKind(key.GVK)
 	if err := d.Reader.Get(ctx, key.nn(), tmpl); err != nil {
-		if apierrors.IsNotFound(err) || isNoMatch(err) {
+		switch {
+		case apierrors.IsNotFound(err):
 			return reconcile.Result{}, d.deleteBindingOf(ctx, key)
+		case isNoMatch(err):
+			return reconcile.Result{}, d.kindNotServed(ctx, key, nil, err)
 		}
 		return reconcile.Result{}, fmt.Errorf("getting template %s: %w", key, err)
 	}
@@ -298,11 +301,55 @@ func (d *Detector) collectOrphanBinding(ctx context.Context, key TemplateKey) er
 		if uid := BindingSpec(b).Resource.UID; uid == "" || uid == m.GetUID() {
 			return nil
 		}
-	case apierrors.IsNotFound(err) || isNoMatch(err):
+	case apierrors.IsNotFound(err):
+	case isNoMatch(err):
+		return d.kindNotServed(ctx, key, b, err)
 	default:
 		return fmt.Errorf("getting template %s: %w", key, err)
 	}
 	return d.deleteBinding(ctx, b)
+}
+
+// TemplateKindNotServedError says the API server does not serve the kind of
+// a template at the version its key (from a binding, say) names: a CRD that
+// stopped serving that version or was removed, or a group the RESTMapper
+// cannot resolve for a moment. That says nothing of whether the template
+// exists, so its binding is kept (deleting it would delete every Work, and
+// the workload in every member); the template is read again with back-off.
+type TemplateKindNotServedError struct {
+	Key TemplateKey
+	Err error
+}
+
+func (e *TemplateKindNotServedError) Error() string {
+	apiVersion, kind := e.Key.GVK.ToAPIVersionAndKind()
+	return fmt.Sprintf("%s %s of template %s is not served; its binding is kept and the template read again: %v",
+		kind, apiVersion, e.Key.name(), e.Err)
+}
+
+func (e *TemplateKindNotServedError) Unwrap() error { return e.Err }
+
+// kindNotServed reports a template whose kind is not served: a Warning
+// event on its binding (b, or the one named after key), and the error that
+// has the template read again with back-off.
+func (d *Detector) kindNotServed(ctx context.Context, key TemplateKey, b client.Object, cause error) error {
+	notServed := &TemplateKindNotServedError{Key: key, Err: cause}
+	if b == nil {
+		found, err := d.getBinding(ctx, key)
+		if err != nil {
+			return errors.Join(notServed, err)
+		}
+		if found != nil && refersTo(found, key) {
+			b = found
+		}
+	}
+	if b != nil {
+		apiVersion, kind := key.GVK.ToAPIVersionAndKind()
+		d.Recorder.Eventf(b, corev1.EventTypeWarning, ReasonTemplateKindNotServed,
+			"%s %s is not served, so whether template %s exists is not known: the binding, its Works and the member copies are kept; delete the binding to remove them",
+			kind, apiVersion, key.name())
+	}
+	return notServed
 }
 
 // deleteBindingOf deletes the binding of a template that no longer exists.

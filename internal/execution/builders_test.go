@@ -118,6 +118,14 @@ func configMap(ns, name string, data map[string]interface{}) *unstructured.Unstr
 	}}
 }
 
+func namespace(name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "v1",
+		"kind":       "Namespace",
+		"metadata":   map[string]interface{}{"name": name},
+	}}
+}
+
 // fakeInterpreter implements Retain only; it keeps the member's
 // spec.replicas, like the retain-replicas hook, and counts calls.
 type fakeInterpreter struct {

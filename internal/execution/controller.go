@@ -647,8 +647,13 @@ func (r *Reconciler) cleanupPending(ctx context.Context, work *workv1alpha1.Work
 	return reconcile.Result{}, cause
 }
 
-// cleanupManifest deletes manifest i's member object if Lifeboat manages it
-// for this Work, or releases it when the Work preserves its resources.
+// cleanupManifest deletes manifest i's member object if it is this Work's,
+// or releases it when the Work preserves its resources. The object is the
+// Work's only when it names the Work (WorkOf): everything Lifeboat applies
+// for a Work does (DesiredObject). An object at the same name that names
+// another Work, another cluster's Work or none (a namespace Lifeboat created
+// for the objects of other Works, found by a Namespace Work that never
+// applied) is left as it is.
 func (r *Reconciler) cleanupManifest(ctx context.Context, cluster string, work *workv1alpha1.Work, i int) error {
 	t, err := r.resolve(ctx, cluster, work, i)
 	if err != nil {
@@ -662,10 +667,7 @@ func (r *Reconciler) cleanupManifest(ctx context.Context, cluster string, work *
 	if err != nil || observed == nil {
 		return err
 	}
-	if !IsManaged(observed) {
-		return nil
-	}
-	if owner, ok := WorkOf(cluster, observed); ok && owner != client.ObjectKeyFromObject(work) {
+	if owner, ok := WorkOf(cluster, observed); !ok || owner != client.ObjectKeyFromObject(work) {
 		return nil
 	}
 	ns, name := observed.GetNamespace(), observed.GetName()

@@ -3,6 +3,8 @@ package execution
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -575,6 +577,96 @@ func TestDeletingWorkLeavesUnmanagedObjects(t *testing.T) {
 
 	if f.env.Lookup("member1", mct.ConfigMaps, "default", "settings") == nil {
 		t.Fatal("an object Lifeboat does not manage was deleted")
+	}
+}
+
+// A Namespace Work that never applied (suspended here) is deleted. The
+// member namespace was created by Lifeboat for another Work's ConfigMap:
+// labelled managed, but naming no Work. Deleting the Namespace Work keeps
+// it, and everything inside.
+func TestDeletingUnappliedNamespaceWorkKeepsCreatedNamespace(t *testing.T) {
+	cm := MakeWork("cm", "member1").Manifest(configMap("team-a", "cm", map[string]interface{}{"k": "v"})).Obj()
+	nsWork := MakeWork("team-a-ns", "member1").Finalizer().Suspend().Manifest(namespace("team-a")).Obj()
+	f := newFixture(t, cm, nsWork)
+	f.env.RequireNamespaces = true
+	f.mustReconcile(cm)
+	f.mustReconcile(nsWork)
+	deleteWork(t, f, nsWork)
+
+	f.mustReconcile(nsWork)
+
+	ns := f.env.Lookup("member1", mct.Namespaces, "", "team-a")
+	if ns == nil {
+		t.Fatal("the namespace Lifeboat created for another Work was deleted by a Namespace Work that never applied it")
+	}
+	if !CreatedByLifeboat(ns) {
+		t.Errorf("the created namespace lost its mark: %v", ns.GetAnnotations())
+	}
+	if f.env.Lookup("member1", mct.ConfigMaps, "team-a", "cm") == nil {
+		t.Error("the other Work's ConfigMap was deleted")
+	}
+}
+
+// A Namespace Work that adopted the namespace Lifeboat created (it applied,
+// so the namespace names it) deletes it when it is deleted.
+func TestDeletingNamespaceWorkThatAdoptedCreatedNamespaceDeletesIt(t *testing.T) {
+	nsWork := MakeWork("team-a-ns", "member1").Manifest(namespace("team-a")).Obj()
+	f := newFixture(t, nsWork)
+	f.env.Put("member1", mct.Namespaces, NewCreatedNamespace("team-a"))
+	f.mustReconcile(nsWork)
+	deleteWork(t, f, nsWork)
+
+	f.mustReconcile(nsWork)
+
+	if f.env.Lookup("member1", mct.Namespaces, "", "team-a") != nil {
+		t.Fatal("the namespace a Namespace Work applied was left behind")
+	}
+}
+
+// An object at a Work's name that is managed but names another Work, or
+// none, is not the Work's: deleting the Work leaves it as it is, with or
+// without preserveResourcesOnDeletion.
+func TestDeletingWorkKeepsManagedObjectsItDoesNotOwn(t *testing.T) {
+	owners := map[string]map[string]string{
+		"another cluster's Work": {
+			workv1alpha1.WorkNamespaceAnnotation: "karmada-es-other",
+			workv1alpha1.WorkNameAnnotation:      "settings",
+		},
+		"another Work of the cluster": {
+			workv1alpha1.WorkNamespaceAnnotation: "karmada-es-member1",
+			workv1alpha1.WorkNameAnnotation:      "other",
+		},
+		"no Work": nil,
+	}
+	for name, annotations := range owners {
+		for _, preserve := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, preserve %t", name, preserve), func(t *testing.T) {
+				w := MakeWork("settings", "member1").Finalizer().Manifest(configMap("default", "settings", nil))
+				if preserve {
+					w = w.Preserve()
+				}
+				work := w.Obj()
+				f := newFixture(t, work)
+				theirs := configMap("default", "settings", map[string]interface{}{"k": "theirs"})
+				theirs.SetLabels(map[string]string{membercluster.ManagedLabel: membercluster.ManagedLabelValue})
+				theirs.SetAnnotations(annotations)
+				f.env.Put("member1", mct.ConfigMaps, theirs)
+				deleteWork(t, f, work)
+
+				f.mustReconcile(work)
+
+				got := f.env.Lookup("member1", mct.ConfigMaps, "default", "settings")
+				if got == nil {
+					t.Fatal("an object the Work does not own was deleted")
+				}
+				if !IsManaged(got) || !reflect.DeepEqual(got.GetAnnotations(), theirs.GetAnnotations()) {
+					t.Errorf("an object the Work does not own was released: labels %v annotations %v", got.GetLabels(), got.GetAnnotations())
+				}
+				if err := f.client.Get(f.ctx, client.ObjectKeyFromObject(work), &workv1alpha1.Work{}); !apierrors.IsNotFound(err) {
+					t.Errorf("the Work must be gone: %v", err)
+				}
+			})
+		}
 	}
 }
 

@@ -17,29 +17,39 @@ import (
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 )
 
-// IndexWorksByMemberNamespace indexes Works by the member namespaces their
-// manifests put objects in.
+// IndexWorksByMemberNamespace indexes Works by the member namespaces they
+// use (see MemberNamespaces).
 const IndexWorksByMemberNamespace = "orphans.lifeboat.dev/member-namespace"
 
-// MemberNamespaces returns the namespaces the manifests of w put objects in
-// (manifests without one, such as cluster-scoped kinds, name none).
+// MemberNamespaces returns the member namespaces the manifests of w use:
+// those their objects are in, and those v1 Namespace manifests propagate
+// (other cluster-scoped manifests name none).
 func MemberNamespaces(w *workv1alpha1.Work) []string {
 	var out []string
+	add := func(ns string) {
+		if ns != "" && !slices.Contains(out, ns) {
+			out = append(out, ns)
+		}
+	}
 	for i := range w.Spec.Workload.Manifests {
 		raw, err := w.Spec.Workload.Manifests[i].JSON()
 		if err != nil {
 			continue
 		}
 		var head struct {
-			Metadata struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Metadata   struct {
+				Name      string `json:"name"`
 				Namespace string `json:"namespace"`
 			} `json:"metadata"`
 		}
-		if json.Unmarshal(raw, &head) != nil || head.Metadata.Namespace == "" {
+		if json.Unmarshal(raw, &head) != nil {
 			continue
 		}
-		if !slices.Contains(out, head.Metadata.Namespace) {
-			out = append(out, head.Metadata.Namespace)
+		add(head.Metadata.Namespace)
+		if head.APIVersion == "v1" && head.Kind == "Namespace" {
+			add(head.Metadata.Name)
 		}
 	}
 	return out
@@ -136,7 +146,7 @@ func (c ControlPlane) StillOrphan(ctx context.Context, refs Refs, cluster string
 }
 
 // NamespaceInUse says whether a Work of cluster puts an object in the member
-// namespace ns.
+// namespace ns, or propagates the namespace itself.
 func (c ControlPlane) NamespaceInUse(ctx context.Context, cluster, ns string) (bool, error) {
 	space := clusterv1alpha1.ExecutionSpacePrefix + cluster
 	var works workv1alpha1.WorkList

@@ -279,7 +279,8 @@ const (
 	NamespaceGone NamespaceVerdict = "Gone"
 	// NamespaceNotCreated: Lifeboat did not create it; never removed.
 	NamespaceNotCreated NamespaceVerdict = "NotCreatedByLifeboat"
-	// NamespaceInUse: a Work of the cluster puts an object in it.
+	// NamespaceInUse: a Work of the cluster puts an object in it, or
+	// propagates it (a v1 Namespace manifest).
 	NamespaceInUse NamespaceVerdict = "InUse"
 	// NamespaceHoldsLifeboatObjects: objects labelled managed are in it
 	// (orphans, until they are removed).
@@ -302,7 +303,7 @@ const (
 //  1. an absent or terminating namespace is Gone;
 //  2. one without CreatedNamespaceAnnotation was not created by Lifeboat
 //     and is never removed;
-//  3. one a Work of the cluster puts an object in is InUse.
+//  3. one a Work of the cluster puts an object in, or propagates, is InUse.
 //
 // proceed is true when the contents decide (JudgeContents).
 func NamespaceGate(ns metav1.Object, inUse bool) (v NamespaceVerdict, proceed bool) {

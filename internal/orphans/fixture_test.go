@@ -142,6 +142,15 @@ func work(name, ns string) *workv1alpha1.Work {
 	return w
 }
 
+// namespaceWork is a Work of member1 named name whose manifest is the
+// Namespace ns itself.
+func namespaceWork(name, ns string) *workv1alpha1.Work {
+	w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "karmada-es-member1"}}
+	raw := []byte(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"` + ns + `"}}`)
+	w.Spec.Workload.Manifests = []workv1alpha1.Manifest{{RawExtension: runtime.RawExtension{Raw: raw}}}
+	return w
+}
+
 // binding is the ResourceBinding team-a/<name>-deployment scheduled to
 // clusters.
 func binding(name string, clusters ...string) *workv1alpha2.ResourceBinding {

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	mct "github.com/lifeboat-dev/lifeboat/internal/membercluster/memberclustertest"
 )
 
@@ -70,7 +71,8 @@ func TestNamespaceMustNotBeRemoved(t *testing.T) {
 			s.SetAnnotations(map[string]string{"kubernetes.io/service-account.name": "ci"})
 			f.put(mct.Secrets, s)
 		}},
-		"a namespace a Work uses": {created: true, cp: []client.Object{work("web-5d8f", "team-a")}},
+		"a namespace a Work uses":       {created: true, cp: []client.Object{work("web-5d8f", "team-a")}},
+		"a namespace a Work propagates": {created: true, cp: []client.Object{namespaceWork("team-a-ns", "team-a")}},
 		"a namespace holding a Lifeboat object": {created: true, member: func(f *fixture) {
 			f.put(mct.Deployments, member("web").Obj())
 		}},
@@ -95,6 +97,28 @@ func TestNamespaceMustNotBeRemoved(t *testing.T) {
 				t.Fatalf("the namespace was deleted (%d delete requests)", f.deletes())
 			}
 		})
+	}
+}
+
+// A namespace the execution controller created for a Deployment, then
+// adopted by a Work that propagates the Namespace itself, keeps the
+// created-namespace annotation (server-side apply leaves a field it does not
+// own). Once the Deployment's Work is gone, the namespace is still
+// propagated, and kept.
+func TestNamespacePropagatedByANamespaceWorkIsKept(t *testing.T) {
+	f := newFixture(t, namespaceWork("team-a-ns", "team-a"))
+	ns := namespace("team-a", true)
+	a := ns.GetAnnotations()
+	a[workv1alpha1.WorkNamespaceAnnotation] = "karmada-es-member1"
+	a[workv1alpha1.WorkNameAnnotation] = "team-a-ns"
+	ns.SetAnnotations(a)
+	f.put(mct.Namespaces, ns)
+	systemDefaults(f)
+
+	f.checkNamespace("team-a")
+
+	if !f.exists(mct.Namespaces, "", "team-a") || f.deletes() != 0 {
+		t.Fatal("a namespace a Namespace Work propagates was removed as unused")
 	}
 }
 
