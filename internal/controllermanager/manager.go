@@ -234,6 +234,9 @@ func (o *Options) restConfig() (*rest.Config, error) {
 
 // Run starts the manager and blocks until ctx is done.
 func Run(ctx context.Context, o *Options) error {
+	if err := o.Cluster.Validate(); err != nil {
+		return err
+	}
 	if err := o.ClusterFailover.Validate(); err != nil {
 		return err
 	}
