@@ -118,7 +118,7 @@ up changes nothing.`,
 	f.BoolVar(&opts.WithKyverno, "with-kyverno", false, "Also run Kyverno in every member with the Flink restore ClusterPolicy (examples/flink/kyverno-clusterpolicy.yaml).")
 	f.BoolVar(&opts.Partitionable, "partitionable", false, "Reach every member through a proxy whose path \"lifeboat env partition\" can cut (see above).")
 	f.StringArrayVar(&opts.PullMembers, "pull-member", nil, "A member (memberN) to join in Pull mode, served by \"lifeboat agent\" (repeatable; see above).")
-	f.StringArrayVar(&opts.AgentArgs, "agent-arg", nil, "Extra flag for every \"lifeboat agent\" (repeatable), e.g. --agent-arg=--cluster-lease-duration=10s.")
+	f.StringArrayVar(&opts.AgentArgs, "agent-arg", nil, "Extra flag for every \"lifeboat agent\" (repeatable; needs --pull-member), e.g. --agent-arg=--cluster-lease-duration=10s.")
 	f.BoolVar(&opts.Host, "host", false, "Also run a host cluster with a real node (context host) to install the Helm chart into; needs root and \"make host-deps\".")
 	f.StringArrayVar(&opts.HostImages, "host-image", nil, "An image archive (docker save, OCI, make image) to import into the host node (repeatable; needs --host).")
 	return cmd
