@@ -108,6 +108,64 @@ func DefaultOptions() Options {
 	}
 }
 
+// Validate reports options that cannot work, before the bench connects to
+// anything: unknown or no scenarios, and a count or duration that the
+// selected scenarios need positive. The member names are checked by Run,
+// against the environment's members.
+func (o Options) Validate() error {
+	if len(o.Scenarios) == 0 {
+		return fmt.Errorf("--scenarios is empty: give at least one of %s", strings.Join(AllScenarios, ", "))
+	}
+	for _, s := range o.Scenarios {
+		if !slices.Contains(AllScenarios, s) {
+			return fmt.Errorf("unknown scenario %q (known: %s)", s, strings.Join(AllScenarios, ", "))
+		}
+	}
+	if o.Runs < 1 {
+		return errors.New("--runs must be at least 1")
+	}
+	for name, n := range o.ScenarioRuns {
+		if !slices.Contains(AllScenarios, name) {
+			return fmt.Errorf("--scenario-runs: unknown scenario %q (known: %s)", name, strings.Join(AllScenarios, ", "))
+		}
+		if n < 1 {
+			return fmt.Errorf("--scenario-runs: %s must run at least once, got %d", name, n)
+		}
+	}
+	selected := func(s string) bool { return slices.Contains(o.Scenarios, s) }
+	if selected(ScenarioPropagation) && o.N < 1 {
+		return fmt.Errorf("-n must be at least 1, got %d", o.N)
+	}
+	if selected(ScenarioClusterFailover) && o.ClusterFailoverN < 1 {
+		return fmt.Errorf("--cluster-failover-n must be at least 1, got %d", o.ClusterFailoverN)
+	}
+	if selected(ScenarioFailback) {
+		if o.FailbackN < 1 {
+			return fmt.Errorf("--failback-n must be at least 1, got %d", o.FailbackN)
+		}
+		if w := o.FailbackWindow; w < time.Second || w%time.Second != 0 || w > math.MaxInt32*time.Second {
+			return fmt.Errorf("--failback-window must be whole seconds between 1s and %ds, got %s", math.MaxInt32, w)
+		}
+	}
+	if selected(ScenarioFootprint) {
+		// The idle CPU is divided by the window: 0 would make it NaN,
+		// which report.json cannot hold.
+		if o.IdleWindow <= 0 {
+			return fmt.Errorf("--idle-window must be positive, got %s", o.IdleWindow)
+		}
+		if o.SteadyBindings < 0 {
+			return fmt.Errorf("--steady-bindings must not be negative, got %d", o.SteadyBindings)
+		}
+	}
+	// Every scenario but footprint without its steady state waits with
+	// the timeout.
+	waits := o.SteadyBindings > 0 || slices.ContainsFunc(o.Scenarios, func(s string) bool { return s != ScenarioFootprint })
+	if waits && o.Timeout <= 0 {
+		return fmt.Errorf("--timeout must be positive, got %s", o.Timeout)
+	}
+	return nil
+}
+
 // Bench runs the scenarios on one environment.
 type Bench struct {
 	Env     *Env
@@ -132,42 +190,24 @@ func (b *Bench) Run(ctx context.Context) (*Report, error) {
 	if b.Progress == nil {
 		b.Progress = io.Discard
 	}
-	for _, s := range b.Options.Scenarios {
-		if !slices.Contains(AllScenarios, s) {
-			return nil, fmt.Errorf("unknown scenario %q (known: %s)", s, strings.Join(AllScenarios, ", "))
-		}
-	}
-	if b.Options.Runs < 1 {
-		return nil, errors.New("--runs must be at least 1")
-	}
-	for name, n := range b.Options.ScenarioRuns {
-		if !slices.Contains(AllScenarios, name) {
-			return nil, fmt.Errorf("--scenario-runs: unknown scenario %q (known: %s)", name, strings.Join(AllScenarios, ", "))
-		}
-		if n < 1 {
-			return nil, fmt.Errorf("--scenario-runs: %s must run at least once, got %d", name, n)
-		}
+	if err := b.Options.Validate(); err != nil {
+		return nil, err
 	}
 	for name := range b.Options.ExtraProcesses {
 		if _, ok := b.Options.Controllers[name]; ok {
 			return nil, fmt.Errorf("--extra-pids: %s is also a controller process; give it one name", name)
 		}
 	}
-	if m := b.Options.PropagationMember; m != "" {
-		var members []string
-		if b.Env != nil {
-			members = b.Env.Members
-		}
-		if !slices.Contains(members, m) {
-			return nil, fmt.Errorf("--propagation-member %q is not a member (members: %s)", m, strings.Join(members, ", "))
-		}
+	var members []string
+	if b.Env != nil {
+		members = b.Env.Members
 	}
-	if slices.Contains(b.Options.Scenarios, ScenarioFailback) {
-		if b.Options.FailbackN < 1 {
-			return nil, fmt.Errorf("--failback-n must be at least 1, got %d", b.Options.FailbackN)
-		}
-		if w := b.Options.FailbackWindow; w < time.Second || w%time.Second != 0 || w > math.MaxInt32*time.Second {
-			return nil, fmt.Errorf("--failback-window must be whole seconds between 1s and %ds, got %s", math.MaxInt32, w)
+	for _, m := range []struct{ flag, name string }{
+		{"--propagation-member", b.Options.PropagationMember},
+		{"--cluster-failover-member", b.Options.ClusterFailoverMember},
+	} {
+		if m.name != "" && !slices.Contains(members, m.name) {
+			return nil, fmt.Errorf("%s %q is not a member (members: %s)", m.flag, m.name, strings.Join(members, ", "))
 		}
 	}
 	b.tracker = NewTracker(b.Clock)

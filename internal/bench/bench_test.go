@@ -24,16 +24,23 @@ func TestRunRefusesBadOptions(t *testing.T) {
 		mutate func(o *Options)
 		want   string
 	}{
-		"unknown scenario":           {func(o *Options) { o.Scenarios = []string{"chaos"} }, `unknown scenario "chaos"`},
-		"no runs":                    {func(o *Options) { o.Runs = 0 }, "--runs must be at least 1"},
-		"unknown scenario-runs":      {func(o *Options) { o.ScenarioRuns = map[string]int{"chaos": 1} }, `--scenario-runs: unknown scenario "chaos"`},
-		"scenario-runs zero":         {func(o *Options) { o.ScenarioRuns = map[string]int{ScenarioFailback: 0} }, "failback must run at least once"},
-		"extra pid is a controller":  {func(o *Options) { o.Controllers = map[string]int{"cm": 1}; o.ExtraProcesses = map[string]int{"cm": 2} }, "also a controller process"},
-		"failback n zero":            {func(o *Options) { o.FailbackN = 0 }, "--failback-n must be at least 1"},
-		"propagation member unknown": {func(o *Options) { o.PropagationMember = "member9" }, `--propagation-member "member9" is not a member`},
-		"failback window fraction":   {func(o *Options) { o.FailbackWindow = 1500 * time.Millisecond }, "whole seconds"},
-		"failback window zero":       {func(o *Options) { o.FailbackWindow = 0 }, "whole seconds"},
-		"failback window past int32": {func(o *Options) { o.FailbackWindow = (1 << 31) * time.Second }, "whole seconds"},
+		"unknown scenario":                {func(o *Options) { o.Scenarios = []string{"chaos"} }, `unknown scenario "chaos"`},
+		"no runs":                         {func(o *Options) { o.Runs = 0 }, "--runs must be at least 1"},
+		"unknown scenario-runs":           {func(o *Options) { o.ScenarioRuns = map[string]int{"chaos": 1} }, `--scenario-runs: unknown scenario "chaos"`},
+		"scenario-runs zero":              {func(o *Options) { o.ScenarioRuns = map[string]int{ScenarioFailback: 0} }, "failback must run at least once"},
+		"extra pid is a controller":       {func(o *Options) { o.Controllers = map[string]int{"cm": 1}; o.ExtraProcesses = map[string]int{"cm": 2} }, "also a controller process"},
+		"failback n zero":                 {func(o *Options) { o.FailbackN = 0 }, "--failback-n must be at least 1"},
+		"propagation member unknown":      {func(o *Options) { o.PropagationMember = "member9" }, `--propagation-member "member9" is not a member`},
+		"failback window fraction":        {func(o *Options) { o.FailbackWindow = 1500 * time.Millisecond }, "whole seconds"},
+		"failback window zero":            {func(o *Options) { o.FailbackWindow = 0 }, "whole seconds"},
+		"failback window past int32":      {func(o *Options) { o.FailbackWindow = (1 << 31) * time.Second }, "whole seconds"},
+		"no scenarios":                    {func(o *Options) { o.Scenarios = nil }, "--scenarios is empty"},
+		"negative n":                      {func(o *Options) { o.N = -1 }, "-n must be at least 1"},
+		"cluster-failover n zero":         {func(o *Options) { o.ClusterFailoverN = 0 }, "--cluster-failover-n must be at least 1"},
+		"idle window zero":                {func(o *Options) { o.IdleWindow = 0 }, "--idle-window must be positive"},
+		"negative steady bindings":        {func(o *Options) { o.SteadyBindings = -1 }, "--steady-bindings must not be negative"},
+		"timeout zero":                    {func(o *Options) { o.Timeout = 0 }, "--timeout must be positive"},
+		"cluster-failover member unknown": {func(o *Options) { o.ClusterFailoverMember = "membr1" }, `--cluster-failover-member "membr1" is not a member`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -44,6 +51,27 @@ func TestRunRefusesBadOptions(t *testing.T) {
 				t.Errorf("Run = %v, want an error saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A count or duration only a scenario that is not selected uses is not
+// checked: --idle-window 0 is no matter when footprint does not run.
+func TestValidateChecksOnlyTheSelectedScenarios(t *testing.T) {
+	o := DefaultOptions()
+	o.Scenarios = []string{ScenarioPropagation}
+	o.IdleWindow, o.ClusterFailoverN, o.FailbackN = 0, 0, 0
+	if err := o.Validate(); err != nil {
+		t.Errorf("Validate = %v, want nil", err)
+	}
+	o = DefaultOptions()
+	o.Scenarios = []string{ScenarioFootprint}
+	o.Timeout, o.N = 0, 0
+	if err := o.Validate(); err != nil {
+		t.Errorf("footprint alone without a timeout: Validate = %v, want nil", err)
+	}
+	o.SteadyBindings = 10
+	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "--timeout") {
+		t.Errorf("footprint's steady state without a timeout: Validate = %v, want a --timeout error", err)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -37,6 +38,10 @@ const (
 	defaultPollInterval        = time.Second
 	// progressEvery is how often a wait says it is still waiting.
 	progressEvery = 10 * time.Second
+	// minCertificateDuration and maxCertificateDuration bound what a
+	// CertificateSigningRequest's expirationSeconds (an int32) can ask.
+	minCertificateDuration = 10 * time.Minute
+	maxCertificateDuration = math.MaxInt32 * time.Second
 )
 
 // ErrTokenRefused says the API server did not authenticate the bootstrap
@@ -105,14 +110,22 @@ func (o *RegisterOptions) Validate() (Token, error) {
 	if o.KubeconfigPath == "" {
 		return Token{}, errors.New("no path for the agent's kubeconfig (--agent-kubeconfig)")
 	}
-	if o.Timeout <= 0 {
+	// 0 is the default; a negative value is a mistake, not a request for it.
+	switch {
+	case o.Timeout < 0:
+		return Token{}, fmt.Errorf("--timeout %s must not be negative", o.Timeout)
+	case o.Timeout == 0:
 		o.Timeout = DefaultRegisterTimeout
 	}
-	if o.CertificateDuration <= 0 {
+	switch {
+	case o.CertificateDuration < 0:
+		return Token{}, fmt.Errorf("--certificate-duration %s must not be negative", o.CertificateDuration)
+	case o.CertificateDuration == 0:
 		o.CertificateDuration = DefaultCertificateDuration
 	}
-	if o.CertificateDuration < 10*time.Minute {
-		return Token{}, fmt.Errorf("certificate duration %s: the API server accepts 10m or more", o.CertificateDuration)
+	// The request's expirationSeconds is an int32, of at least 600.
+	if o.CertificateDuration < minCertificateDuration || o.CertificateDuration > maxCertificateDuration {
+		return Token{}, fmt.Errorf("--certificate-duration %s: the API server accepts %s to %s", o.CertificateDuration, minCertificateDuration, maxCertificateDuration)
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = defaultPollInterval

@@ -8,6 +8,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -279,5 +280,48 @@ func TestRegisterWithCAFile(t *testing.T) {
 	}
 	if _, err := Register(context.Background(), o); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestValidateDurations: 0 is the default, a negative duration is refused
+// rather than replaced by the default, and the certificate duration must
+// fit the request's expirationSeconds (an int32, at least 600).
+func TestValidateDurations(t *testing.T) {
+	cases := map[string]struct {
+		timeout, duration         time.Duration
+		wantTimeout, wantDuration time.Duration
+		want                      string // a part of the error; empty: accepted
+	}{
+		"zeros are the defaults":            {wantTimeout: DefaultRegisterTimeout, wantDuration: DefaultCertificateDuration},
+		"given":                             {timeout: time.Minute, duration: time.Hour, wantTimeout: time.Minute, wantDuration: time.Hour},
+		"negative timeout":                  {timeout: -time.Second, want: "--timeout -1s must not be negative"},
+		"negative certificate duration":     {duration: -time.Hour, want: "--certificate-duration -1h0m0s must not be negative"},
+		"under 10m":                         {duration: 9 * time.Minute, want: "the API server accepts 10m0s to"},
+		"10m":                               {duration: 10 * time.Minute, wantTimeout: DefaultRegisterTimeout, wantDuration: 10 * time.Minute},
+		"the most an int32 of seconds":      {duration: math.MaxInt32 * time.Second, wantTimeout: DefaultRegisterTimeout, wantDuration: math.MaxInt32 * time.Second},
+		"one second past int32":             {duration: (math.MaxInt32 + 1) * time.Second, want: "the API server accepts"},
+		"1193047h, which wraps to negative": {duration: 1193047 * time.Hour, want: "the API server accepts"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := RegisterOptions{
+				ControlPlaneURL:     "https://10.0.0.5:6443",
+				Token:               testToken,
+				CAHashes:            []string{"sha256:" + strings.Repeat("ab", 32)},
+				ClusterName:         "member1",
+				KubeconfigPath:      "agent.kubeconfig",
+				Timeout:             tc.timeout,
+				CertificateDuration: tc.duration,
+			}
+			_, err := o.Validate()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("error = %v, want one saying %q", err, tc.want)
+			case tc.want == "" && (o.Timeout != tc.wantTimeout || o.CertificateDuration != tc.wantDuration):
+				t.Errorf("timeout %s, certificate duration %s; want %s, %s", o.Timeout, o.CertificateDuration, tc.wantTimeout, tc.wantDuration)
+			}
+		})
 	}
 }

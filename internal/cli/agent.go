@@ -65,7 +65,7 @@ Serves /healthz and /readyz on --health-probe-bind-address and /metrics on
 	}
 	opts.AddFlags(cmd.Flags())
 	cp.addWithUsage(cmd.Flags(),
-		"Kubeconfig of the Lifeboat control plane, with the agent's own credentials as `lifeboat register --agent-kubeconfig` writes them (default: $KUBECONFIG, else ~/.kube/config).",
+		"Kubeconfig of the Lifeboat control plane, with the agent's own credentials as \"lifeboat register --agent-kubeconfig\" writes them (default: $KUBECONFIG, else ~/.kube/config).",
 		controlPlaneContextUsage)
 	cmd.Flags().StringVar(&opts.MemberKubeconfig, flagClusterKubeconfig, "", "Kubeconfig of the MEMBER cluster the agent runs in (default: in a pod, its service account).")
 	cmd.Flags().StringVar(&opts.MemberContext, flagClusterContext, "", "Context of the MEMBER cluster in that kubeconfig (default: its current context).")

@@ -72,6 +72,11 @@ is replaced by the member's name) and --controller-pids.`,
 			// The bench reports its own progress and failures; the
 			// controller-runtime clients it uses stay quiet.
 			ctrl.SetLogger(logr.Discard())
+			// Refused before anything is loaded or connected; Run checks
+			// again, with the member names.
+			if err := opts.Validate(); err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			ref, err := cp.ref()

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -64,5 +65,28 @@ func TestFailbackRows(t *testing.T) {
 	out.Reset()
 	if err := printFailbacks(&out, nil, now); err != nil || !strings.Contains(out.String(), "No workload is waiting") {
 		t.Errorf("empty output = %q (%v)", out.String(), err)
+	}
+}
+
+// -o json has "at" only for a row that waits until then, not the zero time.
+func TestFailbackJSONOmitsAnUnsetAt(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 8, 20, 0, time.UTC)
+	rows := []failbackRow{
+		{Kind: "ResourceBinding", Namespace: "shop", Name: "web", Pending: failback.Pending{State: failback.StateWaiting, Cluster: "member1", At: at, Reason: "stabilizing"}},
+		{Kind: "ResourceBinding", Namespace: "shop", Name: "db", Pending: failback.Pending{State: failback.StateNone, Reason: "nothing to move back"}},
+	}
+	data, err := json.Marshal(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]any
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got[0]["at"] != "2026-03-01T12:08:20Z" {
+		t.Errorf("waiting row: at = %v, want 2026-03-01T12:08:20Z (%s)", got[0]["at"], data)
+	}
+	if v, ok := got[1]["at"]; ok {
+		t.Errorf("row with nothing to wait for has at = %v (%s)", v, data)
 	}
 }

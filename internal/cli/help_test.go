@@ -126,3 +126,17 @@ func TestRootHelpStatesTheKubeconfigRule(t *testing.T) {
 		}
 	}
 }
+
+// pflag takes a backquoted word in a flag's usage for the name of its value
+// (`--host make host-deps` in the help): no usage has one.
+func TestFlagUsagesHaveNoBackquotes(t *testing.T) {
+	for _, cmd := range allCommands(NewRootCommand()) {
+		for _, fs := range []*pflag.FlagSet{cmd.LocalFlags(), cmd.InheritedFlags()} {
+			fs.VisitAll(func(f *pflag.Flag) {
+				if strings.Contains(f.Usage, "`") {
+					t.Errorf("%s --%s: usage %q has a backquote", cmd.CommandPath(), f.Name, f.Usage)
+				}
+			})
+		}
+	}
+}

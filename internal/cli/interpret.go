@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -29,6 +30,9 @@ type interpretOptions struct {
 	observedFile      string
 	desiredFile       string
 	desiredReplica    int64
+	// desiredReplicaSet says --desired-replica was given: its 0 default
+	// is a valid count, so it cannot tell.
+	desiredReplicaSet bool
 	statusFile        string
 	controlPlane      controlPlaneFlags
 }
@@ -67,6 +71,7 @@ When only one of --desired-file and --observed-file is given it is used for both
   lifeboat interpret --operation InterpretHealth --observed-file flinkdeployment.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.desiredReplicaSet = cmd.Flags().Changed("desired-replica")
 			return o.run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
@@ -76,7 +81,7 @@ When only one of --desired-file and --observed-file is given it is used for both
 	f.StringVar(&o.operation, "operation", "", "Operation to run (see above).")
 	f.StringVar(&o.observedFile, "observed-file", "", "File holding the object as it is in a member cluster.")
 	f.StringVar(&o.desiredFile, "desired-file", "", "File holding the object as the control plane wants it.")
-	f.Int64Var(&o.desiredReplica, "desired-replica", 0, "Replicas for ReviseReplica.")
+	f.Int64Var(&o.desiredReplica, "desired-replica", 0, "Replicas for ReviseReplica, which needs it: 0 to 2147483647.")
 	f.StringVar(&o.statusFile, "status-file", "", "File holding the member status items for AggregateStatus.")
 	o.controlPlane.add(f)
 	_ = cmd.MarkFlagRequired("operation")
@@ -90,6 +95,16 @@ func (o *interpretOptions) run(ctx context.Context, out io.Writer) error {
 	op, err := lua.ParseOperation(o.operation)
 	if err != nil {
 		return err
+	}
+	if op == lua.ReviseReplica {
+		// A replica count is an int32 in every workload; without the
+		// flag the script would be given 0.
+		switch {
+		case !o.desiredReplicaSet:
+			return errors.New("ReviseReplica needs --desired-replica, the replicas to revise the object to")
+		case o.desiredReplica < 0 || o.desiredReplica > math.MaxInt32:
+			return fmt.Errorf("--desired-replica %d: want 0 to %d", o.desiredReplica, math.MaxInt32)
+		}
 	}
 	in, err := o.interpreter(ctx, op)
 	if err != nil {

@@ -109,6 +109,22 @@ func TestInterpretCommand(t *testing.T) {
 			args: []string{"--operation", "ReflectStatus", "--observed-file", flink},
 			want: []string{"state: CREATED"},
 		},
+		"revise without --desired-replica": {
+			args:    []string{"--customization", ric, "--operation", "ReviseReplica", "--desired-file", obj},
+			wantErr: "ReviseReplica needs --desired-replica",
+		},
+		"revise to zero": {
+			args: []string{"--customization", ric, "--operation", "ReviseReplica", "--desired-file", obj, "--desired-replica", "0"},
+			want: []string{"replicas: 0"},
+		},
+		"revise to a negative count": {
+			args:    []string{"--customization", ric, "--operation", "ReviseReplica", "--desired-file", obj, "--desired-replica", "-5"},
+			wantErr: "--desired-replica -5: want 0 to 2147483647",
+		},
+		"revise past int32": {
+			args:    []string{"--customization", ric, "--operation", "ReviseReplica", "--desired-file", obj, "--desired-replica", "99999999999"},
+			wantErr: "--desired-replica 99999999999: want 0 to 2147483647",
+		},
 		"unknown operation": {
 			args:    []string{"--operation", "Prune", "--observed-file", obj},
 			wantErr: "unknown operation",

@@ -56,13 +56,13 @@ mistyped token is refused by the control plane: create a new one.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&o.Token, "token", "", "The bootstrap token, ID.SECRET, from `lifeboat token create`.")
+	cmd.Flags().StringVar(&o.Token, "token", "", "The bootstrap token, ID.SECRET, from \"lifeboat token create\".")
 	cmd.Flags().StringArrayVar(&o.CAHashes, "discovery-token-ca-cert-hash", nil, "Pin of the control plane's CA, sha256:HEX of its public key (repeatable: any may match).")
 	cmd.Flags().StringVar(&o.CAFile, "ca-file", "", "The control plane's CA certificate(s), PEM, for an API server that does not send its CA.")
-	cmd.Flags().StringVar(&o.ClusterName, "cluster-name", "", "Name of this cluster in the control plane, as given to `lifeboat token create --cluster`.")
+	cmd.Flags().StringVar(&o.ClusterName, "cluster-name", "", "Name of this cluster in the control plane, as given to \"lifeboat token create --cluster\".")
 	cmd.Flags().StringVar(&o.KubeconfigPath, flagAgentKubeconfig, "", "Where to write the agent's kubeconfig for the control plane (mode 0600).")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", bootstrap.DefaultRegisterTimeout, "How long to wait for the certificate.")
-	cmd.Flags().DurationVar(&o.CertificateDuration, "certificate-duration", bootstrap.DefaultCertificateDuration, "Validity asked for the agent's certificate (the control plane's signer may shorten it).")
+	cmd.Flags().DurationVar(&o.CertificateDuration, "certificate-duration", bootstrap.DefaultCertificateDuration, "Validity asked for the agent's certificate, from 10m to 596523h (the control plane's signer may shorten it).")
 	for _, f := range []string{"token", "cluster-name", flagAgentKubeconfig} {
 		_ = cmd.MarkFlagRequired(f)
 	}

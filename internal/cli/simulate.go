@@ -89,7 +89,7 @@ and its current context).`,
 	f.StringVarP(&o.namespace, "namespace", "n", "", "Namespace of --unhealthy's template and of --policy's PropagationPolicy (default: the context's namespace, or \"default\").")
 	f.StringVar(&o.policyFile, "policy", "", "A PropagationPolicy or ClusterPropagationPolicy file: predict where it would place the templates it selects.")
 	f.StringVarP(&o.output, "output", "o", "table", "Output format: table, json or yaml.")
-	f.StringVar(&o.explain, "explain", "", "Print the decision steps for one binding, NAMESPACE/NAME (or NAME for a ClusterResourceBinding).")
+	f.StringVar(&o.explain, "explain", "", "Print the decision steps for one binding, NAMESPACE/NAME (or NAME for a ClusterResourceBinding), as text: not with -o json or yaml.")
 	f.DurationVar(&o.startupTime, "startup-time", 10*time.Second, "Assumed time for a new copy to become Healthy once created, for the expected times to Healthy.")
 	f.StringVar(&o.settingsNS, "settings-namespace", controllermanager.NewOptions().LeaderElectionNS, "Namespace of the controller manager's published failover settings (its --leader-elect-resource-namespace).")
 	o.controlPlane.add(f)
@@ -125,6 +125,8 @@ func (o *simulateOptions) run(ctx context.Context, out, errOut io.Writer) error 
 		return fmt.Errorf("--cluster only goes with --unhealthy")
 	case o.policyFile != "" && o.explain != "":
 		return fmt.Errorf("--explain does not go with --policy")
+	case o.explain != "" && o.output != "table":
+		return fmt.Errorf("--explain prints text and does not go with -o %s; the %s report holds each binding's decision", o.output, o.output)
 	}
 	taints, err := parseSimulatedTaints(o.taints)
 	if err != nil {

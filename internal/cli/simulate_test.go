@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"strings"
 	"testing"
 
@@ -207,6 +209,22 @@ func TestPrintExplain(t *testing.T) {
 				if !strings.Contains(out.String(), want) {
 					t.Errorf("output does not hold %q:\n%s", want, out.String())
 				}
+			}
+		})
+	}
+}
+
+// --explain prints text, so with -o json or yaml it is refused, before the
+// control plane is contacted, rather than printing text a script would
+// fail to parse.
+func TestSimulateRefusesExplainWithStructuredOutput(t *testing.T) {
+	for _, output := range []string{"json", "yaml"} {
+		t.Run(output, func(t *testing.T) {
+			o := &simulateOptions{failClusters: []string{"member2"}, explain: "default/nginx", output: output}
+			o.controlPlane.kubeconfig = "/nonexistent/kubeconfig"
+			err := o.run(context.Background(), io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), "--explain prints text and does not go with -o "+output) {
+				t.Errorf("run = %v, want --explain refused with -o %s", err, output)
 			}
 		})
 	}

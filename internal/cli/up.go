@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -77,7 +78,8 @@ all of it. One host cluster runs per machine.
 
 Writes DIR/kubeconfig with the contexts "lifeboat" (the control plane, current),
 member1..N and, with --host, "host". Running "up" again while the environment is
-up changes nothing.`,
+up changes nothing, and says so when --members, --pull-member or --with-kyverno
+ask for what it does not have.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Out = cmd.OutOrStdout()
@@ -94,8 +96,8 @@ up changes nothing.`,
 			s, err := localenv.Up(cmd.Context(), opts)
 			if errors.Is(err, localenv.ErrAlreadyUp) {
 				fmt.Fprintf(opts.Out, "The local environment in %s is already up; nothing changed.\n", s.Dir)
-				if opts.WithKyverno && !s.HasKyverno() {
-					fmt.Fprintf(opts.Out, "It was started without Kyverno; to add it, stop it (lifeboat down --state-dir %s) and run up --with-kyverno.\n", s.Dir)
+				for _, w := range alreadyUpWarnings(s, opts, cmd.Flags().Changed("members"), cmd.Flags().Changed("pull-member")) {
+					fmt.Fprintln(opts.Out, w)
 				}
 				fmt.Fprintln(opts.Out)
 				printNextSteps(opts.Out, s, opts.CacheDir)
@@ -113,15 +115,46 @@ up changes nothing.`,
 	f.IntVar(&opts.Members, "members", 3, "Number of member clusters (1-20).")
 	f.StringVar(&opts.Dir, "state-dir", defaultStateDir, "Directory for the environment's state, logs and kubeconfig.")
 	f.StringVar(&opts.CacheDir, "cache-dir", components.DefaultCacheDir(), "Where the Kubernetes components are built and kept ($LIFEBOAT_CACHE_DIR).")
-	f.StringArrayVar(&opts.ControllerManagerArgs, "controller-manager-arg", nil, "Extra flag for `lifeboat controller-manager` (repeatable), e.g. --controller-manager-arg=--v=2.")
-	f.StringArrayVar(&memberResources, "member-propagate-resource", nil, "A kind Lifeboat may also write in every member, as RESOURCE[.GROUP] (repeatable; see `lifeboat join --propagate-resource`). Flink's kinds (*.flink.apache.org) are always added.")
+	f.StringArrayVar(&opts.ControllerManagerArgs, "controller-manager-arg", nil, "Extra flag for \"lifeboat controller-manager\" (repeatable), e.g. --controller-manager-arg=--v=2.")
+	f.StringArrayVar(&memberResources, "member-propagate-resource", nil, "A kind Lifeboat may also write in every member, as RESOURCE[.GROUP] (repeatable; see \"lifeboat join --propagate-resource\"). Flink's kinds (*.flink.apache.org) are always added.")
 	f.BoolVar(&opts.WithKyverno, "with-kyverno", false, "Also run Kyverno in every member with the Flink restore ClusterPolicy (examples/flink/kyverno-clusterpolicy.yaml).")
-	f.BoolVar(&opts.Partitionable, "partitionable", false, "Reach every member through a proxy whose path `lifeboat env partition` can cut (see above).")
-	f.StringArrayVar(&opts.PullMembers, "pull-member", nil, "A member (memberN) to join in Pull mode, served by `lifeboat agent` (repeatable; see above).")
-	f.StringArrayVar(&opts.AgentArgs, "agent-arg", nil, "Extra flag for every `lifeboat agent` (repeatable), e.g. --agent-arg=--cluster-lease-duration=10s.")
-	f.BoolVar(&opts.Host, "host", false, "Also run a host cluster with a real node (context host) to install the Helm chart into; needs root and `make host-deps`.")
+	f.BoolVar(&opts.Partitionable, "partitionable", false, "Reach every member through a proxy whose path \"lifeboat env partition\" can cut (see above).")
+	f.StringArrayVar(&opts.PullMembers, "pull-member", nil, "A member (memberN) to join in Pull mode, served by \"lifeboat agent\" (repeatable; see above).")
+	f.StringArrayVar(&opts.AgentArgs, "agent-arg", nil, "Extra flag for every \"lifeboat agent\" (repeatable; needs --pull-member), e.g. --agent-arg=--cluster-lease-duration=10s.")
+	f.BoolVar(&opts.Host, "host", false, "Also run a host cluster with a real node (context host) to install the Helm chart into; needs root and \"make host-deps\".")
 	f.StringArrayVar(&opts.HostImages, "host-image", nil, "An image archive (docker save, OCI, make image) to import into the host node (repeatable; needs --host).")
 	return cmd
+}
+
+// alreadyUpWarnings say which of opts the running environment s does not
+// have and up, finding it running, leaves as it is: --with-kyverno, and
+// --members or --pull-member when given.
+func alreadyUpWarnings(s *localenv.State, opts localenv.Options, membersGiven, pullGiven bool) []string {
+	var out []string
+	if opts.WithKyverno && !s.HasKyverno() {
+		out = append(out, fmt.Sprintf("It was started without Kyverno; to add it, stop it (lifeboat down --state-dir %s) and run up --with-kyverno.", s.Dir))
+	}
+	members := s.Members()
+	if membersGiven && opts.Members != len(members) {
+		out = append(out, fmt.Sprintf("It runs %d members, not --members %d; to change that, stop it (lifeboat down --state-dir %s) and run up again.", len(members), opts.Members, s.Dir))
+	}
+	var pull []string
+	for _, m := range members {
+		if c, _ := s.Cluster(m); c.Pull {
+			pull = append(pull, m)
+		}
+	}
+	want := slices.Clone(opts.PullMembers)
+	slices.Sort(want)
+	slices.Sort(pull)
+	if pullGiven && !slices.Equal(want, pull) {
+		has := "no Pull member"
+		if len(pull) > 0 {
+			has = "the Pull members " + strings.Join(pull, ", ")
+		}
+		out = append(out, fmt.Sprintf("It runs %s, not --pull-member %s; to change that, stop it (lifeboat down --state-dir %s) and run up again.", has, strings.Join(opts.PullMembers, ", "), s.Dir))
+	}
+	return out
 }
 
 func printNextSteps(out io.Writer, s *localenv.State, cacheDir string) {

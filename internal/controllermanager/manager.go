@@ -155,7 +155,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, fmt.Sprintf("Controllers to run: '*' runs all, 'foo' enables foo, '-foo' disables foo. All: %s.", strings.Join(controllerNames(), ", ")))
 	fs.IntVar(&o.Concurrency, "concurrent-syncs", o.Concurrency, "Parallel reconciles per controller.")
 	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", o.PprofBindAddress, "Address serving Go's /debug/pprof profiles; empty (the default) disables it.")
-	fs.DurationVar(&o.CRDWait, "wait-for-crds", o.CRDWait, "How long to wait at start until the control plane serves Lifeboat's CRDs (installed by `lifeboat init`, or the Helm chart's init Job) before giving up; 0 does not wait.")
+	fs.DurationVar(&o.CRDWait, "wait-for-crds", o.CRDWait, "How long to wait at start until the control plane serves Lifeboat's CRDs (installed by \"lifeboat init\", or the Helm chart's init Job) before giving up; 0 does not wait.")
 	fs.IntVar(&o.GCPercent, "gc-percent", o.GCPercent, fmt.Sprintf("How far the Go heap may grow past its live data before the garbage collector runs, in percent (as GOGC): lower uses less memory and more CPU. 0 leaves the GOGC environment variable in force, or Go's 100. The default is %d, or 0 when GOGC is set. See docs/performance.md.", gcPercentDefault))
 	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "Soft limit of the process's memory, as a quantity (for example 180Mi): the Go garbage collector runs more often as the heap nears it, trading CPU for memory. Empty (the default) leaves the GOMEMLIMIT environment variable in force, or no limit. See docs/performance.md.")
 	o.Cluster.AddFlags(fs)
@@ -234,6 +234,9 @@ func (o *Options) restConfig() (*rest.Config, error) {
 
 // Run starts the manager and blocks until ctx is done.
 func Run(ctx context.Context, o *Options) error {
+	if err := o.Cluster.Validate(); err != nil {
+		return err
+	}
 	if err := o.ClusterFailover.Validate(); err != nil {
 		return err
 	}

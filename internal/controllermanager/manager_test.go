@@ -1,6 +1,7 @@
 package controllermanager
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -120,5 +121,21 @@ func TestLeaderElectionFlags(t *testing.T) {
 				t.Errorf("error = %v, want one saying %q", err, tc.in)
 			}
 		})
+	}
+}
+
+// TestRunValidatesClusterOptions: a cluster option that cannot work (a
+// probe period of 0 would never schedule another probe) is refused by Run,
+// with the flag's name, before it connects to anything.
+func TestRunValidatesClusterOptions(t *testing.T) {
+	o := NewOptions()
+	fs := pflag.NewFlagSet("cm", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"--cluster-status-update-frequency=0", "--kubeconfig=/nonexistent/kubeconfig"}); err != nil {
+		t.Fatal(err)
+	}
+	err := Run(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "--cluster-status-update-frequency") {
+		t.Errorf("Run = %v, want an error naming --cluster-status-update-frequency", err)
 	}
 }

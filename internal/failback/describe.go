@@ -24,7 +24,7 @@ const (
 type Pending struct {
 	State   string    `json:"state"`
 	Cluster string    `json:"cluster,omitempty"`
-	At      time.Time `json:"at,omitempty"`
+	At      time.Time `json:"at,omitzero"`
 	Reason  string    `json:"reason"`
 }
 

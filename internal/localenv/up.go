@@ -25,7 +25,7 @@ import (
 type Options struct {
 	// Dir is the state directory (default ".lifeboat").
 	Dir string
-	// Members is the number of member clusters (default 3).
+	// Members is the number of member clusters, 1 to 20.
 	Members int
 	// CacheDir is where components are built (default components.DefaultCacheDir()).
 	CacheDir string
@@ -61,7 +61,8 @@ type Options struct {
 	// `lifeboat agent`, registered with a bootstrap token, instead of
 	// being reached by the control plane.
 	PullMembers []string
-	// AgentArgs are extra flags for every `lifeboat agent`.
+	// AgentArgs are extra flags for every `lifeboat agent`; they need
+	// PullMembers.
 	AgentArgs []string
 	// HostImages are image archives imported into the host node besides
 	// the Kubernetes components' (Lifeboat's image, for one).
@@ -86,14 +87,15 @@ func (o *Options) defaults() error {
 		return err
 	}
 	o.Dir = abs
-	if o.Members == 0 {
-		o.Members = 3
-	}
+	// No default: 0 members is a mistake, not a request for the CLI's 3.
 	if o.Members < 1 || o.Members > 20 {
 		return fmt.Errorf("--members must be between 1 and 20, got %d", o.Members)
 	}
 	if err := checkPullMembers(o.PullMembers, o.Members); err != nil {
 		return err
+	}
+	if len(o.AgentArgs) > 0 && len(o.PullMembers) == 0 {
+		return errors.New("--agent-arg needs --pull-member: only a Pull member runs \"lifeboat agent\"")
 	}
 	if o.CacheDir == "" {
 		o.CacheDir = components.DefaultCacheDir()
