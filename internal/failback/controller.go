@@ -69,6 +69,11 @@ type Reconciler struct {
 	Metrics *Metrics
 	// MaxConcurrentReconciles per binding kind; 0 means 1.
 	MaxConcurrentReconciles int
+	// SchedulerName is the spec.schedulerName the scheduler that takes a
+	// failback's request answers to; empty means
+	// scheduler.DefaultSchedulerName. A binding of another scheduler, or
+	// whose scheduling is suspended, is never moved back.
+	SchedulerName string
 
 	// wake receives, per binding kind, the bindings held back by the cap
 	// whose turn has come (see Gate.Release).
@@ -256,7 +261,7 @@ func (r *Reconciler) reconcile(ctx context.Context, k kind, req ctrl.Request) (c
 
 	// 2. Decide; the Clusters are read only for a binding that has
 	// somewhere to go back to.
-	if !mayMove(spec, status) {
+	if !mayMove(spec, status, r.SchedulerName) {
 		r.Gate.Drop(key)
 		return ctrl.Result{}, nil
 	}
@@ -268,7 +273,7 @@ func (r *Reconciler) reconcile(ctx context.Context, k kind, req ctrl.Request) (c
 	for i := range clusters.Items {
 		cs = append(cs, &clusters.Items[i])
 	}
-	d := Decide(Input{Spec: spec, Status: status, Clusters: cs, Now: now})
+	d := Decide(Input{Spec: spec, Status: status, Clusters: cs, SchedulerName: r.SchedulerName, Now: now})
 	switch d.Verdict {
 	case Stay:
 		r.Gate.Drop(key)

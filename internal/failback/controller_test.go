@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -139,6 +140,20 @@ func TestReconcileMustNotStart(t *testing.T) {
 		wantRequeue time.Duration
 	}{
 		"no failback configured": {binding: makeBinding("a").noFailback().obj(), readyAt: -600, max: 10},
+		"its scheduling is suspended: no scheduler would take the request": {
+			binding: func() *workv1alpha2.ResourceBinding {
+				b := makeBinding("a").obj()
+				b.Spec.Suspension = &workv1alpha2.Suspension{Scheduling: ptr.To(true)}
+				return b
+			}(), readyAt: -600, max: 10,
+		},
+		"another scheduler schedules it": {
+			binding: func() *workv1alpha2.ResourceBinding {
+				b := makeBinding("a").obj()
+				b.Spec.SchedulerName = "other-scheduler"
+				return b
+			}(), readyAt: -600, max: 10,
+		},
 		"member1 not Ready for the whole window: look again when it ends": {
 			binding: makeBinding("a").obj(), readyAt: -590, max: 10, wantRequeue: 10 * time.Second,
 		},
