@@ -65,8 +65,10 @@ const stampSlack = 2 * time.Second
 //  1. a FailbackAbandoned entry for the cluster since the request:
 //     Abandoned;
 //  2. a Failback entry since the request that moved to the cluster, with
-//     a replacementHealthyTime, and no Failback task open: Completed (and
-//     when the copy moved back became Healthy);
+//     a replacementHealthyTime, no Failback task open, and the cluster in
+//     spec.clusters: Completed (and when the copy moved back became
+//     Healthy). A cluster that failed again before its copy was Healthy
+//     left spec.clusters, however Healthy the copy kept elsewhere is;
 //  3. no request pending, no Failback task open and no Failback entry
 //     since the request: NotMoved;
 //  4. otherwise Open.
@@ -78,6 +80,7 @@ func progress(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.Resou
 	taskOpen := slices.ContainsFunc(spec.GracefulEvictionTasks, func(t workv1alpha2.GracefulEvictionTask) bool {
 		return t.Reason == workv1alpha2.EvictionReasonFailback
 	})
+	placed := slices.ContainsFunc(spec.Clusters, func(t workv1alpha2.TargetCluster) bool { return t.Name == f.cluster })
 	moved := false
 	for _, h := range status.FailoverHistory {
 		if h.Time.Time.Before(since) {
@@ -92,7 +95,7 @@ func progress(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.Resou
 		case workv1alpha2.EvictionReasonFailback:
 			moved = true
 			// 2.
-			if slices.Contains(h.ClustersAfter, f.cluster) && h.ReplacementHealthyTime != nil && !taskOpen {
+			if slices.Contains(h.ClustersAfter, f.cluster) && h.ReplacementHealthyTime != nil && !taskOpen && placed {
 				return Completed, h.ReplacementHealthyTime.Time
 			}
 		}
