@@ -3,6 +3,7 @@ package failback
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +38,9 @@ const (
 	EventReasonFailbackStarted = "FailbackStarted"
 	// EventReasonFailbackCompleted (Normal): the copy moved back is Healthy.
 	EventReasonFailbackCompleted = "FailbackCompleted"
+	// EventReasonFailbackIncomplete (Normal): the failback ended without
+	// completing and was not abandoned (Incomplete).
+	EventReasonFailbackIncomplete = "FailbackIncomplete"
 )
 
 // Indexes on ResourceBindings and ClusterResourceBindings.
@@ -364,8 +368,33 @@ func (r *Reconciler) follow(ctx context.Context, key string, obj client.Object, 
 		log.Info("failback abandoned", "cluster", f.cluster)
 	case NotMoved:
 		log.Info("failback moved nothing: the fresh schedule kept the placement", "cluster", f.cluster)
+	case Incomplete:
+		r.Metrics.endIncomplete()
+		where := strings.Join(clusterNames(spec.Clusters), ", ")
+		why := fmt.Sprintf("%s is not in its placement (it failed again, or the placement changed)", f.cluster)
+		if slices.ContainsFunc(spec.Clusters, func(t workv1alpha2.TargetCluster) bool { return t.Name == f.cluster }) {
+			why = "not all of it was Healthy when the failback's eviction task closed"
+		}
+		log.Info("failback ended without completing", "cluster", f.cluster, "clusters", where)
+		r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventReasonFailbackIncomplete,
+			"The failback to %s ended without completing: the workload runs on %s, and %s.", f.cluster, orNone(where), why)
 	}
 	return ctrl.Result{}, nil
+}
+
+func clusterNames(ts []workv1alpha2.TargetCluster) []string {
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no cluster"
+	}
+	return s
 }
 
 // wakeUp queues the binding under a gate key ("rb/NS/NAME",

@@ -53,6 +53,14 @@ const (
 	// NotMoved: the scheduler took the request and did not move the
 	// workload (the clusters changed meanwhile).
 	NotMoved Outcome = "NotMoved"
+	// Incomplete: the scheduler took the request and moved the workload,
+	// the task it wrote is closed, yet the failback neither completed nor
+	// was abandoned: the cluster failed again (before the scheduler took
+	// the request, which then placed the workload elsewhere, or before the
+	// copy there was Healthy), the placement changed, or the new placement
+	// was kept although not all of it was Healthy. Nothing is left to
+	// wait for.
+	Incomplete Outcome = "Incomplete"
 )
 
 // stampSlack allows for the second-precision of the times compared: the
@@ -69,8 +77,9 @@ const stampSlack = 2 * time.Second
 //     spec.clusters: Completed (and when the copy moved back became
 //     Healthy). A cluster that failed again before its copy was Healthy
 //     left spec.clusters, however Healthy the copy kept elsewhere is;
-//  3. no request pending, no Failback task open and no Failback entry
-//     since the request: NotMoved;
+//  3. no request pending and no Failback task open: the failback is over,
+//     whatever the clusters are now: NotMoved without a Failback entry
+//     since the request, else Incomplete;
 //  4. otherwise Open.
 func progress(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, f inFlight) (Outcome, time.Time) {
 	var since time.Time
@@ -101,8 +110,11 @@ func progress(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.Resou
 		}
 	}
 	// 3.
-	if !moved && !taskOpen && !reschedulePending(spec, status) {
-		return NotMoved, time.Time{}
+	switch {
+	case taskOpen || reschedulePending(spec, status):
+		return Open, time.Time{}
+	case moved:
+		return Incomplete, time.Time{}
 	}
-	return Open, time.Time{}
+	return NotMoved, time.Time{}
 }

@@ -30,8 +30,8 @@ func TestProgressNotCompletedWhenTheClusterFailedAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := progress(&b.Spec, &b.Status, f); got == Completed {
-		t.Errorf("progress %s, although member1 failed again and the workload runs on member2", got)
+	if got, _ := progress(&b.Spec, &b.Status, f); got != Incomplete {
+		t.Errorf("progress %s, want %s: member1 failed again and the workload runs on member2", got, Incomplete)
 	}
 
 	// Back on member1 and Healthy there: completed.
