@@ -71,6 +71,10 @@ type deps struct {
 	served *served.Kinds
 }
 
+// schedulerName is the spec.schedulerName the scheduler answers to; the
+// failback controller asks for schedules only of the bindings it takes.
+const schedulerName = scheduler.DefaultSchedulerName
+
 // controller is one named controller the manager can run.
 type controller struct {
 	name  string
@@ -192,6 +196,7 @@ func allControllers() []controller {
 				Client:                  watched(mgr),
 				Recorder:                recorder(mgr, "lifeboat-scheduler"),
 				Clock:                   d.clock,
+				SchedulerName:           schedulerName,
 				MaxConcurrentReconciles: d.opts.Concurrency,
 				Unreadable: func(name string) bool {
 					return d.guard.Stored(clusterv1alpha1.SchemeGroupVersion.WithKind("Cluster").GroupKind(), "", name)
@@ -332,6 +337,7 @@ func allControllers() []controller {
 				Gate:                    gate,
 				Metrics:                 m,
 				MaxConcurrentReconciles: d.opts.Concurrency,
+				SchedulerName:           schedulerName,
 			}).SetupWithManager(mgr)
 		}},
 		{"graceful-eviction", func(mgr ctrl.Manager, d deps) error {

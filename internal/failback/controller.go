@@ -3,6 +3,7 @@ package failback
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,6 +38,9 @@ const (
 	EventReasonFailbackStarted = "FailbackStarted"
 	// EventReasonFailbackCompleted (Normal): the copy moved back is Healthy.
 	EventReasonFailbackCompleted = "FailbackCompleted"
+	// EventReasonFailbackIncomplete (Normal): the failback ended without
+	// completing and was not abandoned (Incomplete).
+	EventReasonFailbackIncomplete = "FailbackIncomplete"
 )
 
 // Indexes on ResourceBindings and ClusterResourceBindings.
@@ -69,6 +73,11 @@ type Reconciler struct {
 	Metrics *Metrics
 	// MaxConcurrentReconciles per binding kind; 0 means 1.
 	MaxConcurrentReconciles int
+	// SchedulerName is the spec.schedulerName the scheduler that takes a
+	// failback's request answers to; empty means
+	// scheduler.DefaultSchedulerName. A binding of another scheduler, or
+	// whose scheduling is suspended, is never moved back.
+	SchedulerName string
 
 	// wake receives, per binding kind, the bindings held back by the cap
 	// whose turn has come (see Gate.Release).
@@ -256,7 +265,7 @@ func (r *Reconciler) reconcile(ctx context.Context, k kind, req ctrl.Request) (c
 
 	// 2. Decide; the Clusters are read only for a binding that has
 	// somewhere to go back to.
-	if !mayMove(spec, status) {
+	if !mayMove(spec, status, r.SchedulerName) {
 		r.Gate.Drop(key)
 		return ctrl.Result{}, nil
 	}
@@ -268,7 +277,7 @@ func (r *Reconciler) reconcile(ctx context.Context, k kind, req ctrl.Request) (c
 	for i := range clusters.Items {
 		cs = append(cs, &clusters.Items[i])
 	}
-	d := Decide(Input{Spec: spec, Status: status, Clusters: cs, Now: now})
+	d := Decide(Input{Spec: spec, Status: status, Clusters: cs, SchedulerName: r.SchedulerName, Now: now})
 	switch d.Verdict {
 	case Stay:
 		r.Gate.Drop(key)
@@ -359,8 +368,33 @@ func (r *Reconciler) follow(ctx context.Context, key string, obj client.Object, 
 		log.Info("failback abandoned", "cluster", f.cluster)
 	case NotMoved:
 		log.Info("failback moved nothing: the fresh schedule kept the placement", "cluster", f.cluster)
+	case Incomplete:
+		r.Metrics.endIncomplete()
+		where := strings.Join(clusterNames(spec.Clusters), ", ")
+		why := fmt.Sprintf("%s is not in its placement (it failed again, or the placement changed)", f.cluster)
+		if slices.ContainsFunc(spec.Clusters, func(t workv1alpha2.TargetCluster) bool { return t.Name == f.cluster }) {
+			why = "not all of it was Healthy when the failback's eviction task closed"
+		}
+		log.Info("failback ended without completing", "cluster", f.cluster, "clusters", where)
+		r.Recorder.Eventf(obj, corev1.EventTypeNormal, EventReasonFailbackIncomplete,
+			"The failback to %s ended without completing: the workload runs on %s, and %s.", f.cluster, orNone(where), why)
 	}
 	return ctrl.Result{}, nil
+}
+
+func clusterNames(ts []workv1alpha2.TargetCluster) []string {
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no cluster"
+	}
+	return s
 }
 
 // wakeUp queues the binding under a gate key ("rb/NS/NAME",

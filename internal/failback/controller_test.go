@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -139,6 +140,20 @@ func TestReconcileMustNotStart(t *testing.T) {
 		wantRequeue time.Duration
 	}{
 		"no failback configured": {binding: makeBinding("a").noFailback().obj(), readyAt: -600, max: 10},
+		"its scheduling is suspended: no scheduler would take the request": {
+			binding: func() *workv1alpha2.ResourceBinding {
+				b := makeBinding("a").obj()
+				b.Spec.Suspension = &workv1alpha2.Suspension{Scheduling: ptr.To(true)}
+				return b
+			}(), readyAt: -600, max: 10,
+		},
+		"another scheduler schedules it": {
+			binding: func() *workv1alpha2.ResourceBinding {
+				b := makeBinding("a").obj()
+				b.Spec.SchedulerName = "other-scheduler"
+				return b
+			}(), readyAt: -600, max: 10,
+		},
 		"member1 not Ready for the whole window: look again when it ends": {
 			binding: makeBinding("a").obj(), readyAt: -590, max: 10, wantRequeue: 10 * time.Second,
 		},
@@ -203,6 +218,7 @@ func TestReconcileFollowsFailback(t *testing.T) {
 		wantEvent  string
 		completed  float64
 		abandoned  float64
+		incomplete float64
 	}{
 		"must not close: the scheduler has not taken the request": {
 			binding: following(func(b *workv1alpha2.ResourceBinding) {}),
@@ -244,6 +260,38 @@ func TestReconcileFollowsFailback(t *testing.T) {
 			binding:    following(scheduled),
 			wantClosed: true,
 		},
+		"ended elsewhere: member1 failed before the scheduler took the request, which placed the workload on member3": {
+			binding: following(func(b *workv1alpha2.ResourceBinding) {
+				scheduled(b)
+				b.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member3", Replicas: 2}}
+				h := failbackEntry(true)
+				h.ClustersAfter = []string{"member3"}
+				b.Status.FailoverHistory = append(b.Status.FailoverHistory, h)
+			}),
+			wantClosed: true, wantEvent: EventReasonFailbackIncomplete, incomplete: 1,
+		},
+		"ended: member1 failed again before its copy was Healthy, and the copy kept on member2 is the workload again": {
+			binding: following(func(b *workv1alpha2.ResourceBinding) {
+				scheduled(b)
+				b.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member2", Replicas: 2}}
+				b.Spec.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{{FromCluster: "member1", Reason: workv1alpha2.EvictionReasonTaintUntolerated}}
+				b.Status.FailoverHistory = append(b.Status.FailoverHistory, failbackEntry(true), workv1alpha2.FailoverHistoryItem{
+					Time: metav1.NewTime(at(10)), Reason: workv1alpha2.EvictionReasonTaintUntolerated, FromCluster: "member1",
+					ClustersBefore: []string{"member1"}, ClustersAfter: []string{"member2"},
+				})
+			}),
+			wantClosed: true, wantEvent: EventReasonFailbackIncomplete, incomplete: 1,
+		},
+		"ended: the task closed before the placement moved back to was all Healthy": {
+			binding: following(func(b *workv1alpha2.ResourceBinding) {
+				scheduled(b)
+				b.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 1}, {Name: "member3", Replicas: 1}}
+				h := failbackEntry(false)
+				h.ClustersAfter = []string{"member1", "member3"}
+				b.Status.FailoverHistory = append(b.Status.FailoverHistory, h)
+			}),
+			wantClosed: true, wantEvent: EventReasonFailbackIncomplete, incomplete: 1,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -270,6 +318,9 @@ func TestReconcileFollowsFailback(t *testing.T) {
 			}
 			if n := counter(e.metrics.abandoned); n != tc.abandoned {
 				t.Errorf("abandoned %g, want %g", n, tc.abandoned)
+			}
+			if n := counter(e.metrics.incomplete); n != tc.incomplete {
+				t.Errorf("incomplete %g, want %g", n, tc.incomplete)
 			}
 			if tc.completed > 0 && observations(e.metrics.duration) != 1 {
 				t.Error("no duration observed")
@@ -301,6 +352,36 @@ func TestEndedFailbackFreesItsPlace(t *testing.T) {
 	}
 	if _, open := e.rb(b.Name).Annotations[FailbackAnnotation]; !open {
 		t.Error("the second failback did not start")
+	}
+}
+
+// A failback whose schedule moved the workload elsewhere (member1 failed
+// again before the scheduler took the request) is over once its task
+// closed: it must not stay open and hold its place under the cap for
+// good, which with a cap of one would stop every other failback.
+func TestFailbackThatEndedElsewhereFreesItsPlace(t *testing.T) {
+	b := following(func(b *workv1alpha2.ResourceBinding) {
+		last := metav1.NewTime(at(1))
+		b.Status.LastScheduledTime = &last
+		b.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member3", Replicas: 2}}
+		b.Status.FailoverHistory = append(b.Status.FailoverHistory, workv1alpha2.FailoverHistoryItem{
+			Time: metav1.NewTime(at(1)), Reason: workv1alpha2.EvictionReasonFailback, FromCluster: "member2",
+			ClustersBefore: []string{"member2"}, ClustersAfter: []string{"member3"},
+			ReplacementHealthyTime: &metav1.Time{Time: at(30)},
+		})
+	})
+	other := makeBinding("other").obj()
+	e := newEnv(t, 1, append(members(-600), b, other)...)
+	e.clock.SetTime(at(3600))
+	e.reconcile(b.Name)
+	if _, open := e.rb(b.Name).Annotations[FailbackAnnotation]; open {
+		t.Fatal("the failback is still open after its schedule moved the workload elsewhere and its task closed")
+	}
+	if res := e.reconcile(other.Name); res.RequeueAfter != 0 {
+		t.Errorf("another binding is held back for %s", res.RequeueAfter)
+	}
+	if _, open := e.rb(other.Name).Annotations[FailbackAnnotation]; !open {
+		t.Error("another binding's failback did not start")
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/scheduler"
 	"github.com/lifeboat-dev/lifeboat/internal/scheduler/core"
 )
 
@@ -55,12 +56,18 @@ type Input struct {
 	// InFlight: a failback of this binding was asked for and has not
 	// finished (its FailbackAnnotation is set).
 	InFlight bool
-	Now      time.Time
+	// SchedulerName is the spec.schedulerName of the scheduler that takes
+	// the request; empty means scheduler.DefaultSchedulerName.
+	SchedulerName string
+	Now           time.Time
 }
 
 // Decide says whether a binding moves back, and where:
 //
-//  1. The binding has spec.failover.failback.
+//  1. The binding has spec.failover.failback, and the scheduler takes the
+//     request (scheduler.HandlesSpec: spec.schedulerName is its own and
+//     scheduling is not suspended); a request no scheduler takes would
+//     stay open for good.
 //  2. Nothing is in flight: no eviction task is open, no failback of it
 //     is unfinished, and no requested schedule is pending
 //     (spec.rescheduleTriggeredAt after status.lastScheduledTime).
@@ -88,6 +95,9 @@ func Decide(in Input) Decision {
 	// 1.
 	if in.Spec.Failover == nil || in.Spec.Failover.Failback == nil {
 		return stay("failback is not configured")
+	}
+	if why := notScheduled(in.Spec, in.SchedulerName); why != "" {
+		return stay(why)
 	}
 	fb := in.Spec.Failover.Failback
 	window := time.Duration(fb.EffectiveStabilizationSeconds()) * time.Second
@@ -184,9 +194,28 @@ func decideCluster(in Input, x string, c *clusterv1alpha1.Cluster, window time.D
 
 // mayMove is the part of Decide that needs no Cluster: rules 1 to 3. A
 // binding it refuses is Stay whatever the clusters.
-func mayMove(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) bool {
-	return spec.Failover != nil && spec.Failover.Failback != nil && len(spec.GracefulEvictionTasks) == 0 &&
-		!reschedulePending(spec, status) && len(failedOverFrom(spec, status, spec.Failover.Failback.AfterApplicationFailover)) > 0
+func mayMove(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, schedulerName string) bool {
+	return spec.Failover != nil && spec.Failover.Failback != nil && notScheduled(spec, schedulerName) == "" &&
+		len(spec.GracefulEvictionTasks) == 0 && !reschedulePending(spec, status) &&
+		len(failedOverFrom(spec, status, spec.Failover.Failback.AfterApplicationFailover)) > 0
+}
+
+// notScheduled says why the scheduler named schedulerName (empty:
+// scheduler.DefaultSchedulerName) would not take a requested schedule of
+// the binding; "" when it would.
+func notScheduled(spec *workv1alpha2.ResourceBindingSpec, schedulerName string) string {
+	if schedulerName == "" {
+		schedulerName = scheduler.DefaultSchedulerName
+	}
+	switch {
+	case scheduler.HandlesSpec(spec, schedulerName):
+		return ""
+	case spec.Placement == nil:
+		return "it has no placement to schedule"
+	case spec.Suspension != nil && spec.Suspension.Scheduling != nil && *spec.Suspension.Scheduling:
+		return "its scheduling is suspended (spec.suspension.scheduling)"
+	}
+	return fmt.Sprintf("spec.schedulerName %q is not the scheduler %q, which would take the request", spec.SchedulerName, schedulerName)
 }
 
 func stay(reason string) Decision { return Decision{Verdict: Stay, Reason: reason} }

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
@@ -23,15 +24,34 @@ func TestDecide(t *testing.T) {
 		mutate   func(b *workv1alpha2.ResourceBinding)
 		clusters []*clusterv1alpha1.Cluster
 		inFlight bool
-		want     Verdict
-		wantAt   time.Time
-		reason   string
+		// scheduler is the scheduler name the controller runs with.
+		scheduler string
+		want      Verdict
+		wantAt    time.Time
+		reason    string
 	}{
 		"moves back once member1 has been Ready for the whole window": {
 			binding: makeBinding("a"), clusters: stable(), want: Move,
 		},
 		"rule 1, must not: no failback configured": {
 			binding: makeBinding("a").noFailback(), clusters: stable(), want: Stay, reason: "not configured",
+		},
+		"rule 1, must not: its scheduling is suspended, so no scheduler would take the request": {
+			binding: makeBinding("a"), clusters: stable(), want: Stay, reason: "scheduling is suspended",
+			mutate: func(b *workv1alpha2.ResourceBinding) {
+				b.Spec.Suspension = &workv1alpha2.Suspension{Scheduling: ptr.To(true)}
+			},
+		},
+		"rule 1, must not: another scheduler schedules it": {
+			binding: makeBinding("a"), clusters: stable(), want: Stay, reason: "not the scheduler",
+			mutate: func(b *workv1alpha2.ResourceBinding) { b.Spec.SchedulerName = "other-scheduler" },
+		},
+		"rule 1, must not: no scheduler name means the default scheduler, not the one configured": {
+			binding: makeBinding("a"), clusters: stable(), scheduler: "edge-scheduler", want: Stay, reason: "not the scheduler",
+		},
+		"rule 1: a binding of the scheduler configured": {
+			binding: makeBinding("a"), clusters: stable(), scheduler: "edge-scheduler", want: Move,
+			mutate: func(b *workv1alpha2.ResourceBinding) { b.Spec.SchedulerName = "edge-scheduler" },
 		},
 		"rule 2, must not: an eviction task is open": {
 			binding: makeBinding("a"), clusters: stable(), want: Stay, reason: "eviction is in flight",
@@ -131,7 +151,7 @@ func TestDecide(t *testing.T) {
 				tc.mutate(b)
 			}
 			orig := b.DeepCopy()
-			d := Decide(Input{Spec: &b.Spec, Status: &b.Status, Clusters: tc.clusters, InFlight: tc.inFlight, Now: at(0)})
+			d := Decide(Input{Spec: &b.Spec, Status: &b.Status, Clusters: tc.clusters, InFlight: tc.inFlight, SchedulerName: tc.scheduler, Now: at(0)})
 			if d.Verdict != tc.want {
 				t.Fatalf("verdict %s (%s), want %s", d.Verdict, d.Reason, tc.want)
 			}
@@ -146,7 +166,7 @@ func TestDecide(t *testing.T) {
 			}
 			// mayMove, the controller's shortcut, never refuses what
 			// Decide would not refuse for the same reason.
-			if !tc.inFlight && !mayMove(&b.Spec, &b.Status) && d.Verdict != Stay {
+			if !tc.inFlight && !mayMove(&b.Spec, &b.Status, tc.scheduler) && d.Verdict != Stay {
 				t.Errorf("mayMove refused a %s", d.Verdict)
 			}
 			if !equalBinding(b, orig) {

@@ -10,10 +10,11 @@ import (
 // Metrics are the failback controller's Prometheus metrics. A nil
 // *Metrics records nothing.
 type Metrics struct {
-	started   prometheus.Counter
-	completed prometheus.Counter
-	abandoned prometheus.Counter
-	duration  prometheus.Histogram
+	started    prometheus.Counter
+	completed  prometheus.Counter
+	abandoned  prometheus.Counter
+	incomplete prometheus.Counter
+	duration   prometheus.Histogram
 }
 
 // NewMetrics creates the metrics and registers them on reg (in the
@@ -32,13 +33,17 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "lifeboat_failbacks_abandoned_total",
 			Help: "Failbacks given up because the copy moved back was not Healthy within the grace period.",
 		}),
+		incomplete: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "lifeboat_failbacks_incomplete_total",
+			Help: "Failbacks that moved the workload but ended neither completed nor abandoned: the cluster failed again, the placement changed, or the new placement was kept without all of it Healthy.",
+		}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "lifeboat_failback_duration_seconds",
 			Help:    "Time from a cluster becoming Ready again to a workload that failed over away from it being Healthy there.",
 			Buckets: prometheus.ExponentialBuckets(5, 2, 12), // 5s .. ~2.8h
 		}),
 	}
-	for _, c := range []prometheus.Collector{m.started, m.completed, m.abandoned, m.duration} {
+	for _, c := range []prometheus.Collector{m.started, m.completed, m.abandoned, m.incomplete, m.duration} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering failback metrics: %w", err)
 		}
@@ -65,5 +70,11 @@ func (m *Metrics) complete(took time.Duration) {
 func (m *Metrics) abandon() {
 	if m != nil {
 		m.abandoned.Inc()
+	}
+}
+
+func (m *Metrics) endIncomplete() {
+	if m != nil {
+		m.incomplete.Inc()
 	}
 }

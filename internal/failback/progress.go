@@ -53,6 +53,14 @@ const (
 	// NotMoved: the scheduler took the request and did not move the
 	// workload (the clusters changed meanwhile).
 	NotMoved Outcome = "NotMoved"
+	// Incomplete: the scheduler took the request and moved the workload,
+	// the task it wrote is closed, yet the failback neither completed nor
+	// was abandoned: the cluster failed again (before the scheduler took
+	// the request, which then placed the workload elsewhere, or before the
+	// copy there was Healthy), the placement changed, or the new placement
+	// was kept although not all of it was Healthy. Nothing is left to
+	// wait for.
+	Incomplete Outcome = "Incomplete"
 )
 
 // stampSlack allows for the second-precision of the times compared: the
@@ -65,10 +73,13 @@ const stampSlack = 2 * time.Second
 //  1. a FailbackAbandoned entry for the cluster since the request:
 //     Abandoned;
 //  2. a Failback entry since the request that moved to the cluster, with
-//     a replacementHealthyTime, and no Failback task open: Completed (and
-//     when the copy moved back became Healthy);
-//  3. no request pending, no Failback task open and no Failback entry
-//     since the request: NotMoved;
+//     a replacementHealthyTime, no Failback task open, and the cluster in
+//     spec.clusters: Completed (and when the copy moved back became
+//     Healthy). A cluster that failed again before its copy was Healthy
+//     left spec.clusters, however Healthy the copy kept elsewhere is;
+//  3. no request pending and no Failback task open: the failback is over,
+//     whatever the clusters are now: NotMoved without a Failback entry
+//     since the request, else Incomplete;
 //  4. otherwise Open.
 func progress(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, f inFlight) (Outcome, time.Time) {
 	var since time.Time
@@ -78,6 +89,7 @@ func progress(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.Resou
 	taskOpen := slices.ContainsFunc(spec.GracefulEvictionTasks, func(t workv1alpha2.GracefulEvictionTask) bool {
 		return t.Reason == workv1alpha2.EvictionReasonFailback
 	})
+	placed := slices.ContainsFunc(spec.Clusters, func(t workv1alpha2.TargetCluster) bool { return t.Name == f.cluster })
 	moved := false
 	for _, h := range status.FailoverHistory {
 		if h.Time.Time.Before(since) {
@@ -92,14 +104,17 @@ func progress(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.Resou
 		case workv1alpha2.EvictionReasonFailback:
 			moved = true
 			// 2.
-			if slices.Contains(h.ClustersAfter, f.cluster) && h.ReplacementHealthyTime != nil && !taskOpen {
+			if slices.Contains(h.ClustersAfter, f.cluster) && h.ReplacementHealthyTime != nil && !taskOpen && placed {
 				return Completed, h.ReplacementHealthyTime.Time
 			}
 		}
 	}
 	// 3.
-	if !moved && !taskOpen && !reschedulePending(spec, status) {
-		return NotMoved, time.Time{}
+	switch {
+	case taskOpen || reschedulePending(spec, status):
+		return Open, time.Time{}
+	case moved:
+		return Incomplete, time.Time{}
 	}
-	return Open, time.Time{}
+	return NotMoved, time.Time{}
 }

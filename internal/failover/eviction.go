@@ -3,6 +3,7 @@ package failover
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -138,16 +139,35 @@ func recovered(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Tim
 	}
 	switch task.Reason {
 	case workv1alpha2.EvictionReasonTaintUntolerated, workv1alpha2.EvictionReasonRebalance, workv1alpha2.EvictionReasonFailback:
-		var tolerations []corev1.Toleration
-		if o.spec.Placement != nil {
-			tolerations = o.spec.Placement.ClusterTolerations
-		}
-		return NoExecuteDeadline(c.Spec.Taints, tolerations, now).Never
+		return unusable(c, task.FromCluster, o.spec, now) == ""
 	case workv1alpha2.EvictionReasonApplicationFailure:
 		item := aggregatedItem(o.status, task.FromCluster)
 		return item != nil && item.Health == workv1alpha2.ResourceHealthy
 	}
 	return false
+}
+
+// unusable says why cluster c (named name; nil when it was not found)
+// cannot run the workload: it is gone, being deleted, not Ready, or has a
+// NoExecute taint that the placement does not tolerate for good (the taint
+// manager would evict the workload from it); "" when it can.
+func unusable(c *clusterv1alpha1.Cluster, name string, spec *workv1alpha2.ResourceBindingSpec, now time.Time) string {
+	switch {
+	case c == nil:
+		return fmt.Sprintf("cluster %s was not found", name)
+	case c.DeletionTimestamp != nil:
+		return fmt.Sprintf("cluster %s is being deleted", name)
+	case !meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady):
+		return fmt.Sprintf("cluster %s is not Ready", name)
+	}
+	var tolerations []corev1.Toleration
+	if spec.Placement != nil {
+		tolerations = spec.Placement.ClusterTolerations
+	}
+	if d := NoExecuteDeadline(c.Spec.Taints, tolerations, now); !d.Never {
+		return fmt.Sprintf("cluster %s has the NoExecute taint %s, which the placement does not tolerate for good", name, d.Taint.Key)
+	}
+	return ""
 }
 
 // restoredTarget is the cluster an undone eviction puts back into
@@ -270,9 +290,13 @@ type taskPlan struct {
 //     that never stopped running is the workload again and receives
 //     template changes; the cluster is no longer excluded by the
 //     scheduler;
-//  2. a Failback task whose grace period passed before the copy moved
-//     back became Healthy is abandoned (failbackAbandoned): the copy
-//     that runs is the workload again, the one moved back goes;
+//  2. a Failback task whose grace period passed before the placement it
+//     moved to became Healthy is ended (failbackOverdue): given up, the
+//     copy it left is the workload again and the copies moved back that
+//     are not Healthy go; or, when the copy it left cannot be the
+//     workload again while one moved back is Healthy, closed with the
+//     new placement kept. No copy that reports Healthy goes unless
+//     another one stays;
 //  3. otherwise taskDone decides.
 func planTasks(o observed, now time.Time) taskPlan {
 	var p taskPlan
@@ -292,7 +316,13 @@ func planTasks(o observed, now time.Time) taskPlan {
 			p.changed = true
 			continue
 		}
-		if a, ok := failbackAbandoned(&task, o, now); ok {
+		if end, ok := failbackOverdue(&task, o, now); ok {
+			if end.abandoned == nil {
+				p.removed = append(p.removed, removedTask{task: task, reason: end.kept})
+				p.changed = true
+				continue
+			}
+			a := *end.abandoned
 			p.abandoned = append(p.abandoned, a)
 			if !slices.ContainsFunc(p.restored, func(t workv1alpha2.TargetCluster) bool { return t.Name == task.FromCluster }) {
 				p.restored = append(p.restored, restoredTarget(o.spec, &task))
@@ -341,42 +371,114 @@ func recoveredReason(task *workv1alpha2.GracefulEvictionTask) string {
 // abandonedFailback is a failback given up.
 type abandonedFailback struct {
 	task workv1alpha2.GracefulEvictionTask
-	// dropped are the clusters the workload was moved back to: in
-	// spec.clusters now and not before the failback.
+	// dropped are the clusters the workload was moved back to (in
+	// spec.clusters now and not before the failback) whose copy is not
+	// Healthy.
 	dropped []string
+	// kept are the clusters the workload was moved back to whose copy is
+	// Healthy: they stay.
+	kept []string
 	// at is when the failback was given up: the task's deadline, so that
 	// its history entry is the same however often it is derived.
 	at time.Time
 }
 
-// failbackAbandoned decides whether a failback is given up: its task has
-// reason Failback, its grace period (counted as for any task, see
-// taskDeadline) has passed, and the placement it moved to is not Healthy.
-// The copy the task keeps is never deleted this way: the cluster it runs
-// in goes back into spec.clusters and the clusters of the failback leave.
-// A user's suppressDeletion is left to taskDone.
-func failbackAbandoned(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Time) (abandonedFailback, bool) {
+// failbackEnd is what becomes of a failback whose grace period passed:
+// given up (abandoned), or, when abandoned is nil, closed with its new
+// placement kept, for the reason kept.
+type failbackEnd struct {
+	abandoned *abandonedFailback
+	kept      string
+}
+
+// failbackOverdue decides what becomes of a failback whose task has
+// reason Failback and whose grace period (counted as for any task, see
+// taskDeadline) passed while the placement it moved to is not Healthy;
+// false for any other task. A user's suppressDeletion is left to
+// taskDone. The clusters it moved to (moved) are those in spec.clusters
+// that were not before the failback; a copy there that reports Healthy
+// never leaves spec.clusters:
+//
+//  1. Every copy moved is Healthy (a cluster that stayed is not): the
+//     failback did its part; it ends there and its task closes.
+//  2. Some copy moved is Healthy, not all: given up only if the copy it
+//     left reports Healthy and its cluster can take the workload back
+//     (unusable says it cannot): that cluster returns to spec.clusters,
+//     the copies moved that are not Healthy leave, the Healthy ones stay.
+//     Otherwise it ends on its new placement and its task closes: the
+//     copy it left goes, a Healthy one stays.
+//  3. No copy moved is Healthy: given up if the cluster it left can take
+//     the workload back, or if its copy there reports Healthy (the only
+//     Healthy copy is the workload again, wherever it runs; a failover
+//     moves it on from a cluster that failed as from any other).
+//     Otherwise (nothing is Healthy, and the cluster it left cannot run
+//     it) it ends on its new placement and its task closes.
+//
+// A task closes this way only once the scheduler placed the current
+// generation (spec.clusters may be about to change before that); until
+// then the failback is given up. Whether the cluster it left can take the
+// workload back is known only from o.clusters; without it (nil) the
+// cluster counts as able to, and the copies decide alone.
+func failbackOverdue(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Time) (failbackEnd, bool) {
 	if task.Reason != workv1alpha2.EvictionReasonFailback || task.SuppressDeletion != nil || len(o.spec.Clusters) == 0 {
-		return abandonedFailback{}, false
+		return failbackEnd{}, false
 	}
 	deadline, timed := taskDeadline(task, o, now)
 	if !timed || now.Before(deadline) {
-		return abandonedFailback{}, false
+		return failbackEnd{}, false
 	}
-	if scheduled(o.generation, o.status) && placementHealthy(o.spec, o.status) {
-		return abandonedFailback{}, false
+	placed := scheduled(o.generation, o.status)
+	if placed && placementHealthy(o.spec, o.status) {
+		return failbackEnd{}, false
+	}
+	isHealthy := func(cluster string) bool {
+		item := aggregatedItem(o.status, cluster)
+		return item != nil && item.Health == workv1alpha2.ResourceHealthy
 	}
 	a := abandonedFailback{task: *task, at: deadline}
+	var moved []string
 	for _, c := range o.spec.Clusters {
-		if c.Name != task.FromCluster && !contains(task.ClustersBeforeFailover, c.Name) {
+		if c.Name == task.FromCluster || contains(task.ClustersBeforeFailover, c.Name) {
+			continue
+		}
+		moved = append(moved, c.Name)
+		if isHealthy(c.Name) {
+			a.kept = append(a.kept, c.Name)
+		} else {
 			a.dropped = append(a.dropped, c.Name)
 		}
 	}
-	return a, true
+	leftHealthy := isHealthy(task.FromCluster)
+	cannot := ""
+	if o.clusters != nil {
+		cannot = unusable(o.clusters[task.FromCluster], task.FromCluster, o.spec, now)
+	}
+	grace := gracePeriod(task, o.defaultGrace)
+	stays := strings.Join(clusterNames(o.spec.Clusters), ",")
+	var why string
+	switch {
+	case len(moved) > 0 && len(a.dropped) == 0:
+		why = fmt.Sprintf("the failback's grace period of %s passed; every copy moved back (to %s) is Healthy, so it ends there and the copy in %s goes",
+			grace, strings.Join(moved, ","), task.FromCluster)
+	case len(a.kept) > 0 && (cannot != "" || !leftHealthy):
+		if cannot == "" {
+			cannot = fmt.Sprintf("the copy in %s is not Healthy", task.FromCluster)
+		}
+		why = fmt.Sprintf("the failback's grace period of %s passed with the copy moved back to %s Healthy and the one moved back to %s not, and %s: the workload stays on %s instead of going back, and the copy in %s goes",
+			grace, strings.Join(a.kept, ","), strings.Join(a.dropped, ","), cannot, stays, task.FromCluster)
+	case len(a.kept) == 0 && cannot != "" && !leftHealthy:
+		why = fmt.Sprintf("the failback's grace period of %s passed before a copy moved back was Healthy, but %s and its copy there is not Healthy either: the workload stays on %s instead of going back, and the copy in %s goes",
+			grace, cannot, stays, task.FromCluster)
+	}
+	if why == "" || !placed {
+		return failbackEnd{abandoned: &a}, true
+	}
+	return failbackEnd{kept: why}, true
 }
 
 // afterAbandon is spec.clusters once the plan's abandoned failbacks are
-// undone: without the dropped clusters, with the restored ones.
+// undone: without the dropped clusters (whose copies are not Healthy),
+// with the restored ones.
 func afterAbandon(clusters []workv1alpha2.TargetCluster, p taskPlan) []workv1alpha2.TargetCluster {
 	out := make([]workv1alpha2.TargetCluster, 0, len(clusters)+len(p.restored))
 	for _, c := range clusters {
@@ -411,7 +513,7 @@ func abandonedHistory(history []workv1alpha2.FailoverHistoryItem, abandoned []ab
 				ClustersAfter:          append([]string(nil), after...),
 				ReplacementHealthyTime: stamp.DeepCopy(),
 				Message: fmt.Sprintf("the copy moved back to %s was not healthy within the grace period; the workload stays in %s",
-					c, a.task.FromCluster),
+					c, strings.Join(append([]string{a.task.FromCluster}, a.kept...), ",")),
 			})
 		}
 	}

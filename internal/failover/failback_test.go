@@ -6,8 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/features"
@@ -76,11 +78,11 @@ func TestFailbackTaskMustNotDeleteTheRunningCopy(t *testing.T) {
 			wantAbandoned: true,
 			wantClusters:  []string{"member2"},
 		},
-		"must not: the grace period passed healthy but unscheduled: abandoned, not deleted": {
+		"must not: the grace period passed healthy but unscheduled: abandoned, nothing deleted": {
 			binding:       makeBinding("a").clusters("member1").health("member1", healthy).unscheduled(),
 			now:           700,
 			wantAbandoned: true,
-			wantClusters:  []string{"member2"},
+			wantClusters:  []string{"member1", "member2"},
 		},
 		"the grace period passed but the copy moved back is healthy: done": {
 			binding:      makeBinding("a").clusters("member1").health("member1", healthy),
@@ -117,19 +119,194 @@ func TestFailbackTaskMustNotDeleteTheRunningCopy(t *testing.T) {
 	}
 }
 
+// A failback moved the workload from member2 to member1 and member3; its
+// grace period has passed and not all of the new placement is Healthy.
+// Whatever becomes of it, a copy that reports Healthy never leaves
+// spec.clusters, the copy member2 kept goes only while another Healthy copy
+// stays or it is not Healthy itself, and member2 comes back only if it can
+// take the workload (Ready, no untolerated NoExecute taint) or its copy is
+// the only Healthy one.
+func TestOverdueFailbackKeepsEveryHealthyCopy(t *testing.T) {
+	const (
+		healthy   = workv1alpha2.ResourceHealthy
+		unhealthy = workv1alpha2.ResourceUnhealthy
+	)
+	split := func() *bindingWrapper { return makeBinding("a").clusters("member1", "member3") }
+	member2 := func(c *clusterWrapper) map[string]*clusterv1alpha1.Cluster {
+		return map[string]*clusterv1alpha1.Cluster{"member2": c.obj()}
+	}
+	for name, tc := range map[string]struct {
+		binding *bindingWrapper
+		task    *workv1alpha2.GracefulEvictionTask
+		// clusters are the Clusters known to the controller; nil: unknown.
+		clusters      map[string]*clusterv1alpha1.Cluster
+		wantAbandoned bool
+		wantClosed    bool
+		wantClusters  []string
+		wantReason    string
+	}{
+		"must not drop member1, the only Healthy copy: member2 failed meanwhile, its copy is Unhealthy": {
+			binding:      split().health("member1", healthy).health("member3", unhealthy).health("member2", unhealthy),
+			wantClosed:   true,
+			wantClusters: []string{"member1", "member3"},
+			wantReason:   "the copy in member2 is not Healthy",
+		},
+		"must not restore member2, not Ready, whose copy still reports Healthy; member1 is Healthy": {
+			binding:      split().health("member1", healthy).health("member3", unhealthy).health("member2", healthy),
+			clusters:     member2(makeCluster("member2").down().notReadyNoExecute(100)),
+			wantClosed:   true,
+			wantClusters: []string{"member1", "member3"},
+			wantReason:   "cluster member2 is not Ready",
+		},
+		"must not restore member2 with an untolerated NoExecute taint; member1 is Healthy": {
+			binding:      split().health("member1", healthy).health("member3", unhealthy).health("member2", healthy),
+			clusters:     member2(makeCluster("member2").taint("maintenance", corev1.TaintEffectNoExecute, 100)),
+			wantClosed:   true,
+			wantClusters: []string{"member1", "member3"},
+			wantReason:   "NoExecute taint maintenance",
+		},
+		"must not restore member2 when its Cluster is gone; member1 is Healthy": {
+			binding:      split().health("member1", healthy).health("member3", unhealthy).health("member2", healthy),
+			clusters:     map[string]*clusterv1alpha1.Cluster{},
+			wantClosed:   true,
+			wantClusters: []string{"member1", "member3"},
+			wantReason:   "cluster member2 was not found",
+		},
+		"must not drop member1: member2 is Ready and Healthy, it comes back and member1 stays; member3 goes": {
+			binding:       split().health("member1", healthy).health("member3", unhealthy).health("member2", healthy),
+			clusters:      member2(makeCluster("member2")),
+			wantAbandoned: true,
+			wantClusters:  []string{"member1", "member2"},
+		},
+		"must not drop member1: the scheduler has not placed the current generation, so it is given up, keeping member1": {
+			binding:       split().health("member1", healthy).health("member3", unhealthy).health("member2", unhealthy).unscheduled(),
+			wantAbandoned: true,
+			wantClusters:  []string{"member1", "member2"},
+		},
+		"nothing moved back is Healthy and member2 can take it back: given up, member2 comes back": {
+			binding:       split().health("member1", unhealthy).health("member2", healthy),
+			clusters:      member2(makeCluster("member2")),
+			wantAbandoned: true,
+			wantClusters:  []string{"member2"},
+		},
+		"nothing moved back is Healthy, member2 is not known: given up as before": {
+			binding:       split().health("member1", unhealthy).health("member2", unhealthy),
+			wantAbandoned: true,
+			wantClusters:  []string{"member2"},
+		},
+		"must not close the task: member2 is not Ready but its copy is the only Healthy one, so it is the workload again": {
+			binding:       split().health("member1", unhealthy).health("member2", healthy),
+			clusters:      member2(makeCluster("member2").down()),
+			wantAbandoned: true,
+			wantClusters:  []string{"member2"},
+		},
+		"nothing is Healthy and member2 is not Ready: the new placement stays rather than a dead cluster": {
+			binding:      split().health("member1", unhealthy).health("member2", unhealthy),
+			clusters:     member2(makeCluster("member2").down()),
+			wantClosed:   true,
+			wantClusters: []string{"member1", "member3"},
+			wantReason:   "cluster member2 is not Ready and its copy there is not Healthy either",
+		},
+		"every copy moved back is Healthy, only a cluster that stayed is not: the failback ends there": {
+			binding: makeBinding("a").clusters("member1", "member4").health("member1", healthy).health("member4", unhealthy).health("member2", healthy),
+			task: func() *workv1alpha2.GracefulEvictionTask {
+				t := failbackTask()
+				t.ClustersBeforeFailover = []string{"member2", "member4"}
+				return &t
+			}(),
+			clusters:     member2(makeCluster("member2")),
+			wantClosed:   true,
+			wantClusters: []string{"member1", "member4"},
+			wantReason:   "every copy moved back (to member1) is Healthy",
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			task := failbackTask()
+			if tc.task != nil {
+				task = *tc.task
+			}
+			b := tc.binding.task(task).obj()
+			p := planTasks(observed{generation: b.Generation, spec: &b.Spec, status: &b.Status, defaultGrace: DefaultGracePeriod, clusters: tc.clusters}, at(700))
+			if got := len(p.abandoned) > 0; got != tc.wantAbandoned {
+				t.Errorf("abandoned: got %t, want %t", got, tc.wantAbandoned)
+			}
+			closed := len(p.removed) > 0
+			if closed != tc.wantClosed {
+				t.Errorf("task closed with the new placement kept: got %t, want %t (%+v)", closed, tc.wantClosed, p.removed)
+			}
+			if closed && !strings.Contains(p.removed[0].reason, tc.wantReason) {
+				t.Errorf("reason %q, want it to say %q", p.removed[0].reason, tc.wantReason)
+			}
+			if len(p.kept) != 0 {
+				t.Errorf("the task is still open: %+v", p.kept)
+			}
+			after := clusterNames(afterAbandon(b.Spec.Clusters, p))
+			if !slices.Equal(after, tc.wantClusters) {
+				t.Errorf("spec.clusters after: got %v, want %v", after, tc.wantClusters)
+			}
+			// The promise, whatever the case: no Healthy copy goes unless
+			// another Healthy copy stays.
+			healthyBefore, healthyAfter := 0, 0
+			for _, c := range append(clusterNames(b.Spec.Clusters), task.FromCluster) {
+				if item := aggregatedItem(&b.Status, c); item != nil && item.Health == healthy {
+					healthyBefore++
+					if slices.Contains(after, c) || (c == task.FromCluster && !closed) {
+						healthyAfter++
+					} else if slices.Contains(clusterNames(b.Spec.Clusters), c) {
+						t.Errorf("the Healthy copy in %s leaves spec.clusters", c)
+					}
+				}
+			}
+			if healthyBefore > 0 && healthyAfter == 0 {
+				t.Errorf("no Healthy copy is left (spec.clusters %v, task closed %t)", after, closed)
+			}
+		})
+	}
+}
+
+// The graceful-eviction controller ends a failback whose copy moved back
+// to member1 is Healthy while the one to member3 is not, and whose copy
+// left in member2 is not Healthy any more: the placement stays, the task
+// goes, and the Event says why. Nothing records it as given up.
+func TestReconcileEndsFailbackOnItsHealthyPlacement(t *testing.T) {
+	b := makeBinding("nginx").clusters("member1", "member3").
+		health("member1", workv1alpha2.ResourceHealthy).health("member3", workv1alpha2.ResourceUnhealthy).
+		health("member2", workv1alpha2.ResourceUnhealthy).task(failbackTask()).obj()
+	e := newEnv(t, nil, b)
+	e.clock.SetTime(at(601))
+	if _, err := e.gracefulEviction().reconcile(context.Background(), resourceBindingKind, reqFor(b.Name)); err != nil {
+		t.Fatal(err)
+	}
+	got := e.rb(b.Name)
+	if len(got.Spec.GracefulEvictionTasks) != 0 {
+		t.Errorf("tasks: %+v, want none", got.Spec.GracefulEvictionTasks)
+	}
+	if names := clusterNames(got.Spec.Clusters); !slices.Equal(names, []string{"member1", "member3"}) {
+		t.Errorf("spec.clusters: %v, want member1 and member3 kept", names)
+	}
+	for _, h := range got.Status.FailoverHistory {
+		if h.Reason == workv1alpha2.EvictionReasonFailbackAbandoned {
+			t.Errorf("recorded as given up: %+v", h)
+		}
+	}
+	if !eventSeen(e, "the workload stays on member1,member3 instead of going back") {
+		t.Error("no Event says the workload stays on its new placement")
+	}
+}
+
 // Other tasks keep their time-out: only a failback is given up instead.
 func TestFailbackAbandonIsOnlyForFailbacks(t *testing.T) {
 	for _, reason := range []string{workv1alpha2.EvictionReasonRebalance, workv1alpha2.EvictionReasonTaintUntolerated, workv1alpha2.EvictionReasonApplicationFailure} {
 		task := failbackTask()
 		task.Reason = reason
 		b := makeBinding("a").clusters("member1").health("member1", workv1alpha2.ResourceUnhealthy).task(task).obj()
-		if a, ok := failbackAbandoned(&task, observed{generation: b.Generation, spec: &b.Spec, status: &b.Status, defaultGrace: DefaultGracePeriod}, at(700)); ok {
-			t.Errorf("%s: abandoned %+v", reason, a)
+		if end, ok := failbackOverdue(&task, observed{generation: b.Generation, spec: &b.Spec, status: &b.Status, defaultGrace: DefaultGracePeriod}, at(700)); ok {
+			t.Errorf("%s: ended %+v", reason, end)
 		}
 	}
 	task := withSuppress(failbackTask(), ptr.To(false))
 	b := makeBinding("a").clusters("member1").health("member1", workv1alpha2.ResourceUnhealthy).task(task).obj()
-	if _, ok := failbackAbandoned(&task, observed{generation: b.Generation, spec: &b.Spec, status: &b.Status, defaultGrace: DefaultGracePeriod}, at(700)); ok {
+	if _, ok := failbackOverdue(&task, observed{generation: b.Generation, spec: &b.Spec, status: &b.Status, defaultGrace: DefaultGracePeriod}, at(700)); ok {
 		t.Error("a user's suppressDeletion: false is the user's to decide, not abandoned")
 	}
 }

@@ -1,6 +1,7 @@
 package failover
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -66,8 +67,13 @@ func healthySince(status *workv1alpha2.ResourceBindingStatus, now time.Time) tim
 //     placement once the scheduler has placed it (and it is not empty);
 //  3. entries without replacementHealthyTime get now (healthySince, in the
 //     controller), but never a time before their eviction, once every
-//     cluster of the new placement is Healthy; a failback that was
-//     abandoned later never gets one (its copy never became Healthy);
+//     cluster of the new placement is Healthy. A requested move (Failback
+//     or Rebalance) records where the copy moved to became Healthy, not
+//     that some copy runs: it gets one only while every cluster of its
+//     clustersAfter is in spec.clusters, and never once a later entry
+//     took the move back (undoneLater: the failback was abandoned, or a
+//     cluster it moved to failed and the copy left behind is the
+//     workload again);
 //  4. at most MaxFailoverHistoryItems entries are kept, oldest dropped.
 func syncHistory(generation int64, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, now time.Time) ([]workv1alpha2.FailoverHistoryItem, historyChange) {
 	var change historyChange
@@ -128,7 +134,8 @@ func syncHistory(generation int64, spec *workv1alpha2.ResourceBindingSpec, statu
 				h.ClustersAfter = clusterNames(spec.Clusters)
 			}
 		}
-		if healthy && h.ReplacementHealthyTime == nil && len(h.ClustersAfter) > 0 && !abandonedLater(history[i+1:], *h) {
+		if healthy && h.ReplacementHealthyTime == nil && len(h.ClustersAfter) > 0 && !undoneLater(history[i+1:], *h) &&
+			(!requestedMove(h.Reason) || placedOn(spec, h.ClustersAfter)) {
 			// A placement already Healthy before the eviction (the
 			// survivors of a Duplicated workload) was Healthy at once.
 			stamp := metav1.NewTime(now).Rfc3339Copy()
@@ -166,7 +173,7 @@ func placementBeforeNext(later []workv1alpha2.FailoverHistoryItem, t metav1.Time
 // replacement was not placed or has not been Healthy yet.
 func historyOpen(status *workv1alpha2.ResourceBindingStatus) bool {
 	for i, h := range status.FailoverHistory {
-		if abandonedLater(status.FailoverHistory[i+1:], h) {
+		if undoneLater(status.FailoverHistory[i+1:], h) {
 			continue
 		}
 		if len(h.ClustersAfter) == 0 || h.ReplacementHealthyTime == nil {
@@ -176,14 +183,34 @@ func historyOpen(status *workv1alpha2.ResourceBindingStatus) bool {
 	return false
 }
 
-// abandonedLater reports whether h is a failback that a later entry of
-// later (sorted by time) records as abandoned.
-func abandonedLater(later []workv1alpha2.FailoverHistoryItem, h workv1alpha2.FailoverHistoryItem) bool {
-	if h.Reason != workv1alpha2.EvictionReasonFailback {
+// requestedMove reports whether reason moves a healthy workload on
+// request (a failback or a rebalance), as opposed to a failover.
+func requestedMove(reason string) bool {
+	return reason == workv1alpha2.EvictionReasonFailback || reason == workv1alpha2.EvictionReasonRebalance
+}
+
+// placedOn reports whether every cluster of names is in spec.clusters.
+func placedOn(spec *workv1alpha2.ResourceBindingSpec, names []string) bool {
+	for _, n := range names {
+		if !slices.ContainsFunc(spec.Clusters, func(t workv1alpha2.TargetCluster) bool { return t.Name == n }) {
+			return false
+		}
+	}
+	return true
+}
+
+// undoneLater reports whether h is a requested move (Failback or
+// Rebalance) that a later entry of later (sorted by time) took back: an
+// entry from a cluster h moved to, whether the failback was given up
+// there (FailbackAbandoned) or the cluster failed and was evicted in turn.
+// The copy h placed there is gone; whatever runs later is not its
+// replacement, so h never gets a replacementHealthyTime.
+func undoneLater(later []workv1alpha2.FailoverHistoryItem, h workv1alpha2.FailoverHistoryItem) bool {
+	if !requestedMove(h.Reason) {
 		return false
 	}
 	for _, n := range later {
-		if n.Reason == workv1alpha2.EvictionReasonFailbackAbandoned && !n.Time.Before(&h.Time) && contains(h.ClustersAfter, n.FromCluster) {
+		if !n.Time.Before(&h.Time) && contains(h.ClustersAfter, n.FromCluster) {
 			return true
 		}
 	}

@@ -105,3 +105,66 @@ func TestSyncHistoryBounded(t *testing.T) {
 		t.Errorf("second pass changed the history: %+v", change)
 	}
 }
+
+// A requested move records that the copy moved there became Healthy. The
+// failback moved the workload to member1 at 100; member1 failed at 200
+// before its copy was Healthy, the Failback task from member2 was undone
+// (member2 restored) and member2's copy is Healthy. Nothing on member1 ever
+// was: the Failback entry gets no healthy time, and stays closed for good.
+func TestSyncHistoryRequestedMoveNotHealedByAnotherCopy(t *testing.T) {
+	failback := func(after ...string) workv1alpha2.FailoverHistoryItem {
+		return workv1alpha2.FailoverHistoryItem{Time: *mt(100), Reason: workv1alpha2.EvictionReasonFailback, FromCluster: "member2",
+			PurgeMode: policyv1alpha1.PurgeModeGracefully, ClustersBefore: []string{"member2"}, ClustersAfter: after}
+	}
+	rebalance := failback("member1")
+	rebalance.Reason = workv1alpha2.EvictionReasonRebalance
+	failedAgain := withReason(makeTask("member1", policyv1alpha1.PurgeModeGracefully, 200, "member1"), workv1alpha2.EvictionReasonTaintUntolerated)
+	for name, tc := range map[string]struct {
+		binding    *bindingWrapper
+		wantHealed bool
+	}{
+		"must not: the cluster moved back to failed and was evicted; the copy kept is Healthy": {
+			binding: makeBinding("a").clusters("member2").health("member2", workv1alpha2.ResourceHealthy).
+				history(failback("member1")).task(failedAgain),
+		},
+		"must not: the eviction of the cluster moved back to is over": {
+			binding: makeBinding("a").clusters("member2").health("member2", workv1alpha2.ResourceHealthy).
+				history(failback("member1")).history(workv1alpha2.FailoverHistoryItem{Time: *mt(200), Reason: workv1alpha2.EvictionReasonTaintUntolerated,
+				FromCluster: "member1", ClustersBefore: []string{"member1"}, ClustersAfter: []string{"member2"}}),
+		},
+		"must not: the placement does not hold the cluster moved to": {
+			binding: makeBinding("a").clusters("member2").health("member2", workv1alpha2.ResourceHealthy).history(failback("member1")),
+		},
+		"must not: a rebalance, alike": {
+			binding: makeBinding("a").clusters("member2").health("member2", workv1alpha2.ResourceHealthy).history(rebalance).task(failedAgain),
+		},
+		"must not: only part of the clusters moved to is placed": {
+			binding: makeBinding("a").clusters("member1").health("member1", workv1alpha2.ResourceHealthy).history(failback("member1", "member3")),
+		},
+		"the copy moved back is Healthy": {
+			binding:    makeBinding("a").clusters("member1").health("member1", workv1alpha2.ResourceHealthy).history(failback("member1")),
+			wantHealed: true,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := tc.binding.obj()
+			got, _ := syncHistory(b.Generation, &b.Spec, &b.Status, at(300))
+			for _, h := range got {
+				if !requestedMove(h.Reason) {
+					continue
+				}
+				if healed := h.ReplacementHealthyTime != nil; healed != tc.wantHealed {
+					t.Errorf("%s entry to %v healthy: %t, want %t", h.Reason, h.ClustersAfter, healed, tc.wantHealed)
+				}
+			}
+		})
+	}
+	// Once undone, the entry no longer keeps the history open.
+	b := makeBinding("a").clusters("member2").
+		history(failback("member1")).
+		history(workv1alpha2.FailoverHistoryItem{Time: *mt(200), Reason: workv1alpha2.EvictionReasonTaintUntolerated, FromCluster: "member1",
+			ClustersBefore: []string{"member1"}, ClustersAfter: []string{"member2"}, ReplacementHealthyTime: mt(250)}).obj()
+	if historyOpen(&b.Status) {
+		t.Error("an undone failback keeps the history open")
+	}
+}
