@@ -37,8 +37,10 @@ type observed struct {
 	// defaultGrace applies to tasks without gracePeriodSeconds.
 	defaultGrace time.Duration
 	// clusters are the Cluster objects of the evicted clusters, by name,
-	// to tell whether one is healthy again (recovered). nil: unknown, no
-	// eviction is cancelled.
+	// to tell whether one is healthy again (recovered) or can take the
+	// workload back (unusable). The controller reads every evicted
+	// cluster while nothing is placed instead, otherwise only the
+	// clusters failbacks left. nil: unknown, no eviction is cancelled.
 	clusters map[string]*clusterv1alpha1.Cluster
 }
 
