@@ -197,7 +197,7 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 	}
 	spec, status := mustParts(obj)
 	now := r.Clock.Now()
-	o, err := r.observe(ctx, obj, spec, status)
+	o, err := r.observe(ctx, obj, spec, status, now)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -225,6 +225,10 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 		// which keeps the failback controller away for a window.
 		newStatus.FailoverHistory = abandonedHistory(newStatus.FailoverHistory, plan.abandoned, clusterNames(spec.Clusters), clusterNames(after.Clusters))
 	}
+	var oldTargetMessage string
+	if c := meta.FindStatusCondition(status.Conditions, ConditionFailoverTargetAvailable); c != nil {
+		oldTargetMessage = c.Message
+	}
 	cond, keepCond := targetCondition(obj.GetGeneration(), after, status)
 	wasNoTarget := meta.IsStatusConditionFalse(status.Conditions, ConditionFailoverTargetAvailable)
 	switch {
@@ -234,6 +238,11 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 	default:
 		cond.ObservedGeneration = obj.GetGeneration()
 		cond.LastTransitionTime = metav1.NewTime(now).Rfc3339Copy()
+		for _, h := range plan.held {
+			// Said in the condition, so that it is written (and its Event
+			// sent) once, not at every pass.
+			cond.Message += " The copy in " + h.task.FromCluster + " is kept: " + h.reason + "."
+		}
 		if placed := placedSince(o, now); cond.Status == metav1.ConditionTrue && !placed.IsZero() && placed.Before(now) {
 			// The grace periods count from here (graceStart): the moment
 			// the scheduler placed the target, not this write.
@@ -279,6 +288,13 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 		healedNow = r.reportHistory(obj, spec, change, closing(plan))
 		if cond != nil && cond.Status == metav1.ConditionFalse && !wasNoTarget {
 			eventBoth(r.Recorder, obj, spec, "Warning", EventReasonNoFailoverTarget, "%s", cond.Message)
+		}
+		for _, h := range plan.held {
+			if !strings.Contains(oldTargetMessage, h.reason) {
+				log.Info("grace period passed; the only Healthy copy is kept", "cluster", h.task.FromCluster)
+				eventBoth(r.Recorder, obj, spec, "Warning", EventReasonEvictedCopyKept,
+					"The copy in %s is kept: %s.", h.task.FromCluster, h.reason)
+			}
 		}
 	}
 
@@ -335,7 +351,7 @@ func (r *GracefulEvictionReconciler) writeFailed(ctx context.Context, err error,
 	return ctrl.Result{}, fmt.Errorf("writing %s: %w", what, err)
 }
 
-func (r *GracefulEvictionReconciler) observe(ctx context.Context, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) (observed, error) {
+func (r *GracefulEvictionReconciler) observe(ctx context.Context, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, now time.Time) (observed, error) {
 	grace := r.DefaultGracePeriod
 	if grace <= 0 {
 		grace = DefaultGracePeriod
@@ -358,10 +374,13 @@ func (r *GracefulEvictionReconciler) observe(ctx context.Context, obj client.Obj
 	default:
 		// Only the clusters a decision needs: the one a failback left
 		// (whether it can take the workload back when the failback is
-		// overdue).
+		// overdue), and the one of a task past its grace period whose
+		// copy reports Healthy (whether that copy is kept,
+		// keptPastGrace).
 		o.clusters = map[string]*clusterv1alpha1.Cluster{}
-		for _, t := range spec.GracefulEvictionTasks {
-			if _, read := o.clusters[t.FromCluster]; read || t.Reason != workv1alpha2.EvictionReasonFailback {
+		for i := range spec.GracefulEvictionTasks {
+			t := &spec.GracefulEvictionTasks[i]
+			if _, read := o.clusters[t.FromCluster]; read || (t.Reason != workv1alpha2.EvictionReasonFailback && !overdueHealthy(t, o, now)) {
 				continue
 			}
 			c := &clusterv1alpha1.Cluster{}
