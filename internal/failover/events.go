@@ -40,6 +40,11 @@ const (
 	// back was not healthy within the grace period; the workload stays
 	// where it ran.
 	EventReasonFailbackAbandoned = "FailbackAbandoned"
+	// EventReasonEvictedCopyKept (Warning): an eviction task's grace
+	// period passed, but the copy it keeps is the only Healthy one and its
+	// cluster is usable again: the copy is kept until the replacement is
+	// Healthy.
+	EventReasonEvictedCopyKept = "EvictedCopyKept"
 )
 
 // Condition of a binding written by the graceful-eviction controller while

@@ -37,8 +37,10 @@ type observed struct {
 	// defaultGrace applies to tasks without gracePeriodSeconds.
 	defaultGrace time.Duration
 	// clusters are the Cluster objects of the evicted clusters, by name,
-	// to tell whether one is healthy again (recovered). nil: unknown, no
-	// eviction is cancelled.
+	// to tell whether one is healthy again (recovered) or can take the
+	// workload back (unusable). The controller reads every evicted
+	// cluster while nothing is placed instead, otherwise only the
+	// clusters failbacks left. nil: unknown, no eviction is cancelled.
 	clusters map[string]*clusterv1alpha1.Cluster
 }
 
@@ -202,6 +204,9 @@ func KeptReplicas(spec *workv1alpha2.ResourceBindingSpec, task *workv1alpha2.Gra
 //     for clean-up).
 //  5. Gracefully: done when the scheduler has placed the replacement and
 //     every scheduled cluster is Healthy, or when the grace period passed.
+//     At the deadline, a copy that is the only Healthy one, in a cluster
+//     usable again, is kept (keptPastGrace): the task closes once the
+//     replacement is Healthy, or the cluster is not usable any more.
 //  6. Failback: done only when the copy moved back is Healthy (5); a
 //     grace period that passes abandons the failback (failbackAbandoned)
 //     instead of deleting the copy that runs.
@@ -239,11 +244,54 @@ func taskDone(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Time
 		return true, fmt.Sprintf("the replacement on %v is healthy", clusterNames(o.spec.Clusters))
 	case task.Reason == workv1alpha2.EvictionReasonFailback:
 		return false, fmt.Sprintf("waiting for the copy moved back to %v to be healthy", clusterNames(o.spec.Clusters))
+	case expired && keptPastGrace(task, o, now):
+		return false, keptPastGraceReason(task, o, grace)
 	case expired:
 		return true, fmt.Sprintf("the grace period of %s passed before the replacement was healthy", grace)
 	default:
 		return false, "waiting for the replacement to be healthy"
 	}
+}
+
+// keptPastGrace says whether a Gracefully task whose grace period passed
+// keeps its copy: the evicted cluster is usable again (Ready, no
+// untolerated NoExecute taint; known only from o.clusters), its copy
+// reports Healthy, and no cluster in spec.clusters does. Deleting it would
+// leave the workload with no Healthy copy.
+func keptPastGrace(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Time) bool {
+	if o.clusters == nil || unusable(o.clusters[task.FromCluster], task.FromCluster, o.spec, now) != "" {
+		return false
+	}
+	if item := aggregatedItem(o.status, task.FromCluster); item == nil || item.Health != workv1alpha2.ResourceHealthy {
+		return false
+	}
+	for _, c := range o.spec.Clusters {
+		if item := aggregatedItem(o.status, c.Name); item != nil && item.Health == workv1alpha2.ResourceHealthy {
+			return false
+		}
+	}
+	return true
+}
+
+// keptPastGraceReason says why keptPastGrace keeps a copy, for the
+// binding's condition, Events and logs.
+func keptPastGraceReason(task *workv1alpha2.GracefulEvictionTask, o observed, grace time.Duration) string {
+	return fmt.Sprintf("the grace period of %s passed, but %s is usable again and its copy is the only Healthy one: it is kept until the replacement on %s is Healthy",
+		grace, task.FromCluster, strings.Join(clusterNames(o.spec.Clusters), ","))
+}
+
+// overdueHealthy says whether a task's grace period passed while the copy
+// it keeps reports Healthy: whether keptPastGrace needs its cluster.
+func overdueHealthy(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Time) bool {
+	if policyv1alpha1.NormalizePurgeMode(task.PurgeMode) != policyv1alpha1.PurgeModeGracefully || task.Reason == workv1alpha2.EvictionReasonFailback {
+		return false
+	}
+	deadline, timed := taskDeadline(task, o, now)
+	if !timed || now.Before(deadline) {
+		return false
+	}
+	item := aggregatedItem(o.status, task.FromCluster)
+	return item != nil && item.Health == workv1alpha2.ResourceHealthy
 }
 
 // fencedDone says whether a Directly task's old copy counts as stopped by
@@ -273,6 +321,9 @@ type taskPlan struct {
 	// workload was moved back to (dropped) leave it, in one write.
 	abandoned []abandonedFailback
 	dropped   []string
+	// held are the open tasks whose grace period passed but whose copy
+	// is kept (keptPastGrace), and why.
+	held []removedTask
 	// changed: spec must be written (tasks removed, cancelled or stamped).
 	changed bool
 	// stamped: a task got its creation time.
@@ -341,6 +392,9 @@ func planTasks(o observed, now time.Time) taskPlan {
 			continue
 		}
 		p.kept = append(p.kept, task)
+		if deadline, ok := taskDeadline(&task, o, now); ok && !noTarget && !now.Before(deadline) && keptPastGrace(&task, o, now) {
+			p.held = append(p.held, removedTask{task: task, reason: keptPastGraceReason(&task, o, gracePeriod(&task, o.defaultGrace))})
+		}
 		// Time-outs matter only while there is a target: without one the
 		// task waits for the scheduler, which changes the binding.
 		if deadline, ok := taskDeadline(&task, o, now); ok && !noTarget {

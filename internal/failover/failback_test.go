@@ -438,3 +438,56 @@ func TestFailbackState(t *testing.T) {
 		})
 	}
 }
+
+// The graceful-eviction controller reads the Cluster a failback left: an
+// overdue failback does not restore member2, which is not Ready, although
+// its copy still reports Healthy, while the copy moved back to member1 is
+// Healthy. The new placement stays and the task closes.
+func TestReconcileOverdueFailbackDoesNotRestoreNotReadyCluster(t *testing.T) {
+	b := makeBinding("nginx").clusters("member1", "member3").
+		health("member1", workv1alpha2.ResourceHealthy).health("member3", workv1alpha2.ResourceUnhealthy).
+		health("member2", workv1alpha2.ResourceHealthy).task(failbackTask()).obj()
+	e := newEnv(t, nil, b, makeCluster("member2").down().obj())
+	e.clock.SetTime(at(700))
+	if _, err := e.gracefulEviction().reconcile(context.Background(), resourceBindingKind, reqFor(b.Name)); err != nil {
+		t.Fatal(err)
+	}
+	got := e.rb(b.Name)
+	if names := clusterNames(got.Spec.Clusters); !slices.Equal(names, []string{"member1", "member3"}) {
+		t.Errorf("spec.clusters: %v, want member1 and member3 (member2 is not Ready)", names)
+	}
+	if len(got.Spec.GracefulEvictionTasks) != 0 {
+		t.Errorf("tasks: %+v, want none", got.Spec.GracefulEvictionTasks)
+	}
+	if !eventSeen(e, "cluster member2 is not Ready") {
+		t.Error("no Event says member2 is not Ready")
+	}
+}
+
+// A failback given up with no copy to remove (the scheduler has not placed
+// the current generation, every copy moved back is Healthy) says so
+// without an empty cluster name.
+func TestAbandonedFailbackEventWithNothingDropped(t *testing.T) {
+	b := makeBinding("nginx").clusters("member1").
+		health("member1", workv1alpha2.ResourceHealthy).health("member2", workv1alpha2.ResourceHealthy).
+		unscheduled().task(failbackTask()).obj()
+	e := newEnv(t, nil, b, makeCluster("member2").obj())
+	e.clock.SetTime(at(700))
+	if _, err := e.gracefulEviction().reconcile(context.Background(), resourceBindingKind, reqFor(b.Name)); err != nil {
+		t.Fatal(err)
+	}
+	var abandoned []string
+	for _, ev := range e.events() {
+		if strings.Contains(ev, EventReasonFailbackAbandoned) {
+			abandoned = append(abandoned, ev)
+		}
+	}
+	if len(abandoned) == 0 {
+		t.Fatal("no FailbackAbandoned Event")
+	}
+	for _, ev := range abandoned {
+		if strings.Contains(ev, "to  ") || !strings.Contains(ev, "member1") || !strings.Contains(ev, "member2") {
+			t.Errorf("Event %q: want it to name where the workload stays, without an empty cluster name", ev)
+		}
+	}
+}

@@ -197,7 +197,10 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 	}
 	spec, status := mustParts(obj)
 	now := r.Clock.Now()
-	o := r.observe(ctx, obj, spec, status)
+	o, err := r.observe(ctx, obj, spec, status, now)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	plan := planTasks(o, now)
 	r.Wave.Observe(key, inFlight(o), !scheduled(o.generation, o.status), now)
 	healthyAt := healthySince(status, now)
@@ -222,6 +225,10 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 		// which keeps the failback controller away for a window.
 		newStatus.FailoverHistory = abandonedHistory(newStatus.FailoverHistory, plan.abandoned, clusterNames(spec.Clusters), clusterNames(after.Clusters))
 	}
+	var oldTargetMessage string
+	if c := meta.FindStatusCondition(status.Conditions, ConditionFailoverTargetAvailable); c != nil {
+		oldTargetMessage = c.Message
+	}
 	cond, keepCond := targetCondition(obj.GetGeneration(), after, status)
 	wasNoTarget := meta.IsStatusConditionFalse(status.Conditions, ConditionFailoverTargetAvailable)
 	switch {
@@ -231,6 +238,11 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 	default:
 		cond.ObservedGeneration = obj.GetGeneration()
 		cond.LastTransitionTime = metav1.NewTime(now).Rfc3339Copy()
+		for _, h := range plan.held {
+			// Said in the condition, so that it is written (and its Event
+			// sent) once, not at every pass.
+			cond.Message += " The copy in " + h.task.FromCluster + " is kept: " + h.reason + "."
+		}
 		if placed := placedSince(o, now); cond.Status == metav1.ConditionTrue && !placed.IsZero() && placed.Before(now) {
 			// The grace periods count from here (graceStart): the moment
 			// the scheduler placed the target, not this write.
@@ -277,6 +289,13 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 		if cond != nil && cond.Status == metav1.ConditionFalse && !wasNoTarget {
 			eventBoth(r.Recorder, obj, spec, "Warning", EventReasonNoFailoverTarget, "%s", cond.Message)
 		}
+		for _, h := range plan.held {
+			if !strings.Contains(oldTargetMessage, h.reason) {
+				log.Info("grace period passed; the only Healthy copy is kept", "cluster", h.task.FromCluster)
+				eventBoth(r.Recorder, obj, spec, "Warning", EventReasonEvictedCopyKept,
+					"The copy in %s is kept: %s.", h.task.FromCluster, h.reason)
+			}
+		}
 	}
 
 	// 2. Tasks.
@@ -297,6 +316,14 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 		}
 		for _, a := range plan.abandoned {
 			log.Info("failback abandoned; the copy that runs stays", "cluster", a.task.FromCluster, "dropped", a.dropped)
+			if len(a.dropped) == 0 {
+				// Given up before the scheduler placed the current
+				// generation, with nothing to remove.
+				eventBoth(r.Recorder, obj, spec, "Warning", EventReasonFailbackAbandoned,
+					"The failback is abandoned: its grace period passed before it completed; no copy is removed and the workload stays in %s.",
+					strings.Join(append([]string{a.task.FromCluster}, a.kept...), ","))
+				continue
+			}
 			eventBoth(r.Recorder, obj, spec, "Warning", EventReasonFailbackAbandoned,
 				"The failback to %s is abandoned: the copy moved back was not healthy within the grace period; the workload stays in %s.",
 				strings.Join(a.dropped, ","), a.task.FromCluster)
@@ -324,13 +351,17 @@ func (r *GracefulEvictionReconciler) writeFailed(ctx context.Context, err error,
 	return ctrl.Result{}, fmt.Errorf("writing %s: %w", what, err)
 }
 
-func (r *GracefulEvictionReconciler) observe(ctx context.Context, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) observed {
+func (r *GracefulEvictionReconciler) observe(ctx context.Context, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, now time.Time) (observed, error) {
 	grace := r.DefaultGracePeriod
 	if grace <= 0 {
 		grace = DefaultGracePeriod
 	}
 	o := observed{generation: obj.GetGeneration(), spec: spec, status: status, defaultGrace: grace}
-	if len(spec.Clusters) == 0 && len(spec.GracefulEvictionTasks) > 0 {
+	switch {
+	case len(spec.GracefulEvictionTasks) == 0:
+	case len(spec.Clusters) == 0:
+		// Nothing placed instead: every evicted cluster, to tell whether
+		// one recovered.
 		o.clusters = map[string]*clusterv1alpha1.Cluster{}
 		for _, t := range spec.GracefulEvictionTasks {
 			c := &clusterv1alpha1.Cluster{}
@@ -338,6 +369,27 @@ func (r *GracefulEvictionReconciler) observe(ctx context.Context, obj client.Obj
 				o.clusters[t.FromCluster] = c
 			} else if !apierrors.IsNotFound(err) {
 				ctrl.LoggerFrom(ctx).Error(err, "reading the evicted cluster; not undoing its eviction now", "cluster", t.FromCluster)
+			}
+		}
+	default:
+		// Only the clusters a decision needs: the one a failback left
+		// (whether it can take the workload back when the failback is
+		// overdue), and the one of a task past its grace period whose
+		// copy reports Healthy (whether that copy is kept,
+		// keptPastGrace).
+		o.clusters = map[string]*clusterv1alpha1.Cluster{}
+		for i := range spec.GracefulEvictionTasks {
+			t := &spec.GracefulEvictionTasks[i]
+			if _, read := o.clusters[t.FromCluster]; read || (t.Reason != workv1alpha2.EvictionReasonFailback && !overdueHealthy(t, o, now)) {
+				continue
+			}
+			c := &clusterv1alpha1.Cluster{}
+			if err := r.Client.Get(ctx, types.NamespacedName{Name: t.FromCluster}, c); err == nil {
+				o.clusters[t.FromCluster] = c
+			} else if !apierrors.IsNotFound(err) {
+				return o, fmt.Errorf("reading cluster %s: %w", t.FromCluster, err)
+			} else {
+				o.clusters[t.FromCluster] = nil
 			}
 		}
 	}
@@ -359,7 +411,7 @@ func (r *GracefulEvictionReconciler) observe(ctx context.Context, obj client.Obj
 			return !exists
 		}
 	}
-	return o
+	return o, nil
 }
 
 // answerWait is how much longer the history entries appended may wait for
