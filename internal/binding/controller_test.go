@@ -136,6 +136,82 @@ func TestBadOverrideIsReportedAndOtherClustersProceed(t *testing.T) {
 	}
 }
 
+// An OverridePolicy of namespace default may not make its Work create an
+// object in another namespace (kube-system), of another kind or under
+// another name in the member: the Work is refused, and the event names the
+// policy and the field. A Work already written keeps its manifest.
+func TestOverrideMayNotChangeWhichObjectTheWorkCreates(t *testing.T) {
+	cases := map[string]struct{ path, value, field string }{
+		"namespace":  {"/metadata/namespace", `"kube-system"`, "metadata.namespace"},
+		"name":       {"/metadata/name", `"coredns"`, "metadata.name"},
+		"kind":       {"/kind", `"DaemonSet"`, "kind"},
+		"apiVersion": {"/apiVersion", `"apps/v1beta2"`, "apiVersion"},
+		"metadata":   {"/metadata", `{"name": "nginx", "namespace": "kube-system"}`, "metadata.namespace"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			escape := seedOP()
+			escape.Spec.OverrideRules = []policyv1alpha1.RuleWithCluster{{Overriders: policyv1alpha1.Overriders{
+				Plaintext: []policyv1alpha1.PlaintextOverrider{{Path: c.path, Operator: policyv1alpha1.OverriderOpReplace, Value: jsonValue(c.value)}},
+			}}}
+			rb := makeBinding("nginx").Cluster("member1", 3).Obj()
+			e := newEnv(t, rb, makeDeployment("nginx", 3), makeCluster("member1"), escape)
+			err := e.reconcile(rb)
+			if err == nil || !strings.Contains(err.Error(), "nginx-op") || !strings.Contains(err.Error(), c.field) {
+				t.Fatalf("error = %v, want one naming the policy and %s", err, c.field)
+			}
+			if e.hasWork("member1", WorkName("Deployment", "nginx", "default")) {
+				t.Errorf("a Work was written for the overridden object")
+			}
+			ev := strings.Join(drain(e), "\n")
+			if !strings.Contains(ev, "Warning "+ReasonApplyOverridePolicyFailed) || !strings.Contains(ev, "OverridePolicy default/nginx-op") ||
+				!strings.Contains(ev, c.field+" may not be changed") {
+				t.Errorf("events = %s, want %s naming the policy and %s", ev, ReasonApplyOverridePolicyFailed, c.field)
+			}
+		})
+	}
+
+	t.Run("existing Work", func(t *testing.T) {
+		rb := makeBinding("nginx").Cluster("member1", 3).Obj()
+		e := newEnv(t, rb, makeDeployment("nginx", 3), makeCluster("member1"))
+		if err := e.reconcile(rb); err != nil {
+			t.Fatal(err)
+		}
+		before := e.work("member1", "Deployment", "default", "nginx")
+		escape := seedOP()
+		escape.Spec.OverrideRules = []policyv1alpha1.RuleWithCluster{{Overriders: policyv1alpha1.Overriders{
+			Plaintext: []policyv1alpha1.PlaintextOverrider{{Path: "/metadata/namespace", Operator: policyv1alpha1.OverriderOpReplace, Value: jsonValue(`"kube-system"`)}},
+		}}}
+		if err := e.client.Create(context.Background(), escape); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.reconcile(rb); err == nil {
+			t.Fatal("the namespace override was not refused")
+		}
+		after := e.work("member1", "Deployment", "default", "nginx")
+		if ns := manifestOf(t, after).GetNamespace(); ns != "default" || after.ResourceVersion != before.ResourceVersion {
+			t.Errorf("the Work was rewritten (manifest namespace %q)", ns)
+		}
+	})
+}
+
+// Preserved state injected at failover is held to the same identity as
+// overrides.
+func TestStateInjectionMayNotChangeWhichObjectTheWorkCreates(t *testing.T) {
+	rb := makeBinding("nginx").Cluster("member1", 3).Obj()
+	e := newEnv(t, rb, makeDeployment("nginx", 3), makeCluster("member1"))
+	e.sync.InjectState = func(_ client.Object, _ *workv1alpha2.ResourceBindingSpec, _ string, m *unstructured.Unstructured) error {
+		m.SetNamespace("kube-system")
+		return nil
+	}
+	if err := e.reconcile(rb); err == nil || !strings.Contains(err.Error(), "metadata.namespace") {
+		t.Fatalf("error = %v, want one naming metadata.namespace", err)
+	}
+	if e.hasWork("member1", WorkName("Deployment", "nginx", "default")) {
+		t.Errorf("a Work was written for the moved object")
+	}
+}
+
 func TestOrphanWorkIsDeleted(t *testing.T) {
 	rb := makeBinding("nginx").Cluster("member1", 3).Obj()
 	e := newEnv(t, rb, makeDeployment("nginx", 3), makeCluster("member1"), makeWork("member2", rb))

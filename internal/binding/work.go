@@ -74,8 +74,9 @@ func (e *overrideError) Unwrap() error { return e.err }
 //  1. copy the template without server-set metadata and status;
 //  2. revise the replicas to the cluster's share (scheduled clusters of a
 //     workload only);
-//  3. apply the override policies for the cluster;
-//  4. inject preserved state (hook);
+//  3. apply the override policies for the cluster, refusing one that
+//     changes the apiVersion, kind, namespace or name;
+//  4. inject preserved state (hook), held to the same identity;
 //  5. add the labels and annotations that tie the manifest to its Work,
 //     binding and template, and, for a copy in a Pull cluster that is
 //     fenced, the marks its agent fences it by.
@@ -109,6 +110,9 @@ func renderWork(in renderInput) (*workv1alpha1.Work, error) {
 
 	if in.inject != nil {
 		if err := in.inject(b.obj, b.spec, in.target.cluster, manifest); err != nil {
+			return nil, fmt.Errorf("injecting preserved state: %w", err)
+		}
+		if err := overrides.IdentityChange(in.template, manifest); err != nil {
 			return nil, fmt.Errorf("injecting preserved state: %w", err)
 		}
 	}
