@@ -448,3 +448,69 @@ func TestFencingMarksOnlyOnPullCopiesOfDirectlyBindings(t *testing.T) {
 		t.Errorf("Gracefully copy carries fencing marks: %v", m.GetLabels())
 	}
 }
+
+// The fencing marks are the binding controller's alone: the template's
+// labels, an override or injected state may not put them on a copy, or the
+// agent would fence (even delete) a copy the control plane does not count
+// as fenced. A fenced copy carries the controller's marks, not theirs.
+func TestFencingMarksComeOnlyFromTheBindingController(t *testing.T) {
+	pull := makeCluster("edge1")
+	pull.Spec.SyncMode = clusterv1alpha1.Pull
+	marks := policyv1alpha1.Overriders{
+		LabelsOverrider: []policyv1alpha1.LabelAnnotationOverrider{
+			{Operator: policyv1alpha1.OverriderOpAdd, Value: map[string]string{fencing.ActionLabel: "Delete"}}},
+		AnnotationsOverrider: []policyv1alpha1.LabelAnnotationOverrider{
+			{Operator: policyv1alpha1.OverriderOpAdd, Value: map[string]string{fencing.AfterAnnotation: "3600"}}},
+	}
+	inject := func(_ client.Object, _ *workv1alpha2.ResourceBindingSpec, _ string, m *unstructured.Unstructured) error {
+		ann := m.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[fencing.ReplicasAnnotation] = "100"
+		m.SetAnnotations(ann)
+		return nil
+	}
+	template := makeDeployment("nginx", 2)
+	template.Labels[fencing.ActionLabel] = "Delete"
+	template.Annotations = map[string]string{fencing.AfterAnnotation: "3600", fencing.ReplicasAnnotation: "50"}
+
+	for _, fenced := range []bool{false, true} {
+		op := seedOP()
+		op.Spec.OverrideRules = []policyv1alpha1.RuleWithCluster{{Overriders: marks}}
+		rb := makeBinding("nginx").Cluster("edge1", 1).Cluster("member1", 1).Obj()
+		if fenced {
+			rb.Spec.Failover = &policyv1alpha1.FailoverBehavior{Cluster: &policyv1alpha1.ClusterFailoverBehavior{PurgeMode: policyv1alpha1.PurgeModeDirectly}}
+		}
+		for _, source := range []string{"template", "override"} {
+			objs := []client.Object{rb.DeepCopy(), pull, makeCluster("member1")}
+			if source == "template" {
+				objs = append(objs, template.DeepCopy())
+			} else {
+				objs = append(objs, makeDeployment("nginx", 2), op)
+			}
+			e := newEnv(t, objs...)
+			e.sync.InjectState = inject
+			if err := e.reconcile(rb); err != nil {
+				t.Fatal(err)
+			}
+			for _, cluster := range []string{"edge1", "member1"} {
+				m := manifestOf(t, e.work(cluster, "Deployment", "default", "nginx"))
+				wantAction, wantAfter := "", ""
+				if fenced && cluster == "edge1" {
+					wantAction, wantAfter = "ScaleToZero", "0"
+				}
+				action, hasAction := m.GetLabels()[fencing.ActionLabel]
+				after, hasAfter := m.GetAnnotations()[fencing.AfterAnnotation]
+				if action != wantAction || hasAction != (wantAction != "") || after != wantAfter || hasAfter != (wantAfter != "") {
+					t.Errorf("fenced=%v, marks from the %s, %s: %s=%q %s=%q, want %q %q",
+						fenced, source, cluster, fencing.ActionLabel, action, fencing.AfterAnnotation, after, wantAction, wantAfter)
+				}
+				if v, ok := m.GetAnnotations()[fencing.ReplicasAnnotation]; ok {
+					t.Errorf("fenced=%v, marks from the %s, %s: %s=%q, which only the agent writes in the member",
+						fenced, source, cluster, fencing.ReplicasAnnotation, v)
+				}
+			}
+		}
+	}
+}
