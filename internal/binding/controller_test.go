@@ -136,6 +136,82 @@ func TestBadOverrideIsReportedAndOtherClustersProceed(t *testing.T) {
 	}
 }
 
+// An OverridePolicy of namespace default may not make its Work create an
+// object in another namespace (kube-system), of another kind or under
+// another name in the member: the Work is refused, and the event names the
+// policy and the field. A Work already written keeps its manifest.
+func TestOverrideMayNotChangeWhichObjectTheWorkCreates(t *testing.T) {
+	cases := map[string]struct{ path, value, field string }{
+		"namespace":  {"/metadata/namespace", `"kube-system"`, "metadata.namespace"},
+		"name":       {"/metadata/name", `"coredns"`, "metadata.name"},
+		"kind":       {"/kind", `"DaemonSet"`, "kind"},
+		"apiVersion": {"/apiVersion", `"apps/v1beta2"`, "apiVersion"},
+		"metadata":   {"/metadata", `{"name": "nginx", "namespace": "kube-system"}`, "metadata.namespace"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			escape := seedOP()
+			escape.Spec.OverrideRules = []policyv1alpha1.RuleWithCluster{{Overriders: policyv1alpha1.Overriders{
+				Plaintext: []policyv1alpha1.PlaintextOverrider{{Path: c.path, Operator: policyv1alpha1.OverriderOpReplace, Value: jsonValue(c.value)}},
+			}}}
+			rb := makeBinding("nginx").Cluster("member1", 3).Obj()
+			e := newEnv(t, rb, makeDeployment("nginx", 3), makeCluster("member1"), escape)
+			err := e.reconcile(rb)
+			if err == nil || !strings.Contains(err.Error(), "nginx-op") || !strings.Contains(err.Error(), c.field) {
+				t.Fatalf("error = %v, want one naming the policy and %s", err, c.field)
+			}
+			if e.hasWork("member1", WorkName("Deployment", "nginx", "default")) {
+				t.Errorf("a Work was written for the overridden object")
+			}
+			ev := strings.Join(drain(e), "\n")
+			if !strings.Contains(ev, "Warning "+ReasonApplyOverridePolicyFailed) || !strings.Contains(ev, "OverridePolicy default/nginx-op") ||
+				!strings.Contains(ev, c.field+" may not be changed") {
+				t.Errorf("events = %s, want %s naming the policy and %s", ev, ReasonApplyOverridePolicyFailed, c.field)
+			}
+		})
+	}
+
+	t.Run("existing Work", func(t *testing.T) {
+		rb := makeBinding("nginx").Cluster("member1", 3).Obj()
+		e := newEnv(t, rb, makeDeployment("nginx", 3), makeCluster("member1"))
+		if err := e.reconcile(rb); err != nil {
+			t.Fatal(err)
+		}
+		before := e.work("member1", "Deployment", "default", "nginx")
+		escape := seedOP()
+		escape.Spec.OverrideRules = []policyv1alpha1.RuleWithCluster{{Overriders: policyv1alpha1.Overriders{
+			Plaintext: []policyv1alpha1.PlaintextOverrider{{Path: "/metadata/namespace", Operator: policyv1alpha1.OverriderOpReplace, Value: jsonValue(`"kube-system"`)}},
+		}}}
+		if err := e.client.Create(context.Background(), escape); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.reconcile(rb); err == nil {
+			t.Fatal("the namespace override was not refused")
+		}
+		after := e.work("member1", "Deployment", "default", "nginx")
+		if ns := manifestOf(t, after).GetNamespace(); ns != "default" || after.ResourceVersion != before.ResourceVersion {
+			t.Errorf("the Work was rewritten (manifest namespace %q)", ns)
+		}
+	})
+}
+
+// Preserved state injected at failover is held to the same identity as
+// overrides.
+func TestStateInjectionMayNotChangeWhichObjectTheWorkCreates(t *testing.T) {
+	rb := makeBinding("nginx").Cluster("member1", 3).Obj()
+	e := newEnv(t, rb, makeDeployment("nginx", 3), makeCluster("member1"))
+	e.sync.InjectState = func(_ client.Object, _ *workv1alpha2.ResourceBindingSpec, _ string, m *unstructured.Unstructured) error {
+		m.SetNamespace("kube-system")
+		return nil
+	}
+	if err := e.reconcile(rb); err == nil || !strings.Contains(err.Error(), "metadata.namespace") {
+		t.Fatalf("error = %v, want one naming metadata.namespace", err)
+	}
+	if e.hasWork("member1", WorkName("Deployment", "nginx", "default")) {
+		t.Errorf("a Work was written for the moved object")
+	}
+}
+
 func TestOrphanWorkIsDeleted(t *testing.T) {
 	rb := makeBinding("nginx").Cluster("member1", 3).Obj()
 	e := newEnv(t, rb, makeDeployment("nginx", 3), makeCluster("member1"), makeWork("member2", rb))
@@ -370,5 +446,71 @@ func TestFencingMarksOnlyOnPullCopiesOfDirectlyBindings(t *testing.T) {
 	}
 	if m := manifestOf(t, e.work("edge1", "Deployment", "default", "web")); m.GetLabels()[fencing.ActionLabel] != "" {
 		t.Errorf("Gracefully copy carries fencing marks: %v", m.GetLabels())
+	}
+}
+
+// The fencing marks are the binding controller's alone: the template's
+// labels, an override or injected state may not put them on a copy, or the
+// agent would fence (even delete) a copy the control plane does not count
+// as fenced. A fenced copy carries the controller's marks, not theirs.
+func TestFencingMarksComeOnlyFromTheBindingController(t *testing.T) {
+	pull := makeCluster("edge1")
+	pull.Spec.SyncMode = clusterv1alpha1.Pull
+	marks := policyv1alpha1.Overriders{
+		LabelsOverrider: []policyv1alpha1.LabelAnnotationOverrider{
+			{Operator: policyv1alpha1.OverriderOpAdd, Value: map[string]string{fencing.ActionLabel: "Delete"}}},
+		AnnotationsOverrider: []policyv1alpha1.LabelAnnotationOverrider{
+			{Operator: policyv1alpha1.OverriderOpAdd, Value: map[string]string{fencing.AfterAnnotation: "3600"}}},
+	}
+	inject := func(_ client.Object, _ *workv1alpha2.ResourceBindingSpec, _ string, m *unstructured.Unstructured) error {
+		ann := m.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		ann[fencing.ReplicasAnnotation] = "100"
+		m.SetAnnotations(ann)
+		return nil
+	}
+	template := makeDeployment("nginx", 2)
+	template.Labels[fencing.ActionLabel] = "Delete"
+	template.Annotations = map[string]string{fencing.AfterAnnotation: "3600", fencing.ReplicasAnnotation: "50"}
+
+	for _, fenced := range []bool{false, true} {
+		op := seedOP()
+		op.Spec.OverrideRules = []policyv1alpha1.RuleWithCluster{{Overriders: marks}}
+		rb := makeBinding("nginx").Cluster("edge1", 1).Cluster("member1", 1).Obj()
+		if fenced {
+			rb.Spec.Failover = &policyv1alpha1.FailoverBehavior{Cluster: &policyv1alpha1.ClusterFailoverBehavior{PurgeMode: policyv1alpha1.PurgeModeDirectly}}
+		}
+		for _, source := range []string{"template", "override"} {
+			objs := []client.Object{rb.DeepCopy(), pull, makeCluster("member1")}
+			if source == "template" {
+				objs = append(objs, template.DeepCopy())
+			} else {
+				objs = append(objs, makeDeployment("nginx", 2), op)
+			}
+			e := newEnv(t, objs...)
+			e.sync.InjectState = inject
+			if err := e.reconcile(rb); err != nil {
+				t.Fatal(err)
+			}
+			for _, cluster := range []string{"edge1", "member1"} {
+				m := manifestOf(t, e.work(cluster, "Deployment", "default", "nginx"))
+				wantAction, wantAfter := "", ""
+				if fenced && cluster == "edge1" {
+					wantAction, wantAfter = "ScaleToZero", "0"
+				}
+				action, hasAction := m.GetLabels()[fencing.ActionLabel]
+				after, hasAfter := m.GetAnnotations()[fencing.AfterAnnotation]
+				if action != wantAction || hasAction != (wantAction != "") || after != wantAfter || hasAfter != (wantAfter != "") {
+					t.Errorf("fenced=%v, marks from the %s, %s: %s=%q %s=%q, want %q %q",
+						fenced, source, cluster, fencing.ActionLabel, action, fencing.AfterAnnotation, after, wantAction, wantAfter)
+				}
+				if v, ok := m.GetAnnotations()[fencing.ReplicasAnnotation]; ok {
+					t.Errorf("fenced=%v, marks from the %s, %s: %s=%q, which only the agent writes in the member",
+						fenced, source, cluster, fencing.ReplicasAnnotation, v)
+				}
+			}
+		}
 	}
 }

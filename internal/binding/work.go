@@ -74,11 +74,12 @@ func (e *overrideError) Unwrap() error { return e.err }
 //  1. copy the template without server-set metadata and status;
 //  2. revise the replicas to the cluster's share (scheduled clusters of a
 //     workload only);
-//  3. apply the override policies for the cluster;
-//  4. inject preserved state (hook);
-//  5. add the labels and annotations that tie the manifest to its Work,
-//     binding and template, and, for a copy in a Pull cluster that is
-//     fenced, the marks its agent fences it by.
+//  3. apply the override policies for the cluster, refusing one that
+//     changes the apiVersion, kind, namespace or name;
+//  4. inject preserved state (hook), held to the same identity;
+//  5. remove any fencing marks, then add the labels and annotations that
+//     tie the manifest to its Work, binding and template, and, for a copy
+//     in a Pull cluster that is fenced, the marks its agent fences it by.
 func renderWork(in renderInput) (*workv1alpha1.Work, error) {
 	b := in.binding
 	manifest := pruneTemplate(in.template)
@@ -111,6 +112,9 @@ func renderWork(in renderInput) (*workv1alpha1.Work, error) {
 		if err := in.inject(b.obj, b.spec, in.target.cluster, manifest); err != nil {
 			return nil, fmt.Errorf("injecting preserved state: %w", err)
 		}
+		if err := overrides.IdentityChange(in.template, manifest); err != nil {
+			return nil, fmt.Errorf("injecting preserved state: %w", err)
+		}
 	}
 
 	name := WorkName(in.template.GetKind(), in.template.GetName(), in.template.GetNamespace())
@@ -126,6 +130,13 @@ func renderWork(in renderInput) (*workv1alpha1.Work, error) {
 	ann := manifest.GetAnnotations()
 	if ann == nil {
 		ann = map[string]string{}
+	}
+	// The fencing marks are the binding controller's alone: one from the
+	// template, an override or preserved state would have the agent fence
+	// a copy the control plane does not count as fenced.
+	for _, k := range []string{fencing.ActionLabel, fencing.AfterAnnotation, fencing.ReplicasAnnotation} {
+		delete(labels, k)
+		delete(ann, k)
 	}
 	if in.cluster.Spec.SyncMode == clusterv1alpha1.Pull {
 		if f, ok := fencing.For(b.spec, in.defaultPurgeMode); ok {

@@ -5,7 +5,8 @@
 //
 // One mechanism, several triggers (application failover, the taint
 // manager, and the scheduler's rebalance, reason Rebalance, when a
-// requested fresh schedule moves a workload): Evict moves a cluster from
+// requested fresh schedule or a switch of clusterAffinities term moves a
+// workload): Evict moves a cluster from
 // spec.clusters into spec.gracefulEvictionTasks, in one
 // optimistic-concurrency write by the caller. The scheduler skips clusters
 // with a task, the binding controller renders Works by asking the Hooks

@@ -21,4 +21,10 @@
 //     argsOverrider, labelsOverrider, annotationsOverrider, fieldOverrider,
 //     plaintext. Each entry becomes RFC 6902 JSON-patch operations that are
 //     applied at once, so later entries see the result of earlier ones.
+//
+// No rule may change the apiVersion, kind, metadata.namespace or
+// metadata.name of the copy (IdentityChange): they say which object the
+// Work creates in the member, and a policy of one namespace must not reach
+// into another. Such a rule fails its policy like an overrider that cannot
+// apply.
 package overrides

@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -92,7 +94,8 @@ type policy struct {
 // cops are every ClusterOverridePolicy; ops the OverridePolicies of the
 // template's namespace (others are ignored, as are all of them for a
 // cluster-scoped template). A failing overrider fails the whole result with
-// an *Error naming the policy.
+// an *Error naming the policy, and so does a rule that changes what
+// IdentityChange guards.
 func Apply(template *unstructured.Unstructured, cluster *clusterv1alpha1.Cluster, cops []policyv1alpha1.ClusterOverridePolicy, ops []policyv1alpha1.OverridePolicy) (*Result, error) {
 	obj := template.DeepCopy()
 	res := &Result{Object: obj}
@@ -118,18 +121,19 @@ func Apply(template *unstructured.Unstructured, cluster *clusterv1alpha1.Cluster
 	}
 
 	var err error
-	if res.ClusterOverrides, err = applyPolicies(obj, cluster, clusterPolicies); err != nil {
+	if res.ClusterOverrides, err = applyPolicies(template, obj, cluster, clusterPolicies); err != nil {
 		return nil, err
 	}
-	if res.Overrides, err = applyPolicies(obj, cluster, nsPolicies); err != nil {
+	if res.Overrides, err = applyPolicies(template, obj, cluster, nsPolicies); err != nil {
 		return nil, err
 	}
 	return res, nil
 }
 
 // applyPolicies applies the policies to obj in place, in Karmada's order,
-// and returns the applied rules sorted by policy name.
-func applyPolicies(obj *unstructured.Unstructured, cluster *clusterv1alpha1.Cluster, policies []policy) ([]Applied, error) {
+// and returns the applied rules sorted by policy name. A rule that leaves
+// obj with another identity than template fails its policy.
+func applyPolicies(template, obj *unstructured.Unstructured, cluster *clusterv1alpha1.Cluster, policies []policy) ([]Applied, error) {
 	slices.SortStableFunc(policies, func(a, b policy) int {
 		return cmp.Or(cmp.Compare(a.priority, b.priority), cmp.Compare(a.name, b.name))
 	})
@@ -139,7 +143,11 @@ func applyPolicies(obj *unstructured.Unstructured, cluster *clusterv1alpha1.Clus
 			if !core.ClusterMatches(cluster, rule.TargetCluster) {
 				continue
 			}
-			if err := applyOverriders(obj, &rule.Overriders); err != nil {
+			err := applyOverriders(obj, &rule.Overriders)
+			if err == nil {
+				err = IdentityChange(template, obj)
+			}
+			if err != nil {
 				return nil, &Error{Kind: p.kind, Namespace: p.namespace, Name: p.name, Err: err}
 			}
 			applied = append(applied, Applied{PolicyName: p.name, Overriders: rule.Overriders})
@@ -147,6 +155,33 @@ func applyPolicies(obj *unstructured.Unstructured, cluster *clusterv1alpha1.Clus
 	}
 	slices.SortStableFunc(applied, func(a, b Applied) int { return cmp.Compare(a.PolicyName, b.PolicyName) })
 	return applied, nil
+}
+
+// IdentityChange reports the first of apiVersion, kind, metadata.namespace
+// and metadata.name that differs between the template and obj, its
+// rendered copy. Those say which object a Work creates in the member: an
+// OverridePolicy of one namespace rewriting them would create or overwrite
+// objects in another namespace (kube-system), or of another kind, in every
+// member it applies to.
+func IdentityChange(template, obj *unstructured.Unstructured) error {
+	for _, path := range [][]string{{"apiVersion"}, {"kind"}, {"metadata", "namespace"}, {"metadata", "name"}} {
+		want, have := identityField(template, path), identityField(obj, path)
+		if !reflect.DeepEqual(want, have) {
+			from, _ := json.Marshal(want)
+			to, _ := json.Marshal(have)
+			return fmt.Errorf("%s may not be changed (from %s to %s): it names the object created in the member",
+				strings.Join(path, "."), from, to)
+		}
+	}
+	return nil
+}
+
+// identityField is the value at path, "" when there is none.
+func identityField(u *unstructured.Unstructured, path []string) any {
+	if v, found, err := unstructured.NestedFieldNoCopy(u.Object, path...); err == nil && found && v != nil {
+		return v
+	}
+	return ""
 }
 
 // rulesOf returns the override rules of spec; the deprecated top-level

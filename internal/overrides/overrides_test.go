@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -342,6 +343,52 @@ func TestApplyErrorNamesPolicy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An override may not change which object its Work creates in the member;
+// writing the same value is no change.
+func TestApplyRefusesIdentityChange(t *testing.T) {
+	cases := map[string]struct {
+		overriders string
+		field      string // "" when allowed
+	}{
+		"namespace":         {`{plaintext: [{path: /metadata/namespace, operator: replace, value: kube-system}]}`, "metadata.namespace"},
+		"namespace removed": {`{plaintext: [{path: /metadata/namespace, operator: remove}]}`, "metadata.namespace"},
+		"name":              {`{plaintext: [{path: /metadata/name, operator: replace, value: other}]}`, "metadata.name"},
+		"name not a string": {`{plaintext: [{path: /metadata/name, operator: replace, value: {a: 1}}]}`, "metadata.name"},
+		"kind":              {`{plaintext: [{path: /kind, operator: replace, value: DaemonSet}]}`, "kind"},
+		"apiVersion":        {`{plaintext: [{path: /apiVersion, operator: replace, value: apps/v1beta2}]}`, "apiVersion"},
+		"same namespace":    {`{plaintext: [{path: /metadata/namespace, operator: replace, value: default}]}`, ""},
+		"other metadata":    {`{labelsOverrider: [{operator: add, value: {tier: web}}]}`, ""},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := op(t, `{metadata: {name: escape, namespace: default}, spec: {overrideRules: [{overriders: `+c.overriders+`}]}}`)
+			_, err := Apply(obj(t, deploymentYAML), cluster("member1", nil), nil, []policyv1alpha1.OverridePolicy{p})
+			if c.field == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var oerr *Error
+			if !errors.As(err, &oerr) || oerr.Name != "escape" {
+				t.Fatalf("error %v is not an *Error naming the policy", err)
+			}
+			if !strings.Contains(err.Error(), c.field+" may not be changed") {
+				t.Errorf("error %v does not name %s", err, c.field)
+			}
+		})
+	}
+
+	t.Run("ClusterOverridePolicy", func(t *testing.T) {
+		p := cop(t, `{metadata: {name: escape}, spec: {overrideRules: [{overriders: {plaintext: [{path: /metadata/namespace, operator: replace, value: kube-system}]}}]}}`)
+		_, err := Apply(obj(t, deploymentYAML), cluster("member1", nil), []policyv1alpha1.ClusterOverridePolicy{p}, nil)
+		var oerr *Error
+		if !errors.As(err, &oerr) || oerr.Kind != KindClusterOverridePolicy || oerr.Name != "escape" {
+			t.Fatalf("error %v is not an *Error naming the ClusterOverridePolicy", err)
+		}
+	})
 }
 
 func TestMaySelect(t *testing.T) {

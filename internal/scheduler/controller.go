@@ -201,17 +201,17 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 	}
 	log.V(4).Info("scheduling binding", "trigger", pass.Trigger, "fresh", pass.Fresh)
 	// 3. Write the spec (see PlanPass for what a failed schedule keeps).
-	//    A fresh schedule that moves the workload keeps the copies it
-	//    leaves until the new placement is Healthy (gracefulPlacement).
+	//    A fresh schedule or a switch of clusterAffinities term that moves
+	//    the workload keeps the copies it leaves until the new placement
+	//    is Healthy (gracefulPlacement).
 	result, schedErr, target := pass.Result, pass.Err, pass.Clusters
-	reason := rescheduleReason(obj.GetAnnotations())
-	var state stateFunc
-	if reason == workv1alpha2.EvictionReasonFailback {
-		state = func(cluster string) (map[string]string, string) {
+	mv := moveOf(pass, b.spec, b.status, obj.GetAnnotations())
+	if mv.reason == workv1alpha2.EvictionReasonFailback {
+		mv.state = func(cluster string) (map[string]string, string) {
 			return failover.FailbackState(b.spec, b.status, cluster, r.Gates)
 		}
 	}
-	write := gracefulPlacement(b.spec, target, pass.Fresh, schedErr == nil, reason, state, byName, r.clock().Now())
+	write := gracefulPlacement(b.spec, target, mv, schedErr == nil, byName, r.clock().Now())
 	specWritten := false
 	if schedErr == nil || (len(clusters) > 0 && !equality.Semantic.DeepEqual(normalize(b.spec.Clusters), normalize(target))) {
 		placement, err := json.Marshal(b.spec.Placement)
@@ -238,8 +238,8 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 			}
 			specWritten = true
 			if len(write.rebalancedFrom) > 0 {
-				log.Info("rebalanced; the copies left behind stay until the new placement is Healthy",
-					"from", write.rebalancedFrom, "clusters", formatTargets(target))
+				log.Info("moved; the copies left behind stay until the new placement is Healthy",
+					"from", write.rebalancedFrom, "clusters", formatTargets(target), "reason", mv.reason, "affinityName", result.AffinityName)
 			}
 		}
 	}

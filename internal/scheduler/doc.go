@@ -19,9 +19,11 @@
 //     deleted): a workload never loses its running copy because a new
 //     placement fits nowhere;
 //   - spec.gracefulEvictionTasks, only in the write of a fresh schedule
-//     (spec.rescheduleTriggeredAt consumed) that moves the workload away
-//     from a cluster: that cluster gets a task with reason Rebalance
-//     (gracefulPlacement), so its copy stays until the new placement is
+//     (spec.rescheduleTriggeredAt consumed), or of a schedule that switches
+//     the clusterAffinities term of a placed workload, that moves the
+//     workload away from a cluster: that cluster gets a task with reason
+//     Rebalance (Failback when the failback controller asked;
+//     gracefulPlacement), so its copy stays until the new placement is
 //     Healthy. Existing tasks are never changed;
 //   - status.conditions[type=Scheduled] (reasons Success, NoClusterFit,
 //     Unschedulable, SchedulerError), status.schedulerObservedGeneration,

@@ -1,6 +1,9 @@
 package scheduler
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
@@ -21,29 +24,70 @@ type placementWrite struct {
 	rebalancedFrom []string
 }
 
+// move says whether a successful schedule moves the workload the graceful
+// way, and what the eviction tasks of the clusters it leaves say.
+type move struct {
+	// graceful: the clusters the schedule drops get eviction tasks.
+	graceful bool
+	// reason is the tasks' reason.
+	reason string
+	// message is the tasks' message.
+	message string
+	// state, when set, returns the state a task carries and a message
+	// about it (a failback).
+	state stateFunc
+}
+
+// moveOf decides the move of a pass over a binding with this spec, status
+// and annotations:
+//
+//   - a fresh schedule (a consumed spec.rescheduleTriggeredAt) is one, with
+//     reason rescheduleReason;
+//   - so is, with reason Rebalance, a schedule that switches the
+//     clusterAffinities term (status.schedulerObservedAffinityName) of a
+//     workload that is placed: the term in use could not take a scale-up,
+//     or its clusters no longer match. The workload leaves the old term's
+//     clusters as after a WorkloadRebalancer, not by deleting its copies
+//     there before any runs in the new term. A term switched because the
+//     old term's clusters failed finds them already evicted by the
+//     failover controllers (they are no longer in spec.clusters), and
+//     those tasks are left as they are;
+//   - any other schedule is not.
+func moveOf(pass Pass, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, annotations map[string]string) move {
+	switch {
+	case pass.Fresh:
+		return move{graceful: true, reason: rescheduleReason(annotations)}
+	case pass.Err == nil && pass.Result.AffinityName != "" && pass.Result.AffinityName != status.SchedulerObservedAffinityName && len(spec.Clusters) > 0:
+		return move{graceful: true, reason: workv1alpha2.EvictionReasonRebalance,
+			message: fmt.Sprintf("the clusterAffinities term changed from %q to %q", status.SchedulerObservedAffinityName, pass.Result.AffinityName)}
+	}
+	return move{}
+}
+
 // gracefulPlacement decides how target replaces spec.clusters:
 //
-//  1. Only a successful fresh schedule (a consumed spec.rescheduleTriggeredAt,
-//     as a WorkloadRebalancer writes) that places the workload somewhere
-//     is a rebalance. Any other schedule writes target as it is.
+//  1. Only a successful schedule that is a graceful move (moveOf: fresh,
+//     or switching the clusterAffinities term) and places the workload
+//     somewhere is a rebalance. Any other schedule writes target as it is.
 //  2. Every cluster of spec.clusters that target drops, and that still
 //     exists and is not being deleted, is evicted as failover.Evict does
-//     (reason rescheduleReason: Rebalance, or Failback when the failback
+//     (the move's reason: Rebalance, or Failback when the failback
 //     controller asked; producer Scheduler, purge mode Gracefully, its
-//     replicas): in the same write as the new placement, so the binding
-//     controller keeps the copy there and the graceful-eviction controller
-//     removes it once the new placement is Healthy (or its grace period
-//     has passed). A cluster that is gone or deleting is dropped at once.
-//     With state set (a failback), each task carries the state it returns
-//     for the cluster left, as a failover's task would.
+//     replicas, the move's message): in the same write as the new
+//     placement, so the binding controller keeps the copy there and the
+//     graceful-eviction controller removes it once the new placement is
+//     Healthy (or its grace period has passed). A cluster that is gone or
+//     deleting is dropped at once.
+//     With m.state set (a failback), each task carries the state it
+//     returns for the cluster left, as a failover's task would.
 //  3. A cluster that already has an eviction task keeps that task as it
-//     is (a real failover's task is never overwritten).
+//     is (a real failover's task is never overwritten or duplicated).
 //  4. Clusters that stay, even with other replicas, are not evicted: the
 //     same placement writes nothing.
-func gracefulPlacement(spec *workv1alpha2.ResourceBindingSpec, target []workv1alpha2.TargetCluster, fresh, succeeded bool,
-	reason string, state stateFunc, clusters map[string]*clusterv1alpha1.Cluster, now time.Time) placementWrite {
+func gracefulPlacement(spec *workv1alpha2.ResourceBindingSpec, target []workv1alpha2.TargetCluster, m move, succeeded bool,
+	clusters map[string]*clusterv1alpha1.Cluster, now time.Time) placementWrite {
 	w := placementWrite{clusters: target}
-	if !fresh || !succeeded || len(target) == 0 {
+	if !m.graceful || !succeeded || len(target) == 0 {
 		return w
 	}
 	staying := make(map[string]bool, len(target))
@@ -63,14 +107,17 @@ func gracefulPlacement(spec *workv1alpha2.ResourceBindingSpec, target []workv1al
 			continue
 		}
 		opts := failover.EvictOptions{
-			Reason:         reason,
+			Reason:         m.reason,
 			Producer:       workv1alpha2.EvictionProducerScheduler,
 			PurgeMode:      policyv1alpha1.PurgeModeGracefully,
+			Message:        m.message,
 			ClustersBefore: before,
 			Now:            now,
 		}
-		if state != nil {
-			opts.PreservedLabelState, opts.Message = state(t.Name)
+		if m.state != nil {
+			var note string
+			opts.PreservedLabelState, note = m.state(t.Name)
+			opts.Message = strings.Join(slices.DeleteFunc([]string{m.message, note}, func(s string) bool { return s == "" }), "; ")
 		}
 		failover.Evict(&evicted, t.Name, opts)
 		w.rebalancedFrom = append(w.rebalancedFrom, t.Name)

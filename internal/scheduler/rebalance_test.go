@@ -13,6 +13,7 @@ import (
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/scheduler/core"
 	st "github.com/lifeboat-dev/lifeboat/internal/scheduler/schedtesting"
 )
 
@@ -138,7 +139,7 @@ func TestGracefulPlacement(t *testing.T) {
 			if reason == "" {
 				reason = workv1alpha2.EvictionReasonRebalance
 			}
-			w := gracefulPlacement(tc.spec, tc.target, tc.fresh, tc.ok, reason, tc.state, members, testNow)
+			w := gracefulPlacement(tc.spec, tc.target, move{graceful: tc.fresh, reason: reason, state: tc.state}, tc.ok, members, testNow)
 			if !reflect.DeepEqual(w.clusters, tc.target) {
 				t.Errorf("clusters: got %v, want %v", w.clusters, tc.target)
 			}
@@ -286,5 +287,158 @@ func TestReconcileAfterAbandonedFailbackMustNotMove(t *testing.T) {
 	}
 	if len(got.Spec.GracefulEvictionTasks) != 0 {
 		t.Errorf("tasks: %+v", got.Spec.GracefulEvictionTasks)
+	}
+}
+
+func TestMoveOf(t *testing.T) {
+	placed := st.MakeBinding("default", "nginx").Cluster("member1", 2).SpecObj()
+	unplaced := st.MakeBinding("default", "nginx").SpecObj()
+	primary := &workv1alpha2.ResourceBindingStatus{SchedulerObservedAffinityName: "primary"}
+	failback := map[string]string{workv1alpha2.RescheduleReasonAnnotation: workv1alpha2.EvictionReasonFailback}
+	cases := map[string]struct {
+		pass        Pass
+		spec        *workv1alpha2.ResourceBindingSpec
+		annotations map[string]string
+		want        move
+	}{
+		"a fresh schedule is a rebalance": {
+			pass: Pass{Fresh: true, Result: core.Result{AffinityName: "primary"}}, spec: placed,
+			want: move{graceful: true, reason: workv1alpha2.EvictionReasonRebalance},
+		},
+		"a fresh schedule the failback controller asked for is a failback, also across terms": {
+			pass: Pass{Fresh: true, Result: core.Result{AffinityName: "backup"}}, spec: placed, annotations: failback,
+			want: move{graceful: true, reason: workv1alpha2.EvictionReasonFailback},
+		},
+		"a switch of term of a placed workload is a rebalance that says so": {
+			pass: Pass{Result: core.Result{AffinityName: "backup"}}, spec: placed,
+			want: move{graceful: true, reason: workv1alpha2.EvictionReasonRebalance, message: `the clusterAffinities term changed from "primary" to "backup"`},
+		},
+		"must not: the same term": {
+			pass: Pass{Result: core.Result{AffinityName: "primary"}}, spec: placed,
+		},
+		"must not: a workload placed nowhere has nothing to keep": {
+			pass: Pass{Result: core.Result{AffinityName: "backup"}}, spec: unplaced,
+		},
+		"must not: a failed schedule": {
+			pass: Pass{Result: core.Result{AffinityName: "primary"}, Err: &core.AffinitiesError{}}, spec: placed,
+		},
+		"must not: no clusterAffinities": {
+			pass: Pass{}, spec: placed,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := moveOf(tc.pass, tc.spec, primary, tc.annotations); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A scale-up that the term in use cannot hold moves the workload to the
+// next term; its copies in the old term stay, in Rebalance tasks written
+// with the new placement, until the new placement is Healthy.
+func TestReconcileTermSwitchKeepsTheOldCopy(t *testing.T) {
+	groups := st.MakePlacement().AffinityTerm("primary", "member1").AffinityTerm("backup", "member2").DynamicWeight().Obj()
+	rb := st.MakeBinding("default", "nginx").Replicas(20).Placement(groups).Cluster("member1", 10).
+		Annotation(workv1alpha2.AppliedPlacementAnnotation, appliedJSON(t, groups)).
+		SchedulerStatus(1, nil, "primary").Condition(scheduledCondition()).Obj()
+	h := newHarness(t, st.MakeCluster("member1").Free(5, "").Obj(), st.MakeCluster("member2").Obj(), rb)
+
+	_, got := h.reconcileRB(t, "nginx-deployment")
+
+	if want := []workv1alpha2.TargetCluster{{Name: "member2", Replicas: 20}}; !reflect.DeepEqual(got.Spec.Clusters, want) {
+		t.Errorf("spec.clusters: got %v, want %v", got.Spec.Clusters, want)
+	}
+	task := rebalanceTask("member1", 10, "member1")
+	task.Message = `the clusterAffinities term changed from "primary" to "backup"`
+	if want := []workv1alpha2.GracefulEvictionTask{task}; !equality.Semantic.DeepEqual(got.Spec.GracefulEvictionTasks, want) {
+		t.Errorf("tasks:\n got %+v\nwant %+v", got.Spec.GracefulEvictionTasks, want)
+	}
+	if got.Status.SchedulerObservedAffinityName != "backup" {
+		t.Errorf("observed affinity: %q", got.Status.SchedulerObservedAffinityName)
+	}
+
+	// The switch is recorded: the next pass writes nothing, and member1,
+	// which has the task, is not chosen again meanwhile.
+	h.writes = 0
+	_, got = h.reconcileRB(t, "nginx-deployment")
+	if h.writes != 0 || len(got.Spec.GracefulEvictionTasks) != 1 {
+		t.Errorf("second pass: %d writes, tasks %+v", h.writes, got.Spec.GracefulEvictionTasks)
+	}
+}
+
+// A term whose cluster no longer matches (its label was removed) moves a
+// Duplicated workload to the next term the same graceful way.
+func TestReconcileTermSwitchOnLabelChangeKeepsTheOldCopy(t *testing.T) {
+	groups := &policyv1alpha1.Placement{ClusterAffinities: []policyv1alpha1.ClusterAffinityTerm{
+		{AffinityName: "primary", ClusterAffinity: policyv1alpha1.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "primary"}}}},
+		{AffinityName: "backup", ClusterAffinity: policyv1alpha1.ClusterAffinity{ClusterNames: []string{"member2"}}},
+	}}
+	rb := st.MakeBinding("default", "nginx").Replicas(2).Placement(groups).Cluster("member1", 2).
+		Annotation(workv1alpha2.AppliedPlacementAnnotation, appliedJSON(t, groups)).
+		SchedulerStatus(1, nil, "primary").Condition(scheduledCondition()).Obj()
+	h := newHarness(t, st.MakeCluster("member1").Obj(), st.MakeCluster("member2").Obj(), rb)
+
+	_, got := h.reconcileRB(t, "nginx-deployment")
+
+	if want := []workv1alpha2.TargetCluster{{Name: "member2", Replicas: 2}}; !reflect.DeepEqual(got.Spec.Clusters, want) {
+		t.Errorf("spec.clusters: got %v, want %v", got.Spec.Clusters, want)
+	}
+	if len(got.Spec.GracefulEvictionTasks) != 1 || got.Spec.GracefulEvictionTasks[0].FromCluster != "member1" ||
+		got.Spec.GracefulEvictionTasks[0].Reason != workv1alpha2.EvictionReasonRebalance {
+		t.Errorf("tasks: %+v, want member1's copy kept by a Rebalance task", got.Spec.GracefulEvictionTasks)
+	}
+}
+
+// A term switched because a cluster of the term in use failed: the
+// failover controller already evicted that cluster (its task is left as
+// it is, never doubled); the cluster of the old term that still runs its
+// share is kept by a Rebalance task until the new placement is Healthy.
+func TestReconcileTermSwitchAfterFailoverKeepsTheFailoverTask(t *testing.T) {
+	groups := st.MakePlacement().AffinityTerm("primary", "member1", "member3").AffinityTerm("backup", "member2").DynamicWeight().Obj()
+	taintTask := workv1alpha2.GracefulEvictionTask{
+		FromCluster: "member1", Reason: workv1alpha2.EvictionReasonTaintUntolerated, Producer: workv1alpha2.EvictionProducerTaintManager,
+		PurgeMode: policyv1alpha1.PurgeModeDirectly, Replicas: ptr.To[int32](5), ClustersBeforeFailover: []string{"member1", "member3"},
+		CreationTimestamp: ptr.To(metav1.NewTime(testNow.Add(-time.Minute))),
+	}
+	cases := map[string]struct {
+		clusters  []workv1alpha2.TargetCluster
+		wantTasks []workv1alpha2.GracefulEvictionTask
+	}{
+		"the old term's survivor is kept": {
+			clusters: []workv1alpha2.TargetCluster{{Name: "member3", Replicas: 5}},
+			wantTasks: []workv1alpha2.GracefulEvictionTask{taintTask, func() workv1alpha2.GracefulEvictionTask {
+				t := rebalanceTask("member3", 5, "member3")
+				t.Message = `the clusterAffinities term changed from "primary" to "backup"`
+				return t
+			}()},
+		},
+		"nothing left in the old term: only the failover's task": {
+			wantTasks: []workv1alpha2.GracefulEvictionTask{taintTask},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := st.MakeBinding("default", "nginx").Replicas(10).Placement(groups).
+				Annotation(workv1alpha2.AppliedPlacementAnnotation, appliedJSON(t, groups)).
+				SchedulerStatus(1, nil, "primary").Condition(scheduledCondition())
+			for _, c := range tc.clusters {
+				b = b.Cluster(c.Name, c.Replicas)
+			}
+			rb := b.Obj()
+			rb.Spec.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{taintTask}
+			h := newHarness(t, st.MakeCluster("member1").Ready(metav1.ConditionFalse).Obj(), st.MakeCluster("member2").Obj(),
+				st.MakeCluster("member3").Free(2, "").Obj(), rb)
+
+			_, got := h.reconcileRB(t, "nginx-deployment")
+
+			if want := []workv1alpha2.TargetCluster{{Name: "member2", Replicas: 10}}; !reflect.DeepEqual(got.Spec.Clusters, want) {
+				t.Errorf("spec.clusters: got %v, want %v", got.Spec.Clusters, want)
+			}
+			if !equality.Semantic.DeepEqual(got.Spec.GracefulEvictionTasks, tc.wantTasks) {
+				t.Errorf("tasks:\n got %+v\nwant %+v", got.Spec.GracefulEvictionTasks, tc.wantTasks)
+			}
+		})
 	}
 }

@@ -49,9 +49,10 @@ const (
 	// the cluster for longer than tolerationSeconds.
 	EvictionReasonApplicationFailure = "ApplicationFailure"
 	// EvictionReasonRebalance (Lifeboat): a requested fresh schedule
-	// (spec.rescheduleTriggeredAt, e.g. from a WorkloadRebalancer) moved
-	// the workload away from a healthy cluster; its copy there stays until
-	// the new placement is Healthy.
+	// (spec.rescheduleTriggeredAt, e.g. from a WorkloadRebalancer), or a
+	// switch of clusterAffinities term by the scheduler (the task's message
+	// says so), moved the workload away from a cluster it ran in; its copy
+	// there stays until the new placement is Healthy.
 	EvictionReasonRebalance = "Rebalance"
 	// EvictionReasonFailback (Lifeboat): a fresh schedule asked for by the
 	// failback controller moved the workload back to a cluster it had

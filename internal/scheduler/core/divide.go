@@ -2,6 +2,7 @@ package core
 
 import (
 	"hash/fnv"
+	"math/big"
 	"math/bits"
 	"slices"
 	"strings"
@@ -213,10 +214,22 @@ func descendingTies(uid types.UID) bool {
 // votes/(2*seats+1) (Sainte-Laguë). Ties go to the party with fewer seats,
 // then by name (descending when descTies). Parties without votes get no
 // seats unless every party is without votes.
+//
+// Handing out every seat one by one takes seats × parties steps: minutes
+// for 2147483647 replicas. So each party first gets websterFloor, seats it
+// gets in any case, and only the rest (at most 3 for every 2 parties) is
+// handed out one by one. The result is the same: one by one, the seats go
+// to the best quotients in the order above (a party's quotients only fall
+// as it gets seats), and starting from seats each party would have got
+// anyway leaves the same best quotients to hand out.
 func webster(parties []party, seats int32, descTies bool) map[string]int32 {
 	out := make(map[string]int32, len(parties))
 	if len(parties) == 0 {
 		return out
+	}
+	for name, n := range websterFloor(parties, seats) {
+		out[name] += n
+		seats -= n
 	}
 	for range seats {
 		best := -1
@@ -226,6 +239,41 @@ func webster(parties []party, seats int32, descTies bool) map[string]int32 {
 			}
 		}
 		out[parties[best].name]++
+	}
+	return out
+}
+
+// websterFloor is, for each party with votes v, floor(v*(2S-n)/(2T)) seats
+// of S (seats) among n parties with T votes in all: no more than webster
+// gives it. Let λ be the quotient of the last seat handed out. A party with
+// s seats lost its next one: v/(s+1/2) <= λ. Every seat a party got came
+// before the last: v/(s-1/2) >= λ, so summing, S - n/2 <= T/λ. Hence
+// s >= v/λ - 1/2 >= v(2S-n)/(2T) - 1/2, and s, a whole number, is at least
+// the floor. The floors leave at most 3n/2 seats. Computed exactly, without
+// overflow, whatever the votes.
+func websterFloor(parties []party, seats int32) map[string]int32 {
+	n := int64(len(parties))
+	if 2*int64(seats) <= n {
+		return nil
+	}
+	total := new(big.Int)
+	for _, p := range parties {
+		total.Add(total, big.NewInt(max(p.votes, 0)))
+	}
+	if total.Sign() == 0 {
+		return nil
+	}
+	den := new(big.Int).Lsh(total, 1)
+	factor := big.NewInt(2*int64(seats) - n)
+	out := make(map[string]int32, len(parties))
+	q := new(big.Int)
+	for _, p := range parties {
+		q.Mul(big.NewInt(max(p.votes, 0)), factor)
+		q.Quo(q, den)
+		if q.Sign() > 0 {
+			// q <= v*S/T <= S: an int32.
+			out[p.name] += int32(q.Int64())
+		}
 	}
 	return out
 }

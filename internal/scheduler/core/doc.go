@@ -34,8 +34,8 @@
 //     (Karmada selects nothing and fails).
 //   - A cluster spread constraint's maxGroups is a hard cap, also with a
 //     static weight list (Karmada then ignores spread constraints and may
-//     use every weighted cluster): the clusters already scheduled are kept
-//     first, then the heaviest weights. Other spread constraints still do
+//     use every weighted cluster): the clusters the list gives a weight are
+//     kept first, then those already scheduled, then the heaviest weights. Other spread constraints still do
 //     not select clusters for static weights.
 //   - A workload with spec.replicas 0 keeps its selected clusters with 0
 //     replicas (Karmada drops them, deleting the member objects, unless

@@ -2,9 +2,11 @@ package core
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	st "github.com/lifeboat-dev/lifeboat/internal/scheduler/schedtesting"
 )
 
@@ -55,5 +57,42 @@ func TestNeverMoreClustersThanMaxGroups(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// With static weights and maxGroups, a scheduled cluster the list gives no
+// weight does not keep its slot over a weighted one: kept by its score, it
+// took every replica.
+func TestStaticWeightsMaxGroupsPreferWeightedClusters(t *testing.T) {
+	weights := func(w map[string]int64) *policyv1alpha1.Placement {
+		return st.MakePlacement().Spread(policyv1alpha1.SpreadByFieldCluster, 1, 1).StaticWeights(w).Obj()
+	}
+	cases := map[string]struct {
+		binding *st.BindingWrapper
+		want    []workv1alpha2.TargetCluster
+	}{
+		"an unweighted scheduled cluster gives way": {
+			binding: st.MakeBinding("default", "nginx").Replicas(4).Placement(weights(map[string]int64{"member2": 1})).Cluster("member1", 4),
+			want:    targets("member2", 4),
+		},
+		"a weighted scheduled cluster keeps its slot": {
+			binding: st.MakeBinding("default", "nginx").Replicas(4).Placement(weights(map[string]int64{"member1": 1, "member2": 5})).Cluster("member1", 4),
+			want:    targets("member1", 4),
+		},
+		"no weighted cluster: the scheduled one stays": {
+			binding: st.MakeBinding("default", "nginx").Replicas(4).Placement(weights(map[string]int64{"member9": 1})).Cluster("member1", 4),
+			want:    targets("member1", 4),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := Schedule(Problem{Spec: tc.binding.SpecObj(), Clusters: members(3)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got.Clusters, tc.want) {
+				t.Errorf("got %v, want %v", got.Clusters, tc.want)
+			}
+		})
 	}
 }

@@ -108,9 +108,14 @@ func selectByCluster(cs []*candidate, spec *workv1alpha2.ResourceBindingSpec, sc
 }
 
 // capStaticWeights keeps at most the cluster constraint's maxGroups
-// candidates (all without one): the clusters already scheduled first, so a
-// failover does not move the survivors, then the heaviest weights, then the
-// candidates' order. A placement never uses more clusters than maxGroups.
+// candidates (all without one): the clusters the weight list gives a
+// weight first, then the clusters already scheduled, so a failover does not
+// move the survivors, then the heaviest weights, then the candidates'
+// order. A placement never uses more clusters than maxGroups.
+//
+// An unweighted cluster kept by its score alone would take every replica:
+// with no weighted cluster among those kept, divideStatic weighs each of
+// them 1.
 func capStaticWeights(cs []*candidate, placement *policyv1alpha1.Placement, clusterSC *policyv1alpha1.SpreadConstraint) []*candidate {
 	if clusterSC == nil || clusterSC.MaxGroups <= 0 || clusterSC.MaxGroups >= len(cs) {
 		return cs
@@ -118,11 +123,17 @@ func capStaticWeights(cs []*candidate, placement *policyv1alpha1.Placement, clus
 	wp := placement.ReplicaScheduling.WeightPreference
 	ranked := slices.Clone(cs)
 	slices.SortStableFunc(ranked, func(a, b *candidate) int {
+		wa, _ := staticWeightOf(a, wp)
+		wb, _ := staticWeightOf(b, wp)
+		if (wa > 0) != (wb > 0) {
+			if wa > 0 {
+				return -1
+			}
+			return 1
+		}
 		if a.score != b.score {
 			return cmpDesc(a.score, b.score)
 		}
-		wa, _ := staticWeightOf(a, wp)
-		wb, _ := staticWeightOf(b, wp)
 		return cmpDesc(wa, wb)
 	})
 	selected := ranked[:clusterSC.MaxGroups]
