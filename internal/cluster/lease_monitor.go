@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -50,9 +51,11 @@ const ReasonClusterHeartbeatResumed = "ClusterHeartbeatResumed"
 // status, never Ready=True or False, and never touches Push clusters
 // (StatusReconciler probes those).
 //
-// It keeps nothing in memory: every decision is made again from the Cluster
-// and its Lease, so a restart neither restarts nor loses a grace period
-// under way.
+// It remembers one thing per cluster: when, by its own clock, it saw the
+// agent's heartbeat change (see heard). The grace counts from then, not
+// from the time the agent wrote with the member's clock, so that an agent
+// whose clock runs ahead cannot keep a dead cluster Ready. A restart gives
+// a silent agent a new grace period, counted from the first check.
 type LeaseMonitor struct {
 	// Client reads Clusters from the manager's cache and writes their
 	// status.
@@ -77,6 +80,40 @@ type LeaseMonitor struct {
 	// Metrics counts the Ready transitions the monitor writes; nil records
 	// nothing.
 	Metrics *Metrics
+
+	heard heardTimes
+}
+
+// heardTimes remembers, per cluster, the agent's last heartbeat seen and the
+// control plane's time when it was first seen, as Kubernetes' node
+// lifecycle controller does for node Leases.
+type heardTimes struct {
+	mu     sync.Mutex
+	byName map[string]heardAt
+}
+
+type heardAt struct{ heartbeat, at time.Time }
+
+// observe returns when the heartbeat hb of the cluster was first seen: now
+// when it differs from the one seen last.
+func (h *heardTimes) observe(name string, hb, now time.Time) time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.byName == nil {
+		h.byName = map[string]heardAt{}
+	}
+	last, ok := h.byName[name]
+	if !ok || !last.heartbeat.Equal(hb) {
+		last = heardAt{heartbeat: hb, at: now}
+		h.byName[name] = last
+	}
+	return last.at
+}
+
+func (h *heardTimes) forget(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.byName, name)
 }
 
 // SetupWithManager watches Pull Clusters and the Leases of LeaseNamespace.
@@ -148,9 +185,13 @@ func (r *LeaseMonitor) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 	ctx = ctrl.LoggerInto(ctx, log)
 	var cluster clusterv1alpha1.Cluster
 	if err := r.Client.Get(ctx, req.NamespacedName, &cluster); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.heard.forget(req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !leaseMonitored(&cluster) {
+		r.heard.forget(req.Name)
 		return ctrl.Result{}, nil
 	}
 	lease, err := r.lease(ctx, cluster.Name)
@@ -158,7 +199,12 @@ func (r *LeaseMonitor) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 		return ctrl.Result{}, err
 	}
 	now := r.Clock.Now()
-	ready, probe, due := MonitorDecision(&cluster, lease, now, r.GracePeriod, r.StartupGracePeriod)
+	hb := lastHeartbeat(meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady), lease)
+	var heardAt time.Time
+	if !hb.at.IsZero() {
+		heardAt = r.heard.observe(cluster.Name, hb.at, now)
+	}
+	ready, probe, due := monitorDecision(&cluster, lease, now, heardAt, r.GracePeriod, r.StartupGracePeriod)
 	result := ctrl.Result{RequeueAfter: r.MonitorPeriod}
 	if due > 0 {
 		result.RequeueAfter = min(due, r.MonitorPeriod)
@@ -269,11 +315,22 @@ func leaseMonitored(c *clusterv1alpha1.Cluster) bool {
 //     passed it (at least minProbeDelay, so that a check at the deadline
 //     itself is followed by one just after); 0 once it has.
 //
-// The heartbeat is a time the agent wrote with its own clock: a member
-// whose clock is behind the control plane's by more than the grace minus
-// the agent's renew interval would be marked Unknown although renewing.
-// A heartbeat after now (a clock ahead) only makes the Lease fresh.
+// The heartbeat is a time the agent wrote with its own clock: MonitorDecision
+// counts the grace from it, so a member whose clock is behind the control
+// plane's by more than the grace minus the agent's renew interval would be
+// marked Unknown although renewing, and one whose clock is ahead would stay
+// Ready that much longer after it died. LeaseMonitor counts the grace from
+// when it saw the heartbeat change instead (see monitorDecision).
 func MonitorDecision(cluster *clusterv1alpha1.Cluster, lease *coordinationv1.Lease, now time.Time, grace, startupGrace time.Duration) (ready, probe *metav1.Condition, requeueAfter time.Duration) {
+	return monitorDecision(cluster, lease, now, time.Time{}, grace, startupGrace)
+}
+
+// monitorDecision is MonitorDecision with the grace counted from heardAt,
+// the control plane's time when it first saw the current heartbeat (zero:
+// from the heartbeat itself). The ProbeSucceeded=Unknown it writes is
+// then since the heartbeat, or heardAt when that is earlier (a clock
+// ahead).
+func monitorDecision(cluster *clusterv1alpha1.Cluster, lease *coordinationv1.Lease, now, heardAt time.Time, grace, startupGrace time.Duration) (ready, probe *metav1.Condition, requeueAfter time.Duration) {
 	if !leaseMonitored(cluster) {
 		return nil, nil, 0
 	}
@@ -282,6 +339,9 @@ func MonitorDecision(cluster *clusterv1alpha1.Cluster, lease *coordinationv1.Lea
 	hb := lastHeartbeat(storedReady, lease)
 
 	since, deadline := hb.at, hb.at.Add(grace)
+	if !heardAt.IsZero() && !hb.at.IsZero() {
+		since, deadline = minTime(hb.at, heardAt), heardAt.Add(grace)
+	}
 	if hb.at.IsZero() {
 		since = cluster.CreationTimestamp.Time
 		if lease != nil && lease.CreationTimestamp.After(since) {

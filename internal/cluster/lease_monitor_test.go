@@ -432,6 +432,7 @@ func TestLeaseMonitorRenewingAgentWritesNothing(t *testing.T) {
 func TestLeaseMonitorAgentComesBack(t *testing.T) {
 	f := newLeaseFixture(t, makePullCluster("m1").Ready(metav1.ConditionTrue, clusterv1alpha1.ClusterReasonReady, t0.Add(-time.Hour)).Obj(),
 		makeLease("m1", t0))
+	f.reconcile(t, "m1") // the renewal is seen
 	f.clock.SetTime(t0.Add(time.Minute))
 	f.reconcile(t, "m1") // Unknown
 	f.clock.SetTime(t0.Add(2 * time.Minute))
@@ -471,10 +472,15 @@ func TestLeaseMonitorAgentComesBack(t *testing.T) {
 func TestLeaseMonitorConflictRequeues(t *testing.T) {
 	c := newFakeClient(t).WithObjects(makePullCluster("m1").Ready(metav1.ConditionTrue, clusterv1alpha1.ClusterReasonReady, t0.Add(-time.Hour)).Obj()).
 		WithInterceptorFuncs(interceptorConflictOnStatus()).Build()
+	clk := clocktesting.NewFakeClock(t0.Add(-time.Minute))
 	r := &LeaseMonitor{
-		Client: c, Leases: newFakeClient(t, makeLease("m1", t0.Add(-time.Minute))).Build(), Clock: clocktesting.NewFakePassiveClock(t0),
+		Client: c, Leases: newFakeClient(t, makeLease("m1", t0.Add(-time.Minute))).Build(), Clock: clk,
 		MonitorPeriod: 5 * time.Second, GracePeriod: 40 * time.Second, StartupGracePeriod: time.Minute,
 	}
+	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: "m1"}}); err != nil {
+		t.Fatal(err) // the renewal is seen
+	}
+	clk.SetTime(t0)
 	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: "m1"}})
 	if err != nil || res.RequeueAfter != time.Second {
 		t.Errorf("Reconcile = %+v, %v; want a requeue after 1s and no error", res, err)
@@ -604,5 +610,48 @@ func TestLeaseMonitorUnknownPullClusterIsTaintedUnreachable(t *testing.T) {
 	want := []corev1.Taint{taintAt(clusterv1alpha1.TaintClusterUnreachable, "", corev1.TaintEffectNoSchedule, t0)}
 	if diff := cmp.Diff(want, p.taints, ignoreTimeLocation); diff != "" {
 		t.Errorf("taints (-want +got):\n%s", diff)
+	}
+}
+
+// An agent whose clock runs an hour ahead renewed its Lease once and died:
+// the grace counts from when the monitor saw the renewal, not from the
+// time the agent wrote.
+func TestLeaseMonitorHeartbeatFromAClockAhead(t *testing.T) {
+	for name, renew := range map[string]time.Time{"an hour ahead": t0.Add(time.Hour), "far future": time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)} {
+		t.Run(name, func(t *testing.T) {
+			f := newLeaseFixture(t, makePullCluster("m1").Ready(metav1.ConditionTrue, clusterv1alpha1.ClusterReasonReady, t0.Add(-time.Hour)).Obj(),
+				makeLease("m1", renew))
+			if res := f.reconcile(t, "m1"); res.RequeueAfter != f.r.MonitorPeriod {
+				t.Errorf("requeue after %s, want %s", res.RequeueAfter, f.r.MonitorPeriod)
+			}
+			f.clock.SetTime(t0.Add(f.r.GracePeriod))
+			f.reconcile(t, "m1")
+			if !meta.IsStatusConditionTrue(f.get(t, "m1").Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
+				t.Fatalf("Unknown within the grace of the first sight of the renewal")
+			}
+			f.clock.SetTime(t0.Add(f.r.GracePeriod + time.Second))
+			f.reconcile(t, "m1")
+			got := f.get(t, "m1").Status.Conditions
+			if !meta.IsStatusConditionPresentAndEqual(got, clusterv1alpha1.ClusterConditionReady, metav1.ConditionUnknown) {
+				t.Fatalf("Ready = %+v, want Unknown a grace after the renewal was seen", meta.FindStatusCondition(got, clusterv1alpha1.ClusterConditionReady))
+			}
+			if probe := meta.FindStatusCondition(got, clusterv1alpha1.ClusterConditionProbeSucceeded); probe == nil || !probe.LastTransitionTime.Time.Equal(t0) {
+				t.Errorf("ProbeSucceeded = %+v, want Unknown since the renewal was seen", probe)
+			}
+		})
+	}
+}
+
+// The time a renewal was seen is forgotten with the cluster.
+func TestLeaseMonitorForgetsDeletedCluster(t *testing.T) {
+	f := newLeaseFixture(t, makePullCluster("m1").Ready(metav1.ConditionTrue, clusterv1alpha1.ClusterReasonReady, t0.Add(-time.Hour)).Obj(),
+		makeLease("m1", t0))
+	f.reconcile(t, "m1")
+	if err := f.c.Delete(context.Background(), f.get(t, "m1")); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile(t, "m1")
+	if n := len(f.r.heard.byName); n != 0 {
+		t.Fatalf("%d clusters remembered after the deletion", n)
 	}
 }

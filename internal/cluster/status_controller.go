@@ -55,12 +55,14 @@ type StatusReconciler struct {
 	initOnce  sync.Once
 	tracker   *readyTracker
 	collected *collectTimes
+	probes    *probes
 }
 
 func (r *StatusReconciler) init() {
 	r.initOnce.Do(func() {
 		r.tracker = newReadyTracker(thresholds{failure: r.FailureThreshold, success: r.SuccessThreshold})
 		r.collected = &collectTimes{byName: map[string]time.Time{}}
+		r.probes = newProbes(nil)
 	})
 }
 
@@ -103,6 +105,20 @@ func (r *StatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		})
 		b = b.WatchesRawSource(source.Channel(lost, &handler.TypedEnqueueRequestForObject[*clusterv1alpha1.Cluster]{}))
 	}
+	// The end of a probe triggers the reconcile that records its result.
+	probed := make(chan event.TypedGenericEvent[*clusterv1alpha1.Cluster])
+	r.probes.done = func(name string) {
+		c := &clusterv1alpha1.Cluster{}
+		c.Name = name
+		select {
+		case probed <- event.TypedGenericEvent[*clusterv1alpha1.Cluster]{Object: c}:
+		case <-r.probes.ctx.Done():
+		}
+	}
+	b = b.WatchesRawSource(source.Channel(probed, &handler.TypedEnqueueRequestForObject[*clusterv1alpha1.Cluster]{}))
+	if err := mgr.Add(stopOnShutdown{r.probes}); err != nil {
+		return fmt.Errorf("adding the probes' stop: %w", err)
+	}
 	if s, ok := r.Members.(stopper); ok {
 		if err := mgr.Add(stopOnShutdown{s}); err != nil {
 			return fmt.Errorf("adding the member inventories' stop: %w", err)
@@ -144,15 +160,26 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, nil
 	}
 
+	// The probe runs in its own goroutine (see probes): this reconcile
+	// starts it, and the one that its end triggers records its result, as
+	// of when it started.
 	now := r.Clock.Now()
 	member, clientErr := r.Members.For(ctx, &cluster)
 	var probe ProbeResult
 	if clientErr == nil {
-		probe = member.Probe(ctx)
+		run, running := r.probes.take(cluster.Name)
+		if run == nil {
+			if !running {
+				r.probes.start(ctx, cluster.Name, now, member.Probe)
+			}
+			return ctrl.Result{}, nil
+		}
+		now, probe = run.started, run.result
 		if !probe.Online {
 			log.V(1).Info("member cluster is not reachable", "error", probe.Err.Error())
 		}
 	} else {
+		r.probes.forget(cluster.Name)
 		log.V(1).Info("cannot build a client for the member cluster", "error", clientErr.Error())
 	}
 	observed := observedReadyCondition(probe, clientErr)
@@ -278,6 +305,7 @@ func (r *StatusReconciler) forget(name string) {
 	r.Metrics.forget(name)
 	r.tracker.forget(name)
 	r.collected.forget(name)
+	r.probes.forget(name)
 	if r.Members != nil {
 		r.Members.Forget(name)
 	}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -85,6 +86,8 @@ type statusFixture struct {
 	c      client.Client
 	clock  *clocktesting.FakeClock
 	writes *writeCounter
+	// probed receives the name of each cluster whose probe ended.
+	probed chan string
 }
 
 func newStatusFixture(t *testing.T, members fakeMembers, clusters ...*clusterv1alpha1.Cluster) *statusFixture {
@@ -96,23 +99,65 @@ func newStatusFixture(t *testing.T, members fakeMembers, clusters ...*clusterv1a
 	}
 	clk := clocktesting.NewFakeClock(t0)
 	c := b.Build()
-	return &statusFixture{
+	f := &statusFixture{
 		r: &StatusReconciler{
 			Client: c, Members: members, Clock: clk,
 			StatusUpdateFrequency: 10 * time.Second, FailureThreshold: 30 * time.Second, SuccessThreshold: 30 * time.Second,
 			ProbeTimeout: time.Second, CollectInterval: 30 * time.Second, EnableResourceModeling: true,
 		},
-		c: c, clock: clk, writes: w,
+		c: c, clock: clk, writes: w, probed: make(chan string, 1024),
 	}
+	f.r.init()
+	f.r.probes.done = func(name string) { f.probed <- name }
+	t.Cleanup(f.r.probes.Stop)
+	return f
 }
 
+// reconcile runs the reconcile that starts a probe of the cluster and, once
+// the probe ends, the one that records its result, as the end of a probe
+// triggers it.
 func (f *statusFixture) reconcile(t *testing.T, name string) ctrl.Result {
+	t.Helper()
+	res := f.reconcileOnce(t, name)
+	if f.r.probes.pending(name) {
+		f.waitProbed(t, name)
+		res = f.reconcileOnce(t, name)
+	}
+	return res
+}
+
+func (f *statusFixture) reconcileOnce(t *testing.T, name string) ctrl.Result {
 	t.Helper()
 	res, err := f.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: name}})
 	if err != nil {
 		t.Fatalf("reconcile %s: %v", name, err)
 	}
 	return res
+}
+
+// pending says whether the cluster has a probe running or ended and not
+// yet recorded.
+func (p *probes) pending(name string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.byName[name]
+	return ok
+}
+
+// waitProbed waits for the end of the cluster's probe.
+func (f *statusFixture) waitProbed(t *testing.T, name string) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case n := <-f.probed:
+			if n == name {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("the probe of %s did not end", name)
+		}
+	}
 }
 
 func (f *statusFixture) get(t *testing.T, name string) *clusterv1alpha1.Cluster {
@@ -355,5 +400,104 @@ func TestStatusProbeBetweenPeriodsPassesThresholdOnTime(t *testing.T) {
 	}
 	if res.RequeueAfter != 10*time.Second {
 		t.Errorf("after the change: RequeueAfter = %s, want the period", res.RequeueAfter)
+	}
+}
+
+// hangingMember is a member cut off by a network partition: its probe
+// starts, then hangs until the timeout (release) and fails.
+type hangingMember struct {
+	*fakeMember
+	started chan<- struct{}
+	release <-chan struct{}
+}
+
+func (m hangingMember) Probe(ctx context.Context) ProbeResult {
+	m.started <- struct{}{}
+	select {
+	case <-m.release:
+	case <-ctx.Done():
+	}
+	return ProbeResult{Err: context.DeadlineExceeded}
+}
+
+type memberMap map[string]Member
+
+func (f memberMap) For(_ context.Context, c *clusterv1alpha1.Cluster) (Member, error) {
+	return f[c.Name], nil
+}
+func (f memberMap) Forget(string) {}
+
+// Probes that hang until their timeout do not hold the reconcile: one
+// worker starts the probes of all the members cut off at once, and every
+// one is seen failing as of the start of the period, so the storm guard's
+// settling window sees them all.
+func TestStatusProbesOfPartitionedMembersAllStartWithinThePeriod(t *testing.T) {
+	const n = 100
+	started, release := make(chan struct{}, n), make(chan struct{})
+	members := memberMap{}
+	var clusters []*clusterv1alpha1.Cluster
+	for i := range n {
+		name := fmt.Sprintf("m%03d", i)
+		members[name] = hangingMember{fakeMember: healthyMember(), started: started, release: release}
+		clusters = append(clusters, makeCluster(name).Finalizer().Obj())
+	}
+	f := newStatusFixture(t, nil, clusters...)
+	f.r.Members = members
+
+	go func() { // one worker
+		for _, c := range clusters {
+			req := ctrl.Request{NamespacedName: types.NamespacedName{Name: c.Name}}
+			if _, err := f.r.Reconcile(context.Background(), req); err != nil {
+				t.Errorf("reconcile %s: %v", c.Name, err)
+			}
+		}
+	}()
+	deadline := time.After(10 * time.Second)
+	for i := range n {
+		select {
+		case <-started:
+		case <-deadline:
+			close(release)
+			t.Fatalf("%d of %d probes started: hanging probes hold the worker", i, n)
+		}
+	}
+	f.clock.Step(f.r.ProbeTimeout)
+	close(release)
+	for range n {
+		select {
+		case <-f.probed:
+		case <-deadline:
+			t.Fatalf("the probes did not all end")
+		}
+	}
+	for _, c := range clusters {
+		if res := f.reconcileOnce(t, c.Name); res.RequeueAfter != f.r.StatusUpdateFrequency-f.r.ProbeTimeout {
+			t.Errorf("%s: next probe in %s, want %s after the start of this one", c.Name, res.RequeueAfter, f.r.StatusUpdateFrequency)
+		}
+		probe := meta.FindStatusCondition(f.get(t, c.Name).Status.Conditions, clusterv1alpha1.ClusterConditionProbeSucceeded)
+		if probe == nil || probe.Status != metav1.ConditionFalse || !probe.LastTransitionTime.Time.Equal(t0) {
+			t.Errorf("%s: ProbeSucceeded = %+v, want False since %s", c.Name, probe, t0)
+		}
+	}
+}
+
+// A cluster has at most one probe in flight: a reconcile while its probe
+// runs starts no other.
+func TestStatusOneProbeInFlightPerCluster(t *testing.T) {
+	started, release := make(chan struct{}, 4), make(chan struct{})
+	f := newStatusFixture(t, nil, makeCluster("m1").Finalizer().Obj())
+	f.r.Members = memberMap{"m1": hangingMember{fakeMember: healthyMember(), started: started, release: release}}
+	f.reconcileOnce(t, "m1")
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the probe did not start")
+	}
+	f.reconcileOnce(t, "m1") // a lost connection, say
+	close(release)
+	f.waitProbed(t, "m1")
+	f.reconcileOnce(t, "m1")
+	if len(started) != 0 {
+		t.Fatalf("%d more probes started while one was in flight", len(started))
 	}
 }
