@@ -51,6 +51,7 @@ type MemberCache interface {
 	RESTMapping(ctx context.Context, cluster string, gvk schema.GroupVersionKind) (*meta.RESTMapping, error)
 	Watch(ctx context.Context, cluster string, gvr schema.GroupVersionResource, h membercluster.Handler) error
 	Get(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error)
+	Read(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error)
 	Apply(ctx context.Context, cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, fieldManager string) (*unstructured.Unstructured, error)
 	Create(ctx context.Context, cluster string, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (*unstructured.Unstructured, error)
 	Patch(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace, name string, pt types.PatchType, data []byte) (*unstructured.Unstructured, error)
@@ -667,8 +668,15 @@ func (r *Reconciler) cleanupManifest(ctx context.Context, cluster string, work *
 	if err != nil || observed == nil {
 		return err
 	}
-	if owner, ok := WorkOf(cluster, observed); !ok || owner != client.ObjectKeyFromObject(work) {
-		return nil
+	if !r.owns(cluster, work, observed) {
+		// The informer's copy may predate this Work's apply (an object it
+		// adopted a moment ago): the member's own answer decides.
+		if observed, err = r.Members.Read(ctx, cluster, t.gvr, t.obj.GetNamespace(), t.obj.GetName()); err != nil {
+			return ignoreMemberNotFound(err)
+		}
+		if !r.owns(cluster, work, observed) {
+			return nil
+		}
 	}
 	ns, name := observed.GetNamespace(), observed.GetName()
 	if work.Spec.PreserveResourcesOnDeletion != nil && *work.Spec.PreserveResourcesOnDeletion {
@@ -679,8 +687,20 @@ func (r *Reconciler) cleanupManifest(ctx context.Context, cluster string, work *
 		_, err := r.Members.Patch(ctx, cluster, t.gvr, ns, name, types.MergePatchType, patch)
 		return ignoreMemberNotFound(err)
 	}
+	// The precondition keeps an object created at the same name since it was
+	// read (by another Work, or by hand) from being deleted as this one.
 	background := metav1.DeletePropagationBackground
-	return ignoreMemberNotFound(r.Members.Delete(ctx, cluster, t.gvr, ns, name, metav1.DeleteOptions{PropagationPolicy: &background}))
+	opts := metav1.DeleteOptions{PropagationPolicy: &background}
+	if uid := observed.GetUID(); uid != "" {
+		opts.Preconditions = &metav1.Preconditions{UID: &uid}
+	}
+	return ignoreMemberNotFound(r.Members.Delete(ctx, cluster, t.gvr, ns, name, opts))
+}
+
+// owns tells whether a member object is work's: whether it names the Work.
+func (r *Reconciler) owns(cluster string, work *workv1alpha1.Work, observed *unstructured.Unstructured) bool {
+	owner, ok := WorkOf(cluster, observed)
+	return ok && owner == client.ObjectKeyFromObject(work)
 }
 
 // ignoreMemberNotFound drops the member's NotFound answer, but not a missing

@@ -623,6 +623,36 @@ func TestDeletingNamespaceWorkThatAdoptedCreatedNamespaceDeletesIt(t *testing.T)
 	}
 }
 
+// staleMembers answers Get with the object as it was before the Work
+// adopted it, as an informer that has not seen the apply yet does.
+type staleMembers struct {
+	MemberCache
+	stale *unstructured.Unstructured
+}
+
+func (m staleMembers) Get(context.Context, string, schema.GroupVersionResource, string, string) (*unstructured.Unstructured, error) {
+	return m.stale.DeepCopy(), nil
+}
+
+// A Work deleted just after it adopted an object is deleted with it even
+// when the informer's copy does not name the Work yet: the member's own
+// answer decides.
+func TestDeletingWorkReadsTheMemberWhenItsCacheDoesNotNameTheWork(t *testing.T) {
+	nsWork := MakeWork("team-a-ns", "member1").Manifest(namespace("team-a")).Obj()
+	f := newFixture(t, nsWork)
+	before := NewCreatedNamespace("team-a")
+	f.env.Put("member1", mct.Namespaces, before)
+	f.mustReconcile(nsWork)
+	deleteWork(t, f, nsWork)
+	f.r.Members = staleMembers{MemberCache: f.env.Cache, stale: before}
+
+	f.mustReconcile(nsWork)
+
+	if f.env.Lookup("member1", mct.Namespaces, "", "team-a") != nil {
+		t.Fatal("the namespace the Work adopted was left behind: its cached copy, older than the apply, was trusted")
+	}
+}
+
 // An object at a Work's name that is managed but names another Work, or
 // none, is not the Work's: deleting the Work leaves it as it is, with or
 // without preserveResourcesOnDeletion.

@@ -619,8 +619,23 @@ func (c *Cache) Get(ctx context.Context, cluster string, gvr schema.GroupVersion
 	if obj, _ := m.cached(gvr, namespace, name); obj != nil {
 		return obj, nil
 	}
+	return c.read(ctx, m, gvr, namespace, name)
+}
+
+// Read returns an object of the member from its API server, never from the
+// informer: for decisions the informer's copy may be too old for. A
+// NotFound API error means absent.
+func (c *Cache) Read(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	m, err := c.memberFor(ctx, cluster)
+	if err != nil {
+		return nil, err
+	}
+	return c.read(ctx, m, gvr, namespace, name)
+}
+
+func (c *Cache) read(ctx context.Context, m *member, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
 	var out *unstructured.Unstructured
-	err = c.call(ctx, m, func(ctx context.Context) error {
+	err := c.call(ctx, m, func(ctx context.Context) error {
 		var err error
 		out, err = resourceClient(m, gvr, namespace).Get(ctx, name, metav1.GetOptions{})
 		return err
