@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -519,18 +518,12 @@ func placementHealthyCondition(clusters []workv1alpha2.TargetCluster, items []wo
 	if len(clusters) == 0 {
 		return metav1.Condition{}, false
 	}
-	names := make([]string, 0, len(clusters))
-	for _, c := range clusters {
-		names = append(names, c.Name)
-	}
-	slices.Sort(names)
-	placement := strings.Join(names, ", ")
 	if workv1alpha2.IsPlacementHealthy(clusters, items) {
 		return metav1.Condition{Type: workv1alpha2.PlacementHealthy, Status: metav1.ConditionTrue,
-			Reason: workv1alpha2.PlacementHealthyReason, Message: "Every cluster of the placement reports Healthy: " + placement + "."}, true
+			Reason: workv1alpha2.PlacementHealthyReason, Message: workv1alpha2.PlacementHealthyMessage(clusters)}, true
 	}
 	return metav1.Condition{Type: workv1alpha2.PlacementHealthy, Status: metav1.ConditionFalse,
-		Reason: workv1alpha2.PlacementNotHealthyReason, Message: "Not every cluster of the placement (" + placement + ") reports Healthy; see status.aggregatedStatus."}, true
+		Reason: workv1alpha2.PlacementNotHealthyReason, Message: "Not every cluster of the placement (" + workv1alpha2.DescribePlacement(clusters) + ") reports Healthy; see status.aggregatedStatus."}, true
 }
 
 // fullyAppliedCondition is True when there are expected clusters and every

@@ -144,6 +144,20 @@ func TestAggregatedStatusAndFullyApplied(t *testing.T) {
 	if len(e.writes) != 0 {
 		t.Errorf("an unchanged placement wrote %v", e.writes)
 	}
+
+	// member1's share changes, nothing else: the condition is rewritten to
+	// name the new share, so that the failover controller never reads the
+	// report before it as the new share's.
+	got = e.binding(rb)
+	got.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 3}}
+	if err := e.client.Update(context.Background(), got); err != nil {
+		t.Fatal(err)
+	}
+	e.reconcileStatus(rb)
+	if c := meta.FindStatusCondition(e.binding(rb).Status.Conditions, workv1alpha2.PlacementHealthy); c == nil ||
+		c.Message != workv1alpha2.PlacementHealthyMessage(got.Spec.Clusters) && c.Status == metav1.ConditionTrue {
+		t.Errorf("PlacementHealthy = %+v after member1's share changed, want it to name member1 (3 replicas)", c)
+	}
 }
 
 func TestFullyAppliedWhenEveryTargetApplied(t *testing.T) {

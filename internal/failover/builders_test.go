@@ -22,7 +22,10 @@ func at(seconds int) time.Time { return t0.Add(time.Duration(seconds) * time.Sec
 func mt(seconds int) *metav1.Time { return ptr.To(metav1.NewTime(at(seconds))) }
 
 // bindingWrapper builds ResourceBindings for tests.
-type bindingWrapper struct{ workv1alpha2.ResourceBinding }
+type bindingWrapper struct {
+	workv1alpha2.ResourceBinding
+	stale bool
+}
 
 func makeBinding(name string) *bindingWrapper {
 	b := &bindingWrapper{}
@@ -122,7 +125,50 @@ func (b *bindingWrapper) withScheduled(status metav1.ConditionStatus, reason str
 	return b
 }
 
-func (b *bindingWrapper) obj() *workv1alpha2.ResourceBinding { return b.ResourceBinding.DeepCopy() }
+// staleReport makes the binding's status describe the placement before the
+// scheduler's last change: the PlacementHealthy condition names every
+// cluster with one replica fewer than spec.clusters gives it.
+func (b *bindingWrapper) staleReport() *bindingWrapper {
+	b.stale = true
+	return b
+}
+
+// obj returns the binding, with the PlacementHealthy condition the binding
+// status controller writes with its aggregatedStatus (unless the test set
+// one): True, naming the placement, when every cluster reports Healthy.
+func (b *bindingWrapper) obj() *workv1alpha2.ResourceBinding {
+	out := b.ResourceBinding.DeepCopy()
+	reportPlacement(&out.Spec, &out.Status)
+	if b.stale {
+		c := meta.FindStatusCondition(out.Status.Conditions, workv1alpha2.PlacementHealthy)
+		before := make([]workv1alpha2.TargetCluster, len(out.Spec.Clusters))
+		for i, t := range out.Spec.Clusters {
+			before[i] = workv1alpha2.TargetCluster{Name: t.Name, Replicas: t.Replicas - 1}
+		}
+		c.Message = workv1alpha2.PlacementHealthyMessage(before)
+	}
+	return out
+}
+
+// reportPlacement writes the PlacementHealthy condition for status's
+// aggregatedStatus, as the binding status controller does, keeping the
+// transition time of one already there.
+func reportPlacement(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) {
+	if !workv1alpha2.IsPlacementHealthy(spec.Clusters, status.AggregatedStatus) {
+		return
+	}
+	c := meta.FindStatusCondition(status.Conditions, workv1alpha2.PlacementHealthy)
+	if c == nil {
+		status.Conditions = append(status.Conditions, metav1.Condition{
+			Type: workv1alpha2.PlacementHealthy, Status: metav1.ConditionTrue, Reason: workv1alpha2.PlacementHealthyReason,
+			LastTransitionTime: *mt(0),
+		})
+		c = &status.Conditions[len(status.Conditions)-1]
+	}
+	if c.Status == metav1.ConditionTrue && c.Message == "" {
+		c.Message = workv1alpha2.PlacementHealthyMessage(spec.Clusters)
+	}
+}
 
 // makeTask builds an eviction task created at the given second.
 func makeTask(from string, mode policyv1alpha1.PurgeMode, created int, before ...string) workv1alpha2.GracefulEvictionTask {

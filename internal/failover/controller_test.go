@@ -669,7 +669,7 @@ func TestGracefulEvictionHistoryWaitsForTheSchedulersAnswer(t *testing.T) {
 func TestGracefulEvictionReplacementHealthyAndTaskClosedInOneEvent(t *testing.T) {
 	binding := func() *workv1alpha2.ResourceBinding {
 		return makeBinding("nginx").clusters("member1").health("member1", workv1alpha2.ResourceHealthy).
-			health("member2", workv1alpha2.ResourceUnhealthy).task(withGrace(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0, "member2"), 600)).obj()
+			health("member2", workv1alpha2.ResourceUnhealthy).placementHealthySince(100).task(withGrace(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0, "member2"), 600)).obj()
 	}
 	t.Run("task closed", func(t *testing.T) {
 		e := newEnv(t, nil, binding())

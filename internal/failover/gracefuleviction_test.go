@@ -37,6 +37,14 @@ func TestTaskDone(t *testing.T) {
 			wantDone:   true,
 			wantReason: "is healthy",
 		},
+		// member1 reports Healthy for the share it ran before the scheduler
+		// raised it: the old copy is still needed.
+		"Gracefully: a Healthy report of the placement before the scheduler's change": {
+			task:       graceful,
+			binding:    makeBinding("a").clusters("member1").health("member1", healthy).health("member2", unhealthy).staleReport(),
+			now:        30,
+			wantReason: "waiting for the replacement",
+		},
 		"Rebalance: the new placement healthy": {
 			task: func() workv1alpha2.GracefulEvictionTask {
 				t := graceful

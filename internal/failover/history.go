@@ -40,9 +40,17 @@ func scheduled(generation int64, status *workv1alpha2.ResourceBindingStatus) boo
 }
 
 // placementHealthy reports whether every scheduled cluster reports
-// Healthy; false for an empty placement.
+// Healthy for the placement in spec.clusters now; false for an empty
+// placement. The aggregatedStatus the binding carries may have been written
+// for the placement before the scheduler's last change (a cluster's share
+// raised from 2 to 4 replicas, still Healthy at 2): it counts only when the
+// PlacementHealthy condition written with it names this placement.
 func placementHealthy(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) bool {
-	return workv1alpha2.IsPlacementHealthy(spec.Clusters, status.AggregatedStatus)
+	if !workv1alpha2.IsPlacementHealthy(spec.Clusters, status.AggregatedStatus) {
+		return false
+	}
+	c := meta.FindStatusCondition(status.Conditions, workv1alpha2.PlacementHealthy)
+	return c != nil && c.Status == metav1.ConditionTrue && c.Message == workv1alpha2.PlacementHealthyMessage(spec.Clusters)
 }
 
 // healthySince is when the binding's placement became Healthy, as the

@@ -54,6 +54,10 @@ func TestSyncHistory(t *testing.T) {
 			want:       []workv1alpha2.FailoverHistoryItem{healed},
 			wantHealed: 1,
 		},
+		"a Healthy report of the placement before the scheduler's change: not healed yet": {
+			binding: makeBinding("a").clusters("member1").health("member1", workv1alpha2.ResourceHealthy).history(placed).staleReport(),
+			want:    []workv1alpha2.FailoverHistoryItem{placed},
+		},
 		"closed entries stay as they are": {
 			binding: makeBinding("a").clusters("member3").health("member3", workv1alpha2.ResourceHealthy).history(healed),
 			want:    []workv1alpha2.FailoverHistoryItem{healed},

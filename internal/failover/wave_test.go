@@ -321,6 +321,7 @@ func TestGracefulEvictionHoldsCleanUpWhileOthersInFlight(t *testing.T) {
 	r.Wave = NewWave(time.Minute)
 	w := e.rb("web-deployment")
 	w.Status.AggregatedStatus[0].Health = workv1alpha2.ResourceHealthy
+	reportPlacement(&w.Spec, &w.Status)
 	e.updateStatus(w)
 	e.clock.SetTime(at(110))
 	if _, err := r.reconcile(ctx, resourceBindingKind, reqFor("web-deployment")); err != nil {

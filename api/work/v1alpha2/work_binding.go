@@ -1,5 +1,11 @@
 package v1alpha2
 
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
+
 // BindingOfWorkAnnotations reads which binding a Work belongs to from the
 // annotations the binding controller puts on every Work. namespace is empty
 // for a ClusterResourceBinding; ok is false when the annotations name no
@@ -34,4 +40,31 @@ func IsPlacementHealthy(clusters []TargetCluster, items []AggregatedStatusItem) 
 		}
 	}
 	return true
+}
+
+// PlacementHealthyMessage is the message of a True PlacementHealthy
+// condition for clusters. It names each cluster with its replicas, so that
+// a reader of the binding can tell whether the condition, and the
+// aggregatedStatus written with it, describes the placement in
+// spec.clusters now or one the scheduler has since changed.
+func PlacementHealthyMessage(clusters []TargetCluster) string {
+	return "Every cluster of the placement reports Healthy: " + DescribePlacement(clusters) + "."
+}
+
+// DescribePlacement names the clusters of a placement, sorted, each with
+// its replicas when it has any: "member1 (2 replicas), member2 (1 replica)".
+func DescribePlacement(clusters []TargetCluster) string {
+	names := make([]string, 0, len(clusters))
+	for _, c := range clusters {
+		switch c.Replicas {
+		case 0:
+			names = append(names, c.Name)
+		case 1:
+			names = append(names, c.Name+" (1 replica)")
+		default:
+			names = append(names, c.Name+" ("+strconv.FormatInt(int64(c.Replicas), 10)+" replicas)")
+		}
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }
