@@ -80,12 +80,16 @@ type flapDecision struct {
 
 // decideFlapDamping is the flap-damping rule for a cluster with the
 // recorded failures and the Ready condition ready (nil when missing), at
-// now:
+// now. down says that Ready was already not True at the controller's last
+// look (the cluster carries the not-ready or unreachable taint it put
+// there):
 //
 //  1. With Hold 0 damping is off: nothing is recorded or damped.
 //  2. A Ready condition that is not True is a failure at its
 //     lastTransitionTime, recorded once (the annotation holds recorded
-//     failures, so a restart neither loses nor doubles one).
+//     failures, so a restart neither loses nor doubles one), unless the
+//     cluster was down already: False turning Unknown (an agent's report,
+//     then its Lease running out) is the same outage, not a second one.
 //  3. Failures after now (clock skew, a hand edit) are ignored, and
 //     failures too old to matter (before now - Window - MaxHold) and all
 //     but the latest maxRecordedFailures are dropped.
@@ -97,7 +101,7 @@ type flapDecision struct {
 //     Ready is damped (it will need the hold once it recovers), a Ready one
 //     while now is before its recovery + the hold.
 //  6. Without a Ready condition nothing is damped (a new cluster).
-func decideFlapDamping(recorded []time.Time, ready *metav1.Condition, now time.Time, cfg FlapDamping) flapDecision {
+func decideFlapDamping(recorded []time.Time, ready *metav1.Condition, down bool, now time.Time, cfg FlapDamping) flapDecision {
 	if cfg.Hold <= 0 {
 		return flapDecision{failures: recorded}
 	}
@@ -113,7 +117,7 @@ func decideFlapDamping(recorded []time.Time, ready *metav1.Condition, now time.T
 	}
 	at := ready.LastTransitionTime.Time.UTC().Truncate(time.Second)
 	notReady := ready.Status != metav1.ConditionTrue
-	if notReady && !at.After(now) && !at.Before(oldest) && !slices.ContainsFunc(failures, at.Equal) {
+	if notReady && !down && !at.After(now) && !at.Before(oldest) && !slices.ContainsFunc(failures, at.Equal) {
 		failures = append(failures, at)
 		slices.SortFunc(failures, func(a, b time.Time) int { return a.Compare(b) })
 	}

@@ -25,6 +25,7 @@ func TestDecideFlapDamping(t *testing.T) {
 	cases := map[string]struct {
 		recorded []time.Time
 		ready    *metav1.Condition
+		down     bool
 		now      time.Time
 		cfg      FlapDamping
 		want     flapDecision
@@ -46,6 +47,18 @@ func TestDecideFlapDamping(t *testing.T) {
 		"Unknown is a failure too": {
 			ready: readyAt(metav1.ConditionUnknown, sec(10)), now: sec(12),
 			want: flapDecision{failures: []time.Time{sec(10)}, recent: 1},
+		},
+		"False turning Unknown is the same outage, not a second failure": {
+			recorded: []time.Time{sec(10)}, ready: readyAt(metav1.ConditionUnknown, sec(50)), down: true, now: sec(51),
+			want: flapDecision{failures: []time.Time{sec(10)}, recent: 1},
+		},
+		"Unknown turning False is the same outage too": {
+			recorded: []time.Time{sec(10)}, ready: readyAt(metav1.ConditionFalse, sec(50)), down: true, now: sec(51),
+			want: flapDecision{failures: []time.Time{sec(10)}, recent: 1},
+		},
+		"a failure the record lost while the cluster was down stays unrecorded": {
+			ready: readyAt(metav1.ConditionFalse, sec(50)), down: true, now: sec(51),
+			want: flapDecision{failures: []time.Time{}},
 		},
 		"recovered from a single failure: trusted at once": {
 			recorded: []time.Time{sec(10)}, ready: readyAt(metav1.ConditionTrue, sec(40)), now: sec(41),
@@ -97,7 +110,7 @@ func TestDecideFlapDamping(t *testing.T) {
 			if cfg == (FlapDamping{}) && !strings.HasPrefix(name, "damping off") {
 				cfg = testDamping
 			}
-			got := decideFlapDamping(tc.recorded, tc.ready, tc.now, cfg)
+			got := decideFlapDamping(tc.recorded, tc.ready, tc.down, tc.now, cfg)
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(flapDecision{})); diff != "" {
 				t.Errorf("decideFlapDamping (-want +got):\n%s", diff)
 			}
@@ -113,9 +126,9 @@ func TestFlapDampingTimeline(t *testing.T) {
 	schedulable := map[int]bool{}
 	for i := 0; i < 5; i++ {
 		down, up := sec(i*30), sec(i*30+15)
-		d := decideFlapDamping(recorded, readyAt(metav1.ConditionFalse, down), down.Add(time.Second), testDamping)
+		d := decideFlapDamping(recorded, readyAt(metav1.ConditionFalse, down), false, down.Add(time.Second), testDamping)
 		recorded = d.failures
-		d = decideFlapDamping(recorded, readyAt(metav1.ConditionTrue, up), up.Add(time.Second), testDamping)
+		d = decideFlapDamping(recorded, readyAt(metav1.ConditionTrue, up), true, up.Add(time.Second), testDamping)
 		recorded = d.failures
 		schedulable[i] = !d.damped
 	}
@@ -163,7 +176,7 @@ func TestParseFailures(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		many = append(many, sec(i).Format(time.RFC3339))
 	}
-	d := decideFlapDamping(parseFailures(strings.Join(many, ",")), readyAt(metav1.ConditionFalse, sec(100)), sec(101), testDamping)
+	d := decideFlapDamping(parseFailures(strings.Join(many, ",")), readyAt(metav1.ConditionFalse, sec(100)), false, sec(101), testDamping)
 	if len(d.failures) != maxRecordedFailures || !d.failures[len(d.failures)-1].Equal(sec(100)) {
 		t.Errorf("kept %d failures ending %v, want the latest %d", len(d.failures), d.failures[len(d.failures)-1], maxRecordedFailures)
 	}

@@ -87,7 +87,7 @@ func planTaints(c *clusterv1alpha1.Cluster, now time.Time, cfg FlapDamping) tain
 	ready := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
 	taints, changed := schedulingTaints(c.Spec.Taints, ready, now)
 	stored := c.Annotations[clusterv1alpha1.AnnotationReadyFailures]
-	p := taintPlan{flap: decideFlapDamping(parseFailures(stored), ready, now, cfg)}
+	p := taintPlan{flap: decideFlapDamping(parseFailures(stored), ready, wasDown(c.Spec.Taints), now, cfg)}
 	p.failures = formatFailures(p.flap.failures)
 	if cfg.Hold <= 0 {
 		p.failures = stored
@@ -101,6 +101,18 @@ func planTaints(c *clusterv1alpha1.Cluster, now time.Time, cfg FlapDamping) tain
 	p.taints = taints
 	p.changed = changed || flapChanged || len(p.stamped) > 0 || p.failures != stored
 	return p
+}
+
+// wasDown says whether taints hold the not-ready or unreachable taint that
+// schedulingTaints keeps while Ready is not True: whether Ready was already
+// not True when this controller last wrote the cluster.
+func wasDown(taints []corev1.Taint) bool {
+	for i := range taints {
+		if taints[i].MatchTaint(&notReadyTaint) || taints[i].MatchTaint(&unreachableTaint) {
+			return true
+		}
+	}
+	return false
 }
 
 // Reconcile adds or removes the scheduling taints of one cluster, stamps

@@ -76,6 +76,17 @@ func TestTaintController(t *testing.T) {
 			wantWrites:   1,
 			wantEvents:   []string{"TaintClusterSucceed", EventReasonClusterFlapping},
 		},
+		// An agent reports False, then its Lease runs out: one outage. The
+		// not-ready taint the first look wrote says the cluster was down.
+		"False turning Unknown: unreachable replaces not-ready, no second failure": {
+			cluster: makeCluster("m1").Ready(metav1.ConditionUnknown, clusterv1alpha1.ClusterReasonNotReachable, now.Add(-time.Second)).
+				Failures(now.Add(-time.Minute)).
+				Taints(taintAt(clusterv1alpha1.TaintClusterNotReady, "", corev1.TaintEffectNoSchedule, t0)).Obj(),
+			want:         []corev1.Taint{taintAt(clusterv1alpha1.TaintClusterUnreachable, "", corev1.TaintEffectNoSchedule, now)},
+			wantFailures: formatFailures([]time.Time{now.Add(-time.Minute)}),
+			wantWrites:   1,
+			wantEvents:   []string{"TaintClusterSucceed"},
+		},
 		"a flapping cluster recovers: not-ready goes, flapping stays, back for the rest of the hold": {
 			cluster: makeCluster("m1").Ready(metav1.ConditionTrue, clusterv1alpha1.ClusterReasonReady, now.Add(-10*time.Second)).
 				Failures(now.Add(-2*time.Minute), now.Add(-time.Minute)).
