@@ -66,6 +66,15 @@ func (w *clusterWrapper) Failures(at ...time.Time) *clusterWrapper {
 	return w
 }
 
+// NoExecuteCleared sets the no-execute-cleared annotation.
+func (w *clusterWrapper) NoExecuteCleared(v string) *clusterWrapper {
+	if w.Annotations == nil {
+		w.Annotations = map[string]string{}
+	}
+	w.Annotations[clusterv1alpha1.AnnotationNoExecuteCleared] = v
+	return w
+}
+
 func (w *clusterWrapper) Version(v string) *clusterWrapper {
 	w.Status.KubernetesVersion = v
 	return w

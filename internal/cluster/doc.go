@@ -25,8 +25,11 @@
 //     cluster.karmada.io/unreachable:NoSchedule, following the Ready
 //     condition, and cluster.lifeboat.dev/flapping:NoSchedule with its
 //     record, the cluster.lifeboat.dev/ready-failures annotation (flap
-//     damping, flapdamping.go); and the timeAdded of NoExecute taints that
-//     have none, never changing one that is set. It touches no other taint.
+//     damping, flapdamping.go); the timeAdded of NoExecute taints that
+//     have none, never changing one that is set; and when the last
+//     NoExecute taint was removed, in the cluster.lifeboat.dev/no-execute-
+//     cleared annotation (failback's stabilization window counts from it).
+//     It touches no other taint.
 //
 // The health probe and its smoothing (readiness.go): every
 // --cluster-status-update-frequency the member's /readyz (or /healthz when

@@ -28,7 +28,7 @@ import (
 // not-ready:NoSchedule, unreachable:NoSchedule and flapping:NoSchedule
 // entries of it and the timeAdded of NoExecute taints that have none; and
 // the cluster.lifeboat.dev/ready-failures annotation (flap damping's
-// record).
+// record) and cluster.lifeboat.dev/no-execute-cleared (failback's).
 type TaintReconciler struct {
 	Client          client.Client
 	Recorder        events.EventRecorder
@@ -63,7 +63,9 @@ type taintPlan struct {
 	taints []corev1.Taint
 	// failures is the ready-failures annotation's value ("": none).
 	failures string
-	flap     flapDecision
+	// noExecute is the no-execute-cleared annotation's value ("": none).
+	noExecute string
+	flap      flapDecision
 	// stamped are the NoExecute taints that got timeAdded.
 	stamped []corev1.Taint
 	// flapping: the flapping taint was added (true) or removed (false);
@@ -99,8 +101,26 @@ func planTaints(c *clusterv1alpha1.Cluster, now time.Time, cfg FlapDamping) tain
 	}
 	taints, p.stamped = stampTimeAdded(taints, now)
 	p.taints = taints
-	p.changed = changed || flapChanged || len(p.stamped) > 0 || p.failures != stored
+	storedNoExecute := c.Annotations[clusterv1alpha1.AnnotationNoExecuteCleared]
+	p.noExecute = noExecuteRecord(storedNoExecute, taints, now)
+	p.changed = changed || flapChanged || len(p.stamped) > 0 || p.failures != stored || p.noExecute != storedNoExecute
 	return p
+}
+
+// noExecuteRecord is the no-execute-cleared annotation for a cluster with
+// taints at now, given its stored value: NoExecutePending while a NoExecute
+// taint is there; the time the cluster was first seen without one after
+// that; else the stored value as it is.
+func noExecuteRecord(stored string, taints []corev1.Taint, now time.Time) string {
+	for i := range taints {
+		if taints[i].Effect == corev1.TaintEffectNoExecute {
+			return clusterv1alpha1.NoExecutePending
+		}
+	}
+	if stored == clusterv1alpha1.NoExecutePending {
+		return now.UTC().Format(time.RFC3339)
+	}
+	return stored
 }
 
 // wasDown says whether taints hold the not-ready or unreachable taint that
@@ -150,6 +170,14 @@ func (r *TaintReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 			cluster.Annotations = map[string]string{}
 		}
 		cluster.Annotations[clusterv1alpha1.AnnotationReadyFailures] = p.failures
+	}
+	if p.noExecute == "" {
+		delete(cluster.Annotations, clusterv1alpha1.AnnotationNoExecuteCleared)
+	} else {
+		if cluster.Annotations == nil {
+			cluster.Annotations = map[string]string{}
+		}
+		cluster.Annotations[clusterv1alpha1.AnnotationNoExecuteCleared] = p.noExecute
 	}
 	if err := r.Client.Patch(ctx, &cluster, patch); err != nil {
 		if apierrors.IsConflict(err) {

@@ -27,12 +27,13 @@ func TestTaintController(t *testing.T) {
 	stampedManual := taintAt("example.com/maintenance", "yes", corev1.TaintEffectNoExecute, now)
 	policyTaint := taintAt(clusterv1alpha1.TaintClusterNotReady, "", corev1.TaintEffectNoExecute, t0)
 	cases := map[string]struct {
-		cluster      *clusterv1alpha1.Cluster
-		want         []corev1.Taint
-		wantFailures string
-		wantWrites   int
-		wantRequeue  time.Duration
-		wantEvents   []string
+		cluster       *clusterv1alpha1.Cluster
+		want          []corev1.Taint
+		wantFailures  string
+		wantNoExecute string
+		wantWrites    int
+		wantRequeue   time.Duration
+		wantEvents    []string
 	}{
 		"not ready gets the not-ready taint and the failure is recorded": {
 			cluster:      makeCluster("m1").Ready(metav1.ConditionFalse, clusterv1alpha1.ClusterReasonNotReachable, now.Add(-5*time.Second)).Taints(user).Obj(),
@@ -58,15 +59,40 @@ func TestTaintController(t *testing.T) {
 			wantWrites: 0,
 		},
 		"a NoExecute taint without timeAdded is stamped": {
-			cluster:    makeCluster("m1").Ready(metav1.ConditionTrue, clusterv1alpha1.ClusterReasonReady, t0).Taints(user, manual).Obj(),
-			want:       []corev1.Taint{user, stampedManual},
-			wantWrites: 1,
-			wantEvents: []string{"TaintClusterSucceed", EventReasonTaintTimeAdded},
+			cluster:       makeCluster("m1").Ready(metav1.ConditionTrue, clusterv1alpha1.ClusterReasonReady, t0).Taints(user, manual).Obj(),
+			want:          []corev1.Taint{user, stampedManual},
+			wantNoExecute: clusterv1alpha1.NoExecutePending,
+			wantWrites:    1,
+			wantEvents:    []string{"TaintClusterSucceed", EventReasonTaintTimeAdded},
 		},
 		"an existing timeAdded is never changed, a NoSchedule taint never stamped": {
-			cluster:    makeCluster("m1").Ready(metav1.ConditionTrue, clusterv1alpha1.ClusterReasonReady, t0).Taints(policyTaint, taint("a", "", corev1.TaintEffectNoSchedule)).Obj(),
-			want:       []corev1.Taint{policyTaint, taint("a", "", corev1.TaintEffectNoSchedule)},
-			wantWrites: 0,
+			cluster: makeCluster("m1").Ready(metav1.ConditionTrue, clusterv1alpha1.ClusterReasonReady, t0).Taints(policyTaint, taint("a", "", corev1.TaintEffectNoSchedule)).
+				NoExecuteCleared(clusterv1alpha1.NoExecutePending).Obj(),
+			want:          []corev1.Taint{policyTaint, taint("a", "", corev1.TaintEffectNoSchedule)},
+			wantNoExecute: clusterv1alpha1.NoExecutePending,
+			wantWrites:    0,
+		},
+		"a NoExecute taint is noted while it is there": {
+			cluster:       makeCluster("m1").Ready(metav1.ConditionTrue, clusterv1alpha1.ClusterReasonReady, t0).Taints(policyTaint).Obj(),
+			want:          []corev1.Taint{policyTaint},
+			wantNoExecute: clusterv1alpha1.NoExecutePending,
+			wantWrites:    1,
+			wantEvents:    []string{"TaintClusterSucceed"},
+		},
+		"the last NoExecute taint removed: when is recorded": {
+			cluster: makeCluster("m1").Ready(metav1.ConditionTrue, clusterv1alpha1.ClusterReasonReady, t0).Taints(user).
+				NoExecuteCleared(clusterv1alpha1.NoExecutePending).Obj(),
+			want:          []corev1.Taint{user},
+			wantNoExecute: now.UTC().Format(time.RFC3339),
+			wantWrites:    1,
+			wantEvents:    []string{"TaintClusterSucceed"},
+		},
+		"a recorded removal stays as it is": {
+			cluster: makeCluster("m1").Ready(metav1.ConditionTrue, clusterv1alpha1.ClusterReasonReady, t0).Taints(user).
+				NoExecuteCleared(t0.Format(time.RFC3339)).Obj(),
+			want:          []corev1.Taint{user},
+			wantNoExecute: t0.Format(time.RFC3339),
+			wantWrites:    0,
 		},
 		"a second failure within the window: not-ready and flapping in one write": {
 			cluster: makeCluster("m1").Ready(metav1.ConditionFalse, clusterv1alpha1.ClusterReasonNotReachable, now.Add(-time.Second)).
@@ -147,6 +173,9 @@ func TestTaintController(t *testing.T) {
 			}
 			if got := got.Annotations[clusterv1alpha1.AnnotationReadyFailures]; got != tc.wantFailures {
 				t.Errorf("ready-failures = %q, want %q", got, tc.wantFailures)
+			}
+			if got := got.Annotations[clusterv1alpha1.AnnotationNoExecuteCleared]; got != tc.wantNoExecute {
+				t.Errorf("no-execute-cleared = %q, want %q", got, tc.wantNoExecute)
 			}
 			var reasons []string
 			for len(rec.Events) > 0 {

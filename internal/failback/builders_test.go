@@ -67,6 +67,13 @@ func tainted(c *clusterv1alpha1.Cluster, key string, effect corev1.TaintEffect) 
 	return c
 }
 
+// untaintedAt sets the annotation the cluster-taint controller keeps:
+// the cluster's last NoExecute taint was removed at the given second.
+func untaintedAt(c *clusterv1alpha1.Cluster, seconds int) *clusterv1alpha1.Cluster {
+	c.Annotations = map[string]string{clusterv1alpha1.AnnotationNoExecuteCleared: at(seconds).UTC().Format(time.RFC3339)}
+	return c
+}
+
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 func equalBinding(a, b *workv1alpha2.ResourceBinding) bool { return equality.Semantic.DeepEqual(a, b) }

@@ -195,7 +195,8 @@ func clusterHealthChanged() predicate.Predicate {
 			}
 			ro, rn := ready(o), ready(n)
 			return ro.Status != rn.Status || !ro.LastTransitionTime.Equal(&rn.LastTransitionTime) ||
-				!equality.Semantic.DeepEqual(o.Spec.Taints, n.Spec.Taints)
+				!equality.Semantic.DeepEqual(o.Spec.Taints, n.Spec.Taints) ||
+				o.Annotations[clusterv1alpha1.AnnotationNoExecuteCleared] != n.Annotations[clusterv1alpha1.AnnotationNoExecuteCleared]
 		},
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },

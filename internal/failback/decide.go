@@ -81,8 +81,10 @@ type Input struct {
 //  5. X exists, is not deleting, is Ready, has no NoExecute taint and no
 //     flapping taint, and has been Ready for the whole window (Ready's
 //     lastTransitionTime at most now − stabilizationSeconds; a flap
-//     restarts the window) and the workload left it at least a window
-//     ago (after an application failover X stayed Ready: the window then
+//     restarts the window), its last NoExecute taint was removed at
+//     least a window ago (AnnotationNoExecuteCleared: a taint taken off
+//     is a recovery too), and the workload left it at least a window ago
+//     (after an application failover X stayed Ready: the window then
 //     gives the application's fault time to be fixed); otherwise wait
 //     until the window ends.
 //  6. A fresh schedule (core.Schedule with Fresh) on the current clusters
@@ -171,6 +173,10 @@ func decideCluster(in Input, x string, c *clusterv1alpha1.Cluster, window time.D
 		return Decision{Verdict: Wait, Cluster: x, At: end, ReadySince: since,
 			Reason: fmt.Sprintf("cluster %s has been Ready only since %s", x, since.UTC().Format(time.RFC3339))}
 	}
+	if cleared := noExecuteCleared(c, in.Now); in.Now.Before(cleared.Add(window)) {
+		return Decision{Verdict: Wait, Cluster: x, At: cleared.Add(window), ReadySince: since,
+			Reason: fmt.Sprintf("cluster %s's last NoExecute taint was removed only at %s", x, cleared.UTC().Format(time.RFC3339))}
+	}
 	if left := leftAt(in.Status, x); in.Now.Before(left.Add(window)) {
 		return Decision{Verdict: Wait, Cluster: x, At: left.Add(window), ReadySince: since,
 			Reason: fmt.Sprintf("it left %s only at %s", x, left.UTC().Format(time.RFC3339))}
@@ -190,6 +196,23 @@ func decideCluster(in Input, x string, c *clusterv1alpha1.Cluster, window time.D
 	}
 	return Decision{Verdict: Move, Cluster: x, ReadySince: since,
 		Reason: fmt.Sprintf("cluster %s has been Ready since %s and a fresh schedule places it there", x, since.UTC().Format(time.RFC3339))}
+}
+
+// noExecuteCleared is when cluster c's last NoExecute taint was removed,
+// from its no-execute-cleared annotation (the zero time when it never had
+// one, or the annotation does not parse). A removal the cluster-taint
+// controller has not recorded yet (the annotation still pending) counts as
+// now.
+func noExecuteCleared(c *clusterv1alpha1.Cluster, now time.Time) time.Time {
+	v := c.Annotations[clusterv1alpha1.AnnotationNoExecuteCleared]
+	if v == clusterv1alpha1.NoExecutePending {
+		return now
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil || t.After(now) {
+		return time.Time{}
+	}
+	return t
 }
 
 // mayMove is the part of Decide that needs no Cluster: rules 1 to 3. A

@@ -133,6 +133,31 @@ func TestDecide(t *testing.T) {
 				b.Spec.Failover.Failback.AfterApplicationFailover = true
 			},
 		},
+		// A maintenance taint taken off: Ready never changed, and the
+		// workload left long ago; the window counts from the removal.
+		"rule 5, must not: member1's NoExecute taint removed less than a window ago": {
+			binding: makeBinding("a"), clusters: with(untaintedAt(readySince("member1", -7200), -100), readySince("member2", -7200)),
+			want: Wait, wantAt: at(500), reason: "NoExecute taint was removed only at",
+		},
+		"rule 5, must not: a removal not recorded yet counts from now": {
+			binding: makeBinding("a"), clusters: with(func() *clusterv1alpha1.Cluster {
+				c := readySince("member1", -7200)
+				c.Annotations = map[string]string{clusterv1alpha1.AnnotationNoExecuteCleared: clusterv1alpha1.NoExecutePending}
+				return c
+			}(), readySince("member2", -7200)),
+			want: Wait, wantAt: at(600),
+		},
+		"rule 5: a NoExecute taint removed more than a window ago": {
+			binding: makeBinding("a"), clusters: with(untaintedAt(readySince("member1", -600), -600), readySince("member2", -7200)), want: Move,
+		},
+		"rule 5: a removal time that does not parse is left out": {
+			binding: makeBinding("a"), clusters: with(func() *clusterv1alpha1.Cluster {
+				c := readySince("member1", -600)
+				c.Annotations = map[string]string{clusterv1alpha1.AnnotationNoExecuteCleared: "yesterday"}
+				return c
+			}(), readySince("member2", -7200)),
+			want: Move,
+		},
 		"rule 6, must not: a fresh schedule would not place it on member1": {
 			binding: makeBinding("a"), clusters: stable(), want: Stay, reason: "would not place it on member1",
 			mutate: func(b *workv1alpha2.ResourceBinding) {

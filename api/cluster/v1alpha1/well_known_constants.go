@@ -71,4 +71,13 @@ const (
 	// (bounded, recent ones only). The cluster-taint controller keeps it to
 	// damp a flapping cluster; removing it forgives the cluster.
 	AnnotationReadyFailures = "cluster.lifeboat.dev/ready-failures"
+	// AnnotationNoExecuteCleared (Lifeboat's) says when the cluster's last
+	// NoExecute taint was removed, in RFC 3339, or NoExecutePending while
+	// it has one. The cluster-taint controller keeps it; failback waits a
+	// stabilization window after that time, as it does after Ready turns
+	// True, so that a taint taken off does not bring workloads back at once.
+	AnnotationNoExecuteCleared = "cluster.lifeboat.dev/no-execute-cleared"
+	// NoExecutePending is AnnotationNoExecuteCleared's value while the
+	// cluster has a NoExecute taint.
+	NoExecutePending = "pending"
 )
