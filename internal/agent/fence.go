@@ -245,31 +245,18 @@ func (f *Fencer) scan(ctx context.Context, now time.Time) (int, error) {
 }
 
 // stop fences one copy; it returns what it did ("" when it was stopped
-// already).
+// already). ScaleToZero scales a copy whose kind has replicas to zero; a
+// kind without replicas, or one the interpreter cannot scale (it reports
+// replicas but has no rule to change them), is deleted instead, so that a
+// copy counted as stopped never runs on. An interpreter error is returned
+// and tried again at the next scan: a script's failure never deletes.
 func (f *Fencer) stop(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, s fencing.Spec) (string, error) {
 	client := f.Member.Resource(gvr).Namespace(obj.GetNamespace())
 	if s.Action == policyv1alpha1.FencingScaleToZero {
-		replicas, _, ok, err := f.Replicas.GetReplicas(obj)
-		if err == nil && ok {
-			if replicas == 0 {
-				return "", nil
-			}
-			revised, err := f.Replicas.ReviseReplica(obj, 0)
-			if err != nil {
-				return "", fmt.Errorf("scaling %s %s/%s to zero: %w", gvr.Resource, obj.GetNamespace(), obj.GetName(), err)
-			}
-			annotations := revised.GetAnnotations()
-			if annotations == nil {
-				annotations = map[string]string{}
-			}
-			annotations[fencing.ReplicasAnnotation] = strconv.FormatInt(int64(replicas), 10)
-			revised.SetAnnotations(annotations)
-			if _, err := client.Update(ctx, revised, metav1.UpdateOptions{FieldManager: "lifeboat-fencing"}); err != nil {
-				return "", fmt.Errorf("scaling %s %s/%s to zero: %w", gvr.Resource, obj.GetNamespace(), obj.GetName(), err)
-			}
-			return "scaled to zero", nil
+		done, scaled, err := f.scaleToZero(ctx, gvr, obj)
+		if err != nil || scaled {
+			return done, err
 		}
-		// A kind without replicas cannot be scaled: it is deleted.
 	}
 	background := metav1.DeletePropagationBackground
 	uid := obj.GetUID()
@@ -278,6 +265,45 @@ func (f *Fencer) stop(ctx context.Context, gvr schema.GroupVersionResource, obj 
 		return "", fmt.Errorf("deleting %s %s/%s: %w", gvr.Resource, obj.GetNamespace(), obj.GetName(), err)
 	}
 	return "deleted", nil
+}
+
+// scaleToZero scales obj to zero replicas, recording the replicas it had.
+// scaled is false when its kind cannot be scaled (no replicas, or a
+// revision that leaves them as they are): the caller deletes it.
+func (f *Fencer) scaleToZero(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured) (done string, scaled bool, err error) {
+	what := fmt.Sprintf("%s %s/%s", gvr.Resource, obj.GetNamespace(), obj.GetName())
+	replicas, _, ok, err := f.Replicas.GetReplicas(obj)
+	switch {
+	case err != nil:
+		return "", false, fmt.Errorf("reading the replicas of %s to scale it to zero (not deleted; tried again): %w", what, err)
+	case !ok:
+		return "", false, nil
+	case replicas == 0:
+		return "", true, nil
+	}
+	revised, err := f.Replicas.ReviseReplica(obj, 0)
+	if err != nil {
+		return "", false, fmt.Errorf("scaling %s to zero (not deleted; tried again): %w", what, err)
+	}
+	after, _, ok, err := f.Replicas.GetReplicas(revised)
+	switch {
+	case err != nil:
+		return "", false, fmt.Errorf("reading the replicas of %s scaled to zero (not deleted; tried again): %w", what, err)
+	case !ok || after != 0:
+		// No rule changes this kind's replicas: writing it back would leave
+		// it running while it counts as stopped.
+		return "", false, nil
+	}
+	annotations := revised.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[fencing.ReplicasAnnotation] = strconv.FormatInt(int64(replicas), 10)
+	revised.SetAnnotations(annotations)
+	if _, err := f.Member.Resource(gvr).Namespace(obj.GetNamespace()).Update(ctx, revised, metav1.UpdateOptions{FieldManager: "lifeboat-fencing"}); err != nil {
+		return "", false, fmt.Errorf("scaling %s to zero: %w", what, err)
+	}
+	return "scaled to zero", true, nil
 }
 
 // listableResources are the member's resources that can be listed and

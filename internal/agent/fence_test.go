@@ -23,6 +23,7 @@ import (
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/fencing"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 )
@@ -317,4 +318,58 @@ func TestFencerUnfences(t *testing.T) {
 	if len(unfenced) != 1 {
 		t.Errorf("OnUnfenced called %d times, want 1", len(unfenced))
 	}
+}
+
+// scriptedReplicas stands for an interpreter with a customization: its
+// replica rule fails, or it has no rule to revise the replicas.
+type scriptedReplicas struct {
+	Replicas
+	getErr    error
+	noRevised bool
+}
+
+func (s scriptedReplicas) GetReplicas(obj *unstructured.Unstructured) (int32, *workv1alpha2.ReplicaRequirements, bool, error) {
+	if s.getErr != nil {
+		return 0, nil, false, s.getErr
+	}
+	return s.Replicas.GetReplicas(obj)
+}
+
+func (s scriptedReplicas) ReviseReplica(obj *unstructured.Unstructured, replicas int64) (*unstructured.Unstructured, error) {
+	if s.noRevised {
+		return obj.DeepCopy(), nil
+	}
+	return s.Replicas.ReviseReplica(obj, replicas)
+}
+
+// A ScaleToZero copy whose replica script fails is neither deleted nor
+// counted as stopped: the scan reports the error and tries again. One whose
+// kind reports replicas but has no rule to change them is deleted, never
+// written back running and counted as stopped.
+func TestFencerScaleToZeroWithAScriptedKind(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	t.Run("the replica script fails", func(t *testing.T) {
+		clk := clocktesting.NewFakeClock(t0.Add(time.Minute))
+		f, dyn := newFencer(t, &fakeRenewals{last: t0, attempted: true}, clk, deployment("web", 3, "ScaleToZero", ""))
+		f.Replicas = scriptedReplicas{Replicas: f.Replicas, getErr: errors.New("script error: attempt to index a nil value")}
+		n, err := f.scan(ctx, clk.Now())
+		if err == nil || n != 0 {
+			t.Errorf("scan: %d stopped, error %v; want 0 and the script's error", n, err)
+		}
+		if got, ok := replicasOf(t, dyn, "web"); !ok || got != 3 {
+			t.Errorf("web: replicas %d, exists %t; want it kept at 3 while its script fails", got, ok)
+		}
+	})
+	t.Run("no rule revises the replicas", func(t *testing.T) {
+		clk := clocktesting.NewFakeClock(t0.Add(time.Minute))
+		f, dyn := newFencer(t, &fakeRenewals{last: t0, attempted: true}, clk, deployment("web", 3, "ScaleToZero", ""))
+		f.Replicas = scriptedReplicas{Replicas: f.Replicas, noRevised: true}
+		if n, err := f.scan(ctx, clk.Now()); err != nil || n != 1 {
+			t.Fatalf("scan: %d stopped, %v; want 1", n, err)
+		}
+		if got, ok := replicasOf(t, dyn, "web"); ok {
+			t.Errorf("web still exists with %d replicas: counted as stopped while it runs", got)
+		}
+	})
 }
