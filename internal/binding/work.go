@@ -94,6 +94,11 @@ func renderWork(in renderInput) (*workv1alpha1.Work, error) {
 			if manifest, err = in.interp.ReviseReplica(manifest, int64(in.target.replicas)); err != nil {
 				return nil, fmt.Errorf("revising replicas to %d: %w", in.target.replicas, err)
 			}
+			// A revision rule (a script) may not rename the object: the
+			// override policies and the Work are matched to the template.
+			if err := overrides.IdentityChange(in.template, manifest); err != nil {
+				return nil, fmt.Errorf("revising replicas to %d: %w", in.target.replicas, err)
+			}
 			revised = true
 		}
 	}

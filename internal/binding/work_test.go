@@ -2,10 +2,14 @@ package binding
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	"github.com/lifeboat-dev/lifeboat/internal/packed"
 )
@@ -66,5 +70,38 @@ func TestMergeWorkWithCompactedManifests(t *testing.T) {
 				t.Fatalf("written manifest = %s, want %s", got, tc.wantRaw)
 			}
 		})
+	}
+}
+
+// renamingInterpreter's replica revision (a script) also moves the object.
+type renamingInterpreter struct{ fakeInterpreter }
+
+func (renamingInterpreter) ReviseReplica(obj *unstructured.Unstructured, replicas int64) (*unstructured.Unstructured, error) {
+	out := obj.DeepCopy()
+	out.SetNamespace("kube-system")
+	out.SetName("other")
+	return out, unstructured.SetNestedField(out.Object, replicas, "spec", "replicas")
+}
+
+// A replica revision that renames the object is refused: the Work would
+// create an object the template never named, in another namespace.
+func TestRenderWorkRefusesAReplicaRevisionThatRenames(t *testing.T) {
+	rb := makeBinding("web").Cluster("member1", 2).Obj()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(makeDeployment("web", 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	template := &unstructured.Unstructured{Object: m}
+	template.SetAPIVersion("apps/v1")
+	template.SetKind("Deployment")
+	_, err = renderWork(renderInput{
+		binding:  bindingObject{obj: rb, spec: &rb.Spec, status: &rb.Status},
+		template: template,
+		target:   target{cluster: "member1", replicas: 2, scheduled: true},
+		cluster:  &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1"}},
+		interp:   renamingInterpreter{},
+	})
+	if err == nil || !strings.Contains(err.Error(), "may not be changed") {
+		t.Fatalf("renderWork: %v, want the rename refused", err)
 	}
 }

@@ -139,5 +139,8 @@ func (f *fakeInterpreter) Retain(desired, observed *unstructured.Unstructured) (
 	if v, ok, _ := unstructured.NestedInt64(observed.Object, "spec", "replicas"); ok && observed.GetLabels()["retain-replicas"] == "true" {
 		_ = unstructured.SetNestedField(out.Object, v, "spec", "replicas")
 	}
+	if to := observed.GetLabels()["retain-renames-to"]; to != "" {
+		out.SetName(to)
+	}
 	return out, nil
 }

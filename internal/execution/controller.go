@@ -35,6 +35,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/fencing"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
+	"github.com/lifeboat-dev/lifeboat/internal/overrides"
 	"github.com/lifeboat-dev/lifeboat/internal/queue"
 )
 
@@ -454,6 +455,11 @@ func (r *Reconciler) applyManifest(ctx context.Context, cluster string, work *wo
 		if r.Interpreter != nil {
 			retained, err := r.Interpreter.Retain(desired, observed)
 			if err != nil {
+				return failed(res, fmt.Errorf("retaining member fields: %w", err))
+			}
+			// A retention rule (a script) that renames the object would
+			// force-apply over one the conflict check never saw.
+			if err := overrides.IdentityChange(desired, retained); err != nil {
 				return failed(res, fmt.Errorf("retaining member fields: %w", err))
 			}
 			if retained, err = RestoreFencedReplicas(r.Interpreter, desired, retained, observed); err != nil {

@@ -542,6 +542,27 @@ func TestRetainKeepsMemberOwnedFields(t *testing.T) {
 	}
 }
 
+// A retention rule (a script) that renames the object is refused: applied,
+// it would force-write an object the conflict check never looked at.
+func TestRetainThatRenamesIsRefused(t *testing.T) {
+	manifest := deployment("nginx", 2)
+	manifest.SetLabels(map[string]string{"retain-renames-to": "theirs"})
+	work := MakeWork("nginx", "member1").Manifest(manifest).Obj()
+	f := newFixture(t, work)
+	f.mustReconcile(work)
+	theirs := deployment("theirs", 7)
+	f.env.Put("member1", mct.Deployments, theirs)
+
+	_, _ = f.reconcile(work)
+
+	if got := f.env.Lookup("member1", mct.Deployments, "default", "theirs"); got == nil || IsManaged(got) {
+		t.Fatalf("an object the Work does not name was written: %v", got)
+	}
+	if c := f.applied(work); c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "may not be changed") {
+		t.Errorf("Applied = %+v, want False naming the refused change", c)
+	}
+}
+
 func deleteWork(t *testing.T, f *fixture, work *workv1alpha1.Work) {
 	t.Helper()
 	if err := f.client.Delete(f.ctx, f.get(work)); err != nil {
