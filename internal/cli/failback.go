@@ -107,12 +107,12 @@ func failbackRows(ctx context.Context, c client.Reader, now time.Time) ([]failba
 		cs = append(cs, &clusters.Items[i])
 	}
 	rows := []failbackRow{}
-	add := func(kind, ns, name string, annotations map[string]string, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) {
+	add := func(kind, ns, name string, labels, annotations map[string]string, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus) {
 		if spec.Failover == nil || spec.Failover.Failback == nil {
 			return
 		}
 		rows = append(rows, failbackRow{Kind: kind, Namespace: ns, Name: name,
-			Pending: failback.Describe(annotations, spec, status, cs, now)})
+			Pending: failback.Describe(labels, annotations, spec, status, cs, now)})
 	}
 	var rbs workv1alpha2.ResourceBindingList
 	if err := c.List(ctx, &rbs); err != nil {
@@ -120,7 +120,7 @@ func failbackRows(ctx context.Context, c client.Reader, now time.Time) ([]failba
 	}
 	for i := range rbs.Items {
 		b := &rbs.Items[i]
-		add("ResourceBinding", b.Namespace, b.Name, b.Annotations, &b.Spec, &b.Status)
+		add("ResourceBinding", b.Namespace, b.Name, b.Labels, b.Annotations, &b.Spec, &b.Status)
 	}
 	var crbs workv1alpha2.ClusterResourceBindingList
 	if err := c.List(ctx, &crbs); err != nil {
@@ -128,7 +128,7 @@ func failbackRows(ctx context.Context, c client.Reader, now time.Time) ([]failba
 	}
 	for i := range crbs.Items {
 		b := &crbs.Items[i]
-		add("ClusterResourceBinding", "", b.Name, b.Annotations, &b.Spec, &b.Status)
+		add("ClusterResourceBinding", "", b.Name, b.Labels, b.Annotations, &b.Spec, &b.Status)
 	}
 	sort.SliceStable(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]

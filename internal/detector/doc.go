@@ -74,8 +74,9 @@
 // binding when its template is deleted (or was replaced by a new object of
 // the same name). When a policy is deleted its claim is removed from its
 // bindings first and then from its templates; bindings, Works and member
-// objects stay (Karmada's behaviour), and the template's update lets another
-// matching policy claim it.
+// objects stay (Karmada's behaviour), the scheduler leaves an unclaimed
+// binding where it is (scheduler.Claimed), and the template's update lets
+// another matching policy claim it.
 //
 // activationPreference: Lazy. A policy change is not copied into an existing
 // binding until the template itself changes (its resourceVersion differs

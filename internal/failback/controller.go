@@ -30,6 +30,7 @@ import (
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
 	"github.com/lifeboat-dev/lifeboat/internal/queue"
+	"github.com/lifeboat-dev/lifeboat/internal/scheduler"
 )
 
 // Event reasons on the binding.
@@ -266,7 +267,8 @@ func (r *Reconciler) reconcile(ctx context.Context, k kind, req ctrl.Request) (c
 
 	// 2. Decide; the Clusters are read only for a binding that has
 	// somewhere to go back to.
-	if !mayMove(spec, status, r.SchedulerName) {
+	released := !scheduler.Claimed(obj.GetLabels())
+	if released || !mayMove(spec, status, r.SchedulerName) {
 		r.Gate.Drop(key)
 		return ctrl.Result{}, nil
 	}
@@ -278,7 +280,7 @@ func (r *Reconciler) reconcile(ctx context.Context, k kind, req ctrl.Request) (c
 	for i := range clusters.Items {
 		cs = append(cs, &clusters.Items[i])
 	}
-	d := Decide(Input{Spec: spec, Status: status, Clusters: cs, SchedulerName: r.SchedulerName, Now: now})
+	d := Decide(Input{Spec: spec, Status: status, Clusters: cs, SchedulerName: r.SchedulerName, Released: released, Now: now})
 	switch d.Verdict {
 	case Stay:
 		r.Gate.Drop(key)

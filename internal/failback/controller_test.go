@@ -24,6 +24,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
@@ -512,7 +513,8 @@ func observations(h prometheus.Histogram) uint64 {
 // way.
 func TestReconcileStartsFailbackOfClusterResourceBinding(t *testing.T) {
 	rb := makeBinding("a").obj()
-	crb := &workv1alpha2.ClusterResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: "a-deployment", Generation: rb.Generation}, Spec: rb.Spec, Status: rb.Status}
+	crb := &workv1alpha2.ClusterResourceBinding{ObjectMeta: metav1.ObjectMeta{Name: "a-deployment", Generation: rb.Generation,
+		Labels: map[string]string{policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel: "cpp-id"}}, Spec: rb.Spec, Status: rb.Status}
 	e := newEnv(t, 10, append(members(-600), crb)...)
 	if _, err := e.r.reconcile(context.Background(), kinds[1], ctrl.Request{NamespacedName: types.NamespacedName{Name: crb.Name}}); err != nil {
 		t.Fatal(err)

@@ -56,6 +56,9 @@ type Input struct {
 	// InFlight: a failback of this binding was asked for and has not
 	// finished (its FailbackAnnotation is set).
 	InFlight bool
+	// Released: no policy claims the binding any more (scheduler.Claimed
+	// is false for its labels); the scheduler leaves it where it is.
+	Released bool
 	// SchedulerName is the spec.schedulerName of the scheduler that takes
 	// the request; empty means scheduler.DefaultSchedulerName.
 	SchedulerName string
@@ -64,10 +67,10 @@ type Input struct {
 
 // Decide says whether a binding moves back, and where:
 //
-//  1. The binding has spec.failover.failback, and the scheduler takes the
-//     request (scheduler.HandlesSpec: spec.schedulerName is its own and
-//     scheduling is not suspended); a request no scheduler takes would
-//     stay open for good.
+//  1. The binding has spec.failover.failback, a policy claims it, and the
+//     scheduler takes the request (scheduler.HandlesSpec: spec.schedulerName
+//     is its own and scheduling is not suspended); a request no scheduler
+//     takes would stay open for good.
 //  2. Nothing is in flight: no eviction task is open, no failback of it
 //     is unfinished, and no requested schedule is pending
 //     (spec.rescheduleTriggeredAt after status.lastScheduledTime).
@@ -97,6 +100,9 @@ func Decide(in Input) Decision {
 	// 1.
 	if in.Spec.Failover == nil || in.Spec.Failover.Failback == nil {
 		return stay("failback is not configured")
+	}
+	if in.Released {
+		return stay("no policy claims it any more (its policy was deleted, or no longer selects the template): the scheduler leaves it where it is")
 	}
 	if why := notScheduled(in.Spec, in.SchedulerName); why != "" {
 		return stay(why)

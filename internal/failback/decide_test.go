@@ -24,6 +24,7 @@ func TestDecide(t *testing.T) {
 		mutate   func(b *workv1alpha2.ResourceBinding)
 		clusters []*clusterv1alpha1.Cluster
 		inFlight bool
+		released bool
 		// scheduler is the scheduler name the controller runs with.
 		scheduler string
 		want      Verdict
@@ -52,6 +53,9 @@ func TestDecide(t *testing.T) {
 		"rule 1: a binding of the scheduler configured": {
 			binding: makeBinding("a"), clusters: stable(), scheduler: "edge-scheduler", want: Move,
 			mutate: func(b *workv1alpha2.ResourceBinding) { b.Spec.SchedulerName = "edge-scheduler" },
+		},
+		"rule 1, must not: no policy claims it any more": {
+			binding: makeBinding("a"), clusters: stable(), released: true, want: Stay, reason: "no policy claims it",
 		},
 		"rule 2, must not: an eviction task is open": {
 			binding: makeBinding("a"), clusters: stable(), want: Stay, reason: "eviction is in flight",
@@ -176,7 +180,7 @@ func TestDecide(t *testing.T) {
 				tc.mutate(b)
 			}
 			orig := b.DeepCopy()
-			d := Decide(Input{Spec: &b.Spec, Status: &b.Status, Clusters: tc.clusters, InFlight: tc.inFlight, SchedulerName: tc.scheduler, Now: at(0)})
+			d := Decide(Input{Spec: &b.Spec, Status: &b.Status, Clusters: tc.clusters, InFlight: tc.inFlight, Released: tc.released, SchedulerName: tc.scheduler, Now: at(0)})
 			if d.Verdict != tc.want {
 				t.Fatalf("verdict %s (%s), want %s", d.Verdict, d.Reason, tc.want)
 			}
@@ -191,7 +195,7 @@ func TestDecide(t *testing.T) {
 			}
 			// mayMove, the controller's shortcut, never refuses what
 			// Decide would not refuse for the same reason.
-			if !tc.inFlight && !mayMove(&b.Spec, &b.Status, tc.scheduler) && d.Verdict != Stay {
+			if !tc.inFlight && !tc.released && !mayMove(&b.Spec, &b.Status, tc.scheduler) && d.Verdict != Stay {
 				t.Errorf("mayMove refused a %s", d.Verdict)
 			}
 			if !equalBinding(b, orig) {

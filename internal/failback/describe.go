@@ -6,6 +6,7 @@ import (
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/scheduler"
 )
 
 // States of a binding's failback, as `lifeboat failback` shows them.
@@ -31,7 +32,7 @@ type Pending struct {
 // Describe says where a binding's failback stands at now, with the
 // decision the controller makes (Decide); the fleet's cap and rate are not
 // part of it.
-func Describe(annotations map[string]string, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus,
+func Describe(labels, annotations map[string]string, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus,
 	clusters []*clusterv1alpha1.Cluster, now time.Time) Pending {
 	if v, ok := annotations[FailbackAnnotation]; ok {
 		f, err := parseInFlight(v)
@@ -41,7 +42,7 @@ func Describe(annotations map[string]string, spec *workv1alpha2.ResourceBindingS
 		return Pending{State: StateMoving, Cluster: f.cluster,
 			Reason: fmt.Sprintf("moving back to %s; the current copy stays until the copy there is Healthy", f.cluster)}
 	}
-	d := Decide(Input{Spec: spec, Status: status, Clusters: clusters, Now: now})
+	d := Decide(Input{Spec: spec, Status: status, Clusters: clusters, Released: !scheduler.Claimed(labels), Now: now})
 	switch d.Verdict {
 	case Move:
 		return Pending{State: StateDue, Cluster: d.Cluster, Reason: "goes back as soon as --failback-max-concurrent and --failback-rate admit it: " + d.Reason}

@@ -47,7 +47,7 @@ func TestDescribe(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			b := tc.binding.obj()
-			got := Describe(tc.annotations, &b.Spec, &b.Status, tc.clusters, t0)
+			got := Describe(b.Labels, tc.annotations, &b.Spec, &b.Status, tc.clusters, t0)
 			if got.State != tc.want || got.Cluster != tc.cluster || !got.At.Equal(tc.at) || !contains(got.Reason, tc.reason) {
 				t.Errorf("Describe = %+v, want state %s, cluster %q, at %s, a reason with %q", got, tc.want, tc.cluster, tc.at, tc.reason)
 			}

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
@@ -101,10 +102,23 @@ func viewOf(obj client.Object) (binding, bool) {
 	return binding{}, false
 }
 
-// handles says whether the binding is this scheduler's (HandlesSpec).
+// handles says whether the binding is this scheduler's: a policy claims it
+// (Claimed) and HandlesSpec.
 func (r *Reconciler) handles(obj client.Object) bool {
 	b, ok := viewOf(obj)
-	return ok && HandlesSpec(b.spec, r.schedulerName())
+	return ok && Claimed(obj.GetLabels()) && HandlesSpec(b.spec, r.schedulerName())
+}
+
+// Claimed says whether a binding with these labels is scheduled at all: a
+// PropagationPolicy or ClusterPropagationPolicy claims it (its permanent-id
+// label), or another controller manages it (binding.karmada.io/managed-by).
+// A binding whose policy was deleted, or no longer selects its template,
+// stays where it is, with its Works and member copies, as in Karmada: no
+// placement of a policy that is gone moves it.
+func Claimed(labels map[string]string) bool {
+	return labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] != "" ||
+		labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel] != "" ||
+		labels[workv1alpha2.BindingManagedByLabel] != ""
 }
 
 // HandlesSpec says whether the scheduler named schedulerName schedules a

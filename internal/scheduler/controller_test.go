@@ -307,6 +307,31 @@ func TestReconcileOnlyObservedGeneration(t *testing.T) {
 	}
 }
 
+// A binding no policy claims any more (its policy was deleted, or no
+// longer selects the template) stays where it is: its placement, which
+// no longer fits (member1 left the affinity), moves nothing, and a
+// binding claimed again is scheduled as before.
+func TestReconcileReleasedBindingStaysWhereItIs(t *testing.T) {
+	placement := st.MakePlacement().ClusterNames("member2").Obj()
+	b := st.MakeBinding("default", "nginx").Replicas(2).Placement(placement).Generation(3).Cluster("member1", 2).
+		SchedulerStatus(2, &metav1.Time{Time: testNow.Add(-time.Hour)}, "")
+	h := newHarness(t, append(threeMembers(), b.Released().Obj())...)
+
+	_, got := h.reconcileRB(t, "nginx-deployment")
+
+	if h.writes != 0 || len(got.Spec.Clusters) != 1 || got.Spec.Clusters[0].Name != "member1" {
+		t.Fatalf("a released binding was scheduled: %d writes, spec.clusters %v", h.writes, got.Spec.Clusters)
+	}
+	if Claimed(got.Labels) || !Claimed(st.MakeBinding("default", "nginx").Obj().Labels) {
+		t.Error("Claimed does not follow the policy's permanent-id label")
+	}
+	for _, l := range []string{policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel, workv1alpha2.BindingManagedByLabel} {
+		if !Claimed(map[string]string{l: "x"}) {
+			t.Errorf("a binding labelled %s is not scheduled", l)
+		}
+	}
+}
+
 func TestReconcileUnschedulableRetries(t *testing.T) {
 	rb := st.MakeBinding("default", "nginx").Replicas(50).Placement(st.MakePlacement().DynamicWeight().Obj()).Obj()
 	h := newHarness(t, st.MakeCluster("member1").Free(2, "").Obj(), st.MakeCluster("member2").Free(3, "").Obj(), rb)
@@ -368,7 +393,8 @@ func TestReconcileClusterAffinitiesRecordsTerm(t *testing.T) {
 
 func TestReconcileClusterResourceBinding(t *testing.T) {
 	crb := &workv1alpha2.ClusterResourceBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "team-namespace", Generation: 1},
+		ObjectMeta: metav1.ObjectMeta{Name: "team-namespace", Generation: 1,
+			Labels: map[string]string{policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel: "cpp-id"}},
 		Spec: workv1alpha2.ResourceBindingSpec{
 			Resource:  workv1alpha2.ObjectReference{APIVersion: "v1", Kind: "Namespace", Name: "team"},
 			Placement: st.MakePlacement().Exclude("member3").Obj(),

@@ -67,7 +67,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			return fmt.Errorf("indexing %T by %s: %w", obj, IndexScheduled, err)
 		}
 	}
-	bindingEvents := builder.WithPredicates(predicate.GenerationChangedPredicate{}, predicate.NewPredicateFuncs(r.handles))
+	// A binding claimed again by a policy (its labels change, not its
+	// generation) is looked at too: its spec may have changed meanwhile.
+	bindingEvents := builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, claimChanged()), predicate.NewPredicateFuncs(r.handles))
 	opts := controller.Options{MaxConcurrentReconciles: r.MaxConcurrentReconciles, NewQueue: queue.New}
 
 	if err := ctrl.NewControllerManagedBy(mgr).
@@ -200,4 +202,17 @@ func listOptions(pendingOnly bool) []client.ListOption {
 		opts = append(opts, client.MatchingFields{IndexScheduled: "false"})
 	}
 	return opts
+}
+
+// claimChanged passes updates that change whether a policy claims the
+// binding (Claimed).
+func claimChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			return e.ObjectOld != nil && e.ObjectNew != nil && Claimed(e.ObjectOld.GetLabels()) != Claimed(e.ObjectNew.GetLabels())
+		},
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 }

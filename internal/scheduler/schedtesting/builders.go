@@ -234,11 +234,12 @@ func (w *PlacementWrapper) Aggregated() *PlacementWrapper {
 type BindingWrapper struct{ workv1alpha2.ResourceBinding }
 
 // MakeBinding returns a binding of Deployment namespace/name (binding name
-// <name>-deployment) with generation 1.
+// <name>-deployment) with generation 1, claimed by a PropagationPolicy.
 func MakeBinding(namespace, name string) *BindingWrapper {
 	return &BindingWrapper{workv1alpha2.ResourceBinding{
-		TypeMeta:   metav1.TypeMeta{APIVersion: workv1alpha2.SchemeGroupVersion.String(), Kind: "ResourceBinding"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name + "-deployment", Generation: 1},
+		TypeMeta: metav1.TypeMeta{APIVersion: workv1alpha2.SchemeGroupVersion.String(), Kind: "ResourceBinding"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name + "-deployment", Generation: 1,
+			Labels: map[string]string{policyv1alpha1.PropagationPolicyPermanentIDLabel: "policy-" + name}},
 		Spec: workv1alpha2.ResourceBindingSpec{
 			Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: namespace, Name: name, UID: types.UID(name + "-uid")},
 		},
@@ -247,6 +248,13 @@ func MakeBinding(namespace, name string) *BindingWrapper {
 
 // Obj returns a copy of the binding.
 func (w *BindingWrapper) Obj() *workv1alpha2.ResourceBinding { return w.DeepCopy() }
+
+// Released removes the policy's claim, as the detector does when the
+// policy is deleted or no longer selects the template.
+func (w *BindingWrapper) Released() *BindingWrapper {
+	w.Labels = nil
+	return w
+}
 
 // SpecObj returns a copy of the binding's spec.
 func (w *BindingWrapper) SpecObj() *workv1alpha2.ResourceBindingSpec { return w.Spec.DeepCopy() }
