@@ -47,6 +47,10 @@ const (
 	ReasonSyncWorkFailed = "SyncWorkFailed"
 	// ReasonCleanupWorkFailed: an orphan Work could not be deleted.
 	ReasonCleanupWorkFailed = "CleanupWorkFailed"
+	// ReasonWorkNameConflict: the Work name of the binding's template is
+	// taken by the Work of another binding in a cluster; the template is
+	// not propagated there.
+	ReasonWorkNameConflict = "WorkNameConflict"
 )
 
 // deletingWorkRequeue is how soon a binding is looked at again when the
@@ -217,11 +221,14 @@ func (r *Reconciler) syncWork(ctx context.Context, b bindingObject, template *un
 	if existing == nil {
 		err := r.Client.Create(ctx, desired)
 		if apierrors.IsAlreadyExists(err) {
-			// A Work of the same template not indexed under this binding
-			// (renamed binding) or not yet in the cache: take it over.
+			// A Work of this name not indexed under this binding: not yet
+			// in the cache, left by a renamed binding, or another binding's.
 			existing = &workv1alpha1.Work{}
 			if err := r.Client.Get(ctx, client.ObjectKeyFromObject(desired), existing); err != nil {
 				return false, fmt.Errorf("reading Work %s/%s: %w", desired.Namespace, desired.Name, err)
+			}
+			if err := r.checkAdoptable(ctx, b, t, existing); err != nil {
+				return false, err
 			}
 			return r.updateWork(ctx, b, t, existing, desired)
 		}
@@ -239,6 +246,38 @@ func (r *Reconciler) syncWork(ctx context.Context, b bindingObject, template *un
 		return false, nil
 	}
 	return r.updateWork(ctx, b, t, existing, desired)
+}
+
+// checkAdoptable returns an error, and records a WorkNameConflict Warning on
+// the binding, when existing belongs to another binding (see mayAdoptWork).
+// The binding is then retried with back-off, and the status controller,
+// which finds no Work of the binding in that cluster, does not report it
+// FullyApplied.
+func (r *Reconciler) checkAdoptable(ctx context.Context, b bindingObject, t target, existing *workv1alpha1.Work) error {
+	self := client.ObjectKeyFromObject(b.obj)
+	owner, named := bindingOfWork(existing)
+	ownerExists := false
+	if named && owner != self {
+		switch _, err := getBinding(ctx, r.Client, owner); {
+		case err == nil:
+			ownerExists = true
+		case !apierrors.IsNotFound(err):
+			return fmt.Errorf("reading the binding of Work %s/%s: %w", existing.Namespace, existing.Name, err)
+		}
+	}
+	if mayAdoptWork(self, owner, named, ownerExists) {
+		return nil
+	}
+	work := existing.Namespace + "/" + existing.Name
+	tmpl := b.spec.Resource.Kind + " " + bindingKey(b.spec.Resource.Namespace, b.spec.Resource.Name)
+	err := fmt.Errorf("the Work %s, which template %s needs in cluster %s, names no binding: the template is not propagated to that cluster while it exists",
+		work, tmpl, t.cluster)
+	if named {
+		err = fmt.Errorf("the Work %s, which template %s needs in cluster %s, belongs to binding %s, whose template's Work has the same name: the template is not propagated to that cluster while it does",
+			work, tmpl, t.cluster, bindingKey(owner.Namespace, owner.Name))
+	}
+	r.warn(b, nil, ReasonWorkNameConflict, err.Error())
+	return err
 }
 
 // updateWork brings existing to desired when they differ. It returns

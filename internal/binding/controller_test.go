@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -512,5 +513,67 @@ func TestFencingMarksComeOnlyFromTheBindingController(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// Two templates whose Work names collide: the Work stays with the binding
+// that has it, and the other binding reports the conflict, is retried, and
+// is not FullyApplied, instead of taking the Work away.
+func TestWorkOfAnotherBindingWithTheSameNameIsLeftAlone(t *testing.T) {
+	const first = "payments-reconciliation-worker-eu-west-1-production-cluster-61998"
+	const second = "payments-reconciliation-worker-eu-west-1-production-cluster-2317062"
+	name := WorkName("Deployment", first, "default")
+	if other := WorkName("Deployment", second, "default"); other != name {
+		t.Fatalf("the Work names no longer collide: %s and %s", name, other)
+	}
+	owner := makeBinding(first).Cluster("member1", 3).Obj()
+	owner.UID, owner.Labels[workv1alpha2.ResourceBindingPermanentIDLabel] = "rb-first", "id-first"
+	rival := makeBinding(second).Cluster("member1", 3).Obj()
+	rival.UID, rival.Labels[workv1alpha2.ResourceBindingPermanentIDLabel] = "rb-second", "id-second"
+	firstDeploy, secondDeploy := makeDeployment(first, 3), makeDeployment(second, 3)
+	firstDeploy.UID, secondDeploy.UID = "uid-first", "uid-second"
+	e := newEnv(t, owner, rival, firstDeploy, secondDeploy, makeCluster("member1"))
+	if err := e.reconcile(owner); err != nil {
+		t.Fatal(err)
+	}
+	drain(e)
+
+	for round := range 3 {
+		e.writes = nil
+		err := e.reconcile(rival)
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("round %d: reconcile of %s = %v, want an error naming Work %s", round, rival.Name, err, name)
+		}
+		for _, w := range e.writes {
+			if !strings.HasPrefix(w, "create ") {
+				t.Errorf("round %d: %s wrote %s", round, rival.Name, w)
+			}
+		}
+		w := e.work("member1", "Deployment", "default", first)
+		if w.Annotations[workv1alpha2.ResourceBindingNameAnnotationKey] != owner.Name ||
+			w.Labels[workv1alpha2.ResourceBindingPermanentIDLabel] != "id-first" || manifestOf(t, w).GetName() != first {
+			t.Fatalf("round %d: Work taken over: annotations %v labels %v manifest %s", round, w.Annotations, w.Labels, manifestOf(t, w).GetName())
+		}
+		evs := drain(e)
+		if len(evs) != 1 || !strings.Contains(evs[0], ReasonWorkNameConflict) || !strings.Contains(evs[0], name) || !strings.Contains(evs[0], owner.Name) {
+			t.Errorf("round %d: events = %q, want one %s naming the Work and %s", round, evs, ReasonWorkNameConflict, owner.Name)
+		}
+
+		e.writes = nil
+		if err := e.reconcile(owner); err != nil {
+			t.Fatal(err)
+		}
+		if len(e.writes) != 0 {
+			t.Errorf("round %d: %s rewrote its Work: %v", round, owner.Name, e.writes)
+		}
+	}
+
+	e.reconcileStatus(rival)
+	got := &workv1alpha2.ResourceBinding{}
+	if err := e.client.Get(context.Background(), client.ObjectKeyFromObject(rival), got); err != nil {
+		t.Fatal(err)
+	}
+	if c := meta.FindStatusCondition(got.Status.Conditions, workv1alpha2.FullyApplied); c != nil && c.Status == metav1.ConditionTrue {
+		t.Errorf("%s reports FullyApplied: %+v", rival.Name, c)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
@@ -129,4 +130,26 @@ func orphanWorks(works []workv1alpha1.Work, expected sets.Set[string]) []*workv1
 		out = append(out, w)
 	}
 	return out
+}
+
+// mayAdoptWork says whether a binding (self) may take over an existing Work
+// of its Work name that its index did not list, from the binding the Work's
+// annotations name (owner; named is false when they name none):
+//  1. a Work naming self is its own (the cache had not listed it yet);
+//  2. a Work naming another binding that no longer exists was left by it
+//     (a binding renamed or replaced): it is taken over;
+//  3. a Work naming another binding that exists belongs to it: the two
+//     templates' Work names collide (names are cut to 63 characters and
+//     end in a 32-bit hash), and taking it would move the other template's
+//     copies away;
+//  4. a Work naming no binding was not written by this controller.
+func mayAdoptWork(self, owner types.NamespacedName, named, ownerExists bool) bool {
+	switch {
+	case !named:
+		return false
+	case owner == self:
+		return true
+	default:
+		return !ownerExists
+	}
 }

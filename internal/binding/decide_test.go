@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
@@ -145,6 +146,30 @@ func TestFullyAppliedCondition(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := fullyAppliedCondition(sets.New(tc.expected...), tc.items); got.Status != tc.want {
 				t.Errorf("FullyApplied = %s, want %s", got.Status, tc.want)
+			}
+		})
+	}
+}
+
+// One case per rule of mayAdoptWork.
+func TestMayAdoptWork(t *testing.T) {
+	self := types.NamespacedName{Namespace: "default", Name: "a-deployment"}
+	other := types.NamespacedName{Namespace: "default", Name: "b-deployment"}
+	cases := map[string]struct {
+		owner              types.NamespacedName
+		named, ownerExists bool
+		want               bool
+	}{
+		"1. a Work naming this binding is its own":                   {owner: self, named: true, want: true},
+		"2. a Work of a binding that no longer exists is taken over": {owner: other, named: true, want: true},
+		"3. a Work of another existing binding is left alone":        {owner: other, named: true, ownerExists: true, want: false},
+		"3. a ClusterResourceBinding of the same name is another":    {owner: types.NamespacedName{Name: "a-deployment"}, named: true, ownerExists: true, want: false},
+		"4. a Work naming no binding is left alone":                  {want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := mayAdoptWork(self, tc.owner, tc.named, tc.ownerExists); got != tc.want {
+				t.Errorf("mayAdoptWork = %t, want %t", got, tc.want)
 			}
 		})
 	}

@@ -22,6 +22,11 @@
 // template (keptTargets). A Work says which replica count it was rendered
 // with (annotation work.lifeboat.dev/replicas).
 //
+// Work names are cut to 63 characters, so two templates can share one. A
+// binding never takes over a Work that another existing binding's
+// annotations name (mayAdoptWork): it records WorkNameConflict and is
+// retried, and its template does not reach that cluster meanwhile.
+//
 // StatusReconciler (controller "binding-status") writes:
 //   - the binding's status.aggregatedStatus (one item per Work of an
 //     expected cluster, sorted by cluster; a health only from a report of

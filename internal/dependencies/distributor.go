@@ -369,8 +369,12 @@ func (d *Distributor) execute(ctx context.Context, parent *workv1alpha2.Resource
 		return err
 	}
 	for _, b := range pl.Delete {
-		uid := b.UID
-		if err := d.Client.Delete(ctx, b, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
+		// The plan deletes b because, as read, nobody requires it; another
+		// depending binding may have added itself since. Deleting only that
+		// version turns such a change into a Conflict, and the next pass
+		// decides on the binding as it is now.
+		uid, rv := b.UID, b.ResourceVersion
+		if err := d.Client.Delete(ctx, b, client.Preconditions{UID: &uid, ResourceVersion: &rv}); err != nil && !apierrors.IsNotFound(err) {
 			return fail(fmt.Errorf("deleting attached binding %s: %w", b.Name, err))
 		}
 		log.V(1).Info("deleted attached binding", "binding", b.Name)

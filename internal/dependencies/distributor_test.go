@@ -270,3 +270,65 @@ func TestReconcileTemplateOfUnservedKindKeepsAttachedBindings(t *testing.T) {
 		t.Fatalf("reconcile = %v; want a TemplateKindNotServedError, retried with back-off", err)
 	}
 }
+
+// cacheHolding has the distributor read stale, as an informer that has not
+// caught up yet, in place of the stored binding of the same name.
+func cacheHolding(e *testEnv, stale *workv1alpha2.ResourceBinding) {
+	e.d.Reader = interceptor.NewClient(e.c.(client.WithWatch), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if rb, ok := obj.(*workv1alpha2.ResourceBinding); ok && key == client.ObjectKeyFromObject(stale) {
+				stale.DeepCopyInto(rb)
+				return nil
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if err := c.List(ctx, list, opts...); err != nil {
+				return err
+			}
+			if rbs, ok := list.(*workv1alpha2.ResourceBindingList); ok {
+				for i := range rbs.Items {
+					if client.ObjectKeyFromObject(&rbs.Items[i]) == client.ObjectKeyFromObject(stale) {
+						stale.DeepCopyInto(&rbs.Items[i])
+					}
+				}
+			}
+			return nil
+		},
+	})
+}
+
+// An attached binding that another depending binding required after the
+// version the decision to delete it was made on is kept: the delete is
+// refused and the binding looked at again, without a Warning.
+func TestReconcileKeepsAttachedBindingRequiredMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEnv(t, fixtures()...)
+	e.reconcile(t)
+	parent, _ := e.get(t, "nginx-deployment")
+	parent.Spec.PropagateDeps = false
+	if err := e.c.Update(ctx, parent); err != nil {
+		t.Fatal(err)
+	}
+	stale, _ := e.get(t, "cfg-configmap")
+	live := stale.DeepCopy()
+	addRequirement(live, DependedByLabelKey("default", "web-deployment"), "id-web-deployment",
+		workv1alpha2.BindingSnapshot{Namespace: "default", Name: "web-deployment", Clusters: []workv1alpha2.TargetCluster{{Name: "member2"}}})
+	if err := e.c.Update(ctx, live); err != nil {
+		t.Fatal(err)
+	}
+	cacheHolding(e, stale)
+	eventstest.Drain(e.rec)
+
+	res, err := e.d.Reconcile(ctx, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "nginx-deployment"}})
+	if err != nil || res.RequeueAfter == 0 {
+		t.Errorf("reconcile = %+v, %v; want a quiet requeue", res, err)
+	}
+	att, ok := e.get(t, "cfg-configmap")
+	if !ok || !att.DeletionTimestamp.IsZero() || !requires(att, "web-deployment", "member2") {
+		t.Fatalf("the attached binding web-deployment requires was changed: exists %t, %s", ok, describe(att))
+	}
+	if evs := eventstest.Drain(e.rec); len(evs) != 0 {
+		t.Errorf("events = %q", evs)
+	}
+}

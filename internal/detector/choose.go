@@ -43,6 +43,12 @@ type Choice struct {
 	// gone, was recreated, or no longer selects the template): it is
 	// removed before Policy claims the template.
 	Stale *Claim
+	// OtherVersion is the claiming policy when it does not select the
+	// template at the version it was read at but does at another version
+	// of its group and kind: the claim holds, and the template is handled
+	// under that version; under this one nothing changes. Set only when
+	// OK is false.
+	OtherVersion *PolicyRef
 }
 
 // ChoosePolicy decides which policy claims tmpl, in this order:
@@ -50,10 +56,14 @@ type Choice struct {
 //     still selects the template holds (claims are sticky: a policy never
 //     takes a template over from another one); when that policy is being
 //     deleted nobody claims the template until it is released;
-//  2. any other claim is stale;
-//  3. the best PropagationPolicy of the template's namespace (bestPolicy:
+//  2. a claim whose policy selects the template only at another version of
+//     its group and kind holds too, and nothing changes under this version
+//     (the detector sees a template under every version a policy selects,
+//     and each version must agree on the claim);
+//  3. any other claim is stale;
+//  4. the best PropagationPolicy of the template's namespace (bestPolicy:
 //     explicit priority, implicit priority, name);
-//  4. else the best ClusterPropagationPolicy.
+//  5. else the best ClusterPropagationPolicy.
 //
 // It reads through src and writes nothing.
 func ChoosePolicy(ctx context.Context, src PolicySource, tmpl *unstructured.Unstructured) (Choice, error) {
@@ -69,6 +79,8 @@ func ChoosePolicy(ctx context.Context, src PolicySource, tmpl *unstructured.Unst
 			return Choice{Releasing: &p}, nil
 		case found && p.ID == c.ID && matches(p, info):
 			return Choice{Policy: p, OK: true, Held: true}, nil
+		case found && p.ID == c.ID && matchesAtOtherVersion(p, info):
+			return Choice{OtherVersion: &p}, nil
 		}
 		choice.Stale = &c
 	}

@@ -49,6 +49,7 @@ func TestChoosePolicy(t *testing.T) {
 	owner := pp("default", "owner").selectName("nginx").ref()
 	rival := pp("default", "rival").selectName("nginx").priority(10).ref()
 	cluster := cpp("everything").selectAll().ref()
+	v1beta2Owner := pp("default", "owner").selectNameAt("apps/v1beta2", "nginx").ref()
 	cases := map[string]struct {
 		tmpl          *unstructured.Unstructured
 		policies      listedPolicies
@@ -56,6 +57,9 @@ func TestChoosePolicy(t *testing.T) {
 		wantHeld      bool
 		wantReleasing string
 		wantStale     string
+		// wantOtherVersion is the claiming policy that selects the
+		// template at another version.
+		wantOtherVersion string
 	}{
 		"1. a valid claim holds, even against a higher priority": {
 			tmpl: claimed(owner), policies: listedPolicies{owner, rival, cluster},
@@ -65,19 +69,33 @@ func TestChoosePolicy(t *testing.T) {
 			tmpl: claimed(owner), policies: listedPolicies{pp("default", "owner").selectName("nginx").deleting().ref(), rival},
 			wantReleasing: "owner",
 		},
-		"2. a claim by a recreated policy is stale": {
+		"2. a claim by a policy selecting it at another version holds, and nothing changes here": {
+			tmpl: claimed(v1beta2Owner), policies: listedPolicies{v1beta2Owner, rival, cluster},
+			wantOtherVersion: "owner",
+		},
+		"3. a claim by a policy selecting another version of another name is stale": {
+			tmpl:       claimed(v1beta2Owner),
+			policies:   listedPolicies{pp("default", "owner").selectNameAt("apps/v1beta2", "other").ref(), cluster},
+			wantPolicy: "everything", wantStale: "owner",
+		},
+		"3. a claim by a policy selecting the kind of another group is stale": {
+			tmpl:       claimed(v1beta2Owner),
+			policies:   listedPolicies{pp("default", "owner").selectNameAt("extensions/v1beta1", "nginx").ref(), cluster},
+			wantPolicy: "everything", wantStale: "owner",
+		},
+		"3. a claim by a recreated policy is stale": {
 			tmpl: claimed(owner), policies: listedPolicies{func() PolicyRef { p := owner; p.ID = "new-id"; return p }(), cluster},
 			wantPolicy: "owner", wantStale: "owner",
 		},
-		"2. a claim by a policy that no longer selects is stale": {
+		"3. a claim by a policy that no longer selects is stale": {
 			tmpl: claimed(owner), policies: listedPolicies{pp("default", "owner").selectName("other").ref(), cluster},
 			wantPolicy: "everything", wantStale: "owner",
 		},
-		"3. the best PropagationPolicy beats any ClusterPropagationPolicy": {
+		"4. the best PropagationPolicy beats any ClusterPropagationPolicy": {
 			tmpl: deployment("default", "nginx").obj(), policies: listedPolicies{owner, rival, cpp("first").selectName("nginx").priority(100).ref()},
 			wantPolicy: "rival",
 		},
-		"4. else the best ClusterPropagationPolicy": {
+		"5. else the best ClusterPropagationPolicy": {
 			tmpl: deployment("default", "nginx").obj(), policies: listedPolicies{pp("other", "elsewhere").selectAll().ref(), cluster},
 			wantPolicy: "everything",
 		},
@@ -106,6 +124,12 @@ func TestChoosePolicy(t *testing.T) {
 			}
 			if stale != tc.wantStale {
 				t.Errorf("stale claim %q, want %q", stale, tc.wantStale)
+			}
+			if got.OtherVersion != nil && (got.OK || got.Stale != nil) {
+				t.Error("a claim held at another version changes something under this one")
+			}
+			if name := policyName(deref(got.OtherVersion)); name != tc.wantOtherVersion {
+				t.Errorf("held at another version by %q, want %q", name, tc.wantOtherVersion)
 			}
 		})
 	}

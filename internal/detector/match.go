@@ -113,6 +113,25 @@ func matches(p PolicyRef, t templateInfo) bool {
 	return implicitPriority(p, t) > policyv1alpha1.PriorityMisMatch
 }
 
+// matchesAtOtherVersion reports whether p selects the template at a
+// version of its group and kind other than t's: a selector of another
+// version of that group and kind would match the template read at that
+// version.
+func matchesAtOtherVersion(p PolicyRef, t templateInfo) bool {
+	gk := schema.FromAPIVersionAndKind(t.APIVersion, t.Kind).GroupKind()
+	for _, sel := range p.Spec.ResourceSelectors {
+		if sel.APIVersion == t.APIVersion || schema.FromAPIVersionAndKind(sel.APIVersion, sel.Kind).GroupKind() != gk {
+			continue
+		}
+		at := t
+		at.APIVersion = sel.APIVersion
+		if matches(p, at) {
+			return true
+		}
+	}
+	return false
+}
+
 func explicitPriority(p PolicyRef) int32 {
 	if p.Spec.Priority == nil {
 		return 0

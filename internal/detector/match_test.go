@@ -83,6 +83,14 @@ func (b *policyBuilder) selectName(name string) *policyBuilder {
 	return b
 }
 
+// selectNameAt selects the Deployment name at apiVersion.
+func (b *policyBuilder) selectNameAt(apiVersion, name string) *policyBuilder {
+	s := sel(apiVersion, "Deployment")
+	s.Name = name
+	b.p.Spec.ResourceSelectors = append(b.p.Spec.ResourceSelectors, s)
+	return b
+}
+
 func (b *policyBuilder) selectLabels(l map[string]string) *policyBuilder {
 	s := sel("apps/v1", "Deployment")
 	s.LabelSelector = &metav1.LabelSelector{MatchLabels: l}

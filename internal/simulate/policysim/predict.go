@@ -281,6 +281,15 @@ func (p predictor) template(ctx context.Context, tmpl *unstructured.Unstructured
 		res.Outcome, res.Policy = OutcomeOtherPolicy, &other
 		res.Message = fmt.Sprintf("stays with %s until that policy, being deleted, releases it; then it is decided again", other)
 		return res, nil
+	case choice.OtherVersion != nil && samePolicy(*choice.OtherVersion, p.policy):
+		res.Outcome = OutcomeIgnored
+		res.Message = "the policy keeps it and selects it at another version of its kind, where it is predicted; nothing changes at this version"
+		return res, nil
+	case choice.OtherVersion != nil:
+		other := idOf(*choice.OtherVersion)
+		res.Outcome, res.Policy = OutcomeOtherPolicy, &other
+		res.Message = fmt.Sprintf("stays with %s, which selects it at another version of its kind: a claimed template is never taken over by another policy", other)
+		return res, nil
 	case !choice.OK:
 		res.Outcome = OutcomeReleased
 		res.Message = "the policy no longer selects it and no other policy does: the claim is removed, the binding and its member objects stay"

@@ -207,6 +207,17 @@ func TestPredictNewPolicy(t *testing.T) {
 			wantOutcome: OutcomeOtherPolicy,
 			wantMessage: "stays with PropagationPolicy app/owner",
 		},
+		"a template another policy claims at another version stays with it": {
+			policy: policy("greedy", weighted, allDeployments()),
+			objs: []client.Object{
+				withID(policy("owner", schedtesting.MakePlacement().ClusterNames("member1").Obj(),
+					policyv1alpha1.ResourceSelector{APIVersion: "apps/v1beta2", Kind: "Deployment", Name: "owned"}), "owner-id"),
+				claimedBy(deploy("owned", 1, nil), "owner", "owner-id"),
+			},
+			template:    "owned",
+			wantOutcome: OutcomeOtherPolicy,
+			wantMessage: "stays with PropagationPolicy app/owner, which selects it at another version",
+		},
 		"a stale claim does not hold": {
 			policy:       policy("greedy", weighted, allDeployments()),
 			objs:         []client.Object{claimedBy(deploy("orphan", 3, nil), "gone", "gone-id")},
