@@ -78,8 +78,8 @@ func (s *Script) GetReplicas(obj *unstructured.Unstructured) (int32, *workv1alph
 		if !ok {
 			return fmt.Errorf("GetReplicas returned %s for the replicas, want a number", out[0].Type())
 		}
-		if f := float64(n); f < 0 || f > math.MaxInt32 || math.IsNaN(f) {
-			return fmt.Errorf("GetReplicas returned %v replicas", f)
+		if f := float64(n); f < 0 || f > math.MaxInt32 || f != math.Trunc(f) || math.IsNaN(f) {
+			return fmt.Errorf("GetReplicas returned %v replicas, want a whole number from 0 to %d", f, math.MaxInt32)
 		}
 		replicas = int32(n)
 		if out[1] == glua.LNil {
