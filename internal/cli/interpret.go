@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/yaml"
@@ -106,13 +107,30 @@ func (o *interpretOptions) run(ctx context.Context, out io.Writer) error {
 			return fmt.Errorf("--desired-replica %d: want 0 to %d", o.desiredReplica, math.MaxInt32)
 		}
 	}
-	in, err := o.interpreter(ctx, op)
+	in, program, err := o.interpreter(ctx, op)
 	if err != nil {
 		return err
 	}
 	desired, observed, err := o.objects()
 	if err != nil {
 		return err
+	}
+	if program != nil {
+		// The rules answer by the object's kind: for another kind the
+		// customization's script would not run, and the built-in default
+		// would be printed as if it were its answer.
+		for _, f := range []struct {
+			path string
+			obj  *unstructured.Unstructured
+		}{{o.desiredFile, desired}, {o.observedFile, observed}} {
+			if f.path == "" {
+				continue
+			}
+			if got := f.obj.GroupVersionKind(); got != program.Target {
+				return fmt.Errorf("%s is %s, but customization %s targets %s: its scripts would not run on it",
+					f.path, describeGVK(got), program.Name, describeGVK(program.Target))
+			}
+		}
 	}
 	result, err := runOperation(in, op, desired, observed, o.desiredReplica, o.statusFile)
 	if err != nil {
@@ -126,49 +144,56 @@ func (o *interpretOptions) run(ctx context.Context, out io.Writer) error {
 	return err
 }
 
+// describeGVK names a kind as an object's apiVersion and kind say it.
+func describeGVK(gvk schema.GroupVersionKind) string {
+	apiVersion, kind := gvk.ToAPIVersionAndKind()
+	return fmt.Sprintf("apiVersion %q, kind %q", apiVersion, kind)
+}
+
 // interpreter returns what runs the operation: only the customization when
 // one is given (an operation it does not script is an error, not a silent
-// fallback), else the shipped and native rules.
-func (o *interpretOptions) interpreter(ctx context.Context, op lua.Operation) (interpreter.Interpreter, error) {
+// fallback), with its compiled program, else the shipped and native rules
+// (and no program).
+func (o *interpretOptions) interpreter(ctx context.Context, op lua.Operation) (interpreter.Interpreter, *lua.Program, error) {
 	rt := lua.New(lua.Options{})
 	var ric *configv1alpha1.ResourceInterpreterCustomization
 	switch {
 	case o.customizationFile != "" && o.customizationName != "":
-		return nil, errors.New("give --customization or --customization-name, not both")
+		return nil, nil, errors.New("give --customization or --customization-name, not both")
 	case o.customizationFile != "":
 		raw, err := os.ReadFile(o.customizationFile)
 		if err != nil {
-			return nil, fmt.Errorf("read customization: %w", err)
+			return nil, nil, fmt.Errorf("read customization: %w", err)
 		}
 		ric = &configv1alpha1.ResourceInterpreterCustomization{}
 		if err := yaml.UnmarshalStrict(raw, ric); err != nil {
-			return nil, fmt.Errorf("parse customization %s: %w", o.customizationFile, err)
+			return nil, nil, fmt.Errorf("parse customization %s: %w", o.customizationFile, err)
 		}
 	case o.customizationName != "":
 		c, err := o.controlPlane.client()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		ric = &configv1alpha1.ResourceInterpreterCustomization{}
 		if err := c.Get(ctx, types.NamespacedName{Name: o.customizationName}, ric); err != nil {
-			return nil, fmt.Errorf("get customization %s: %w", o.customizationName, err)
+			return nil, nil, fmt.Errorf("get customization %s: %w", o.customizationName, err)
 		}
 	default:
 		shipped, err := thirdparty.NewLayer(rt)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return interpreter.NewChain(shipped, interpreter.Native()), nil
+		return interpreter.NewChain(shipped, interpreter.Native()), nil, nil
 	}
 	layer := customization.NewLayer(rt, nil, clock.RealClock{})
 	program, _ := layer.Set(ric)
 	if err := program.Errors[op]; err != nil {
-		return nil, fmt.Errorf("customization %s, %s: %w", ric.Name, op, err)
+		return nil, nil, fmt.Errorf("customization %s, %s: %w", ric.Name, op, err)
 	}
 	if !program.Defines(op) {
-		return nil, fmt.Errorf("customization %s has no script for %s (function %s)", ric.Name, op, op.Function())
+		return nil, nil, fmt.Errorf("customization %s has no script for %s (function %s)", ric.Name, op, op.Function())
 	}
-	return interpreter.NewChain(layer), nil
+	return interpreter.NewChain(layer), program, nil
 }
 
 // objects reads the desired and observed objects; one stands in for the

@@ -79,6 +79,7 @@ func TestInterpretCommand(t *testing.T) {
 	obj := write("obj.yaml", interpretWorkload)
 	items := write("items.yaml", interpretItems)
 	flink := write("flink.yaml", interpretFlink)
+	versionless := write("versionless.yaml", "kind: Workload\nmetadata: {name: x}\nspec: {replicas: 1}\nstatus: {readyReplicas: 1}\n")
 
 	cases := map[string]struct {
 		args    []string
@@ -124,6 +125,18 @@ func TestInterpretCommand(t *testing.T) {
 		"revise past int32": {
 			args:    []string{"--customization", ric, "--operation", "ReviseReplica", "--desired-file", obj, "--desired-replica", "99999999999"},
 			wantErr: "--desired-replica 99999999999: want 0 to 2147483647",
+		},
+		"object of another kind": {
+			args:    []string{"--customization", ric, "--operation", "InterpretHealth", "--observed-file", flink},
+			wantErr: `is apiVersion "flink.apache.org/v1beta1", kind "FlinkDeployment", but customization workload targets apiVersion "workload.example.io/v1alpha1", kind "Workload"`,
+		},
+		"desired object of another kind": {
+			args:    []string{"--customization", ric, "--operation", "AggregateStatus", "--desired-file", flink, "--observed-file", obj, "--status-file", items},
+			wantErr: "but customization workload targets",
+		},
+		"object without an apiVersion": {
+			args:    []string{"--customization", ric, "--operation", "InterpretHealth", "--observed-file", versionless},
+			wantErr: `is apiVersion "", kind "Workload", but customization workload targets`,
 		},
 		"unknown operation": {
 			args:    []string{"--operation", "Prune", "--observed-file", obj},

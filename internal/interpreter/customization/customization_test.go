@@ -2,6 +2,7 @@ package customization
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -312,5 +313,36 @@ func TestReconcileReportsChangedKinds(t *testing.T) {
 		if diff := cmp.Diff(s.want, reconcile()); diff != "" {
 			t.Errorf("%s: changed kinds (-want +got):\n%s", s.name, diff)
 		}
+	}
+}
+
+// TestErrorReportLimitIsBounded: the Event rate limit remembers errors by
+// a short hash, and at most maxReported of them, the oldest forgotten
+// first, however many long errors that differ per object scripts raise
+// within a minute.
+func TestErrorReportLimitIsBounded(t *testing.T) {
+	layer, _, clk := newTestLayer()
+	long := strings.Repeat("x", 4<<10)
+	key := func(i int) reportKey {
+		return newReportKey("c", lua.InterpretHealth, fmt.Errorf("object %d: %s", i, long))
+	}
+	if k := key(0); k != key(0) || k == key(1) || strings.Contains(fmt.Sprint(k), "xxxx") {
+		t.Fatalf("key %v: want one per message, without the message", k)
+	}
+	const n = 3 * maxReported
+	for i := range n {
+		if !layer.shouldReport(key(i)) {
+			t.Fatalf("error %d not reported", i)
+		}
+		clk.Step(time.Millisecond) // all within ErrorEventInterval
+	}
+	if got := len(layer.reported); got > maxReported {
+		t.Errorf("the rate limit remembers %d errors, want at most %d", got, maxReported)
+	}
+	if layer.shouldReport(key(n - 1)) {
+		t.Errorf("the latest error reported again within %s", ErrorEventInterval)
+	}
+	if !layer.shouldReport(key(0)) {
+		t.Errorf("the oldest error still remembered")
 	}
 }

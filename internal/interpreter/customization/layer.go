@@ -3,6 +3,7 @@ package customization
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"reflect"
 	"slices"
@@ -67,10 +68,24 @@ type entry struct {
 	program *lua.Program
 }
 
+// reportKey identifies a run-time error for the Event rate limit: a hash
+// of the message stands for it, so that long messages that differ per
+// object are not kept for a minute each.
 type reportKey struct {
 	name string
 	op   lua.Operation
-	err  string
+	err  [16]byte // the start of the message's SHA-256
+}
+
+// maxReported bounds the errors the Event rate limit remembers; past it,
+// the oldest is forgotten.
+const maxReported = 1024
+
+func newReportKey(name string, op lua.Operation, err error) reportKey {
+	k := reportKey{name: name, op: op}
+	sum := sha256.Sum256([]byte(err.Error()))
+	copy(k.err[:], sum[:])
+	return k
 }
 
 var _ interpreter.Layer = (*Layer)(nil)
@@ -298,7 +313,7 @@ func allDependencies(rules []interpreter.DependencyRule) interpreter.DependencyR
 // ErrorEventInterval for the same error.
 func (l *Layer) reporter(ric *configv1alpha1.ResourceInterpreterCustomization) func(lua.Operation, error) {
 	return func(op lua.Operation, err error) {
-		if l.recorder == nil || !l.shouldReport(reportKey{name: ric.Name, op: op, err: err.Error()}) {
+		if l.recorder == nil || !l.shouldReport(newReportKey(ric.Name, op, err)) {
 			return
 		}
 		l.recorder.Event(ric, corev1.EventTypeWarning, ReasonScriptFailed, truncate(err.Error()))
@@ -313,12 +328,22 @@ func (l *Layer) shouldReport(key reportKey) bool {
 	if last, ok := l.reported[key]; ok && now.Sub(last) < ErrorEventInterval {
 		return false
 	}
-	if len(l.reported) > 256 {
+	if len(l.reported) >= maxReported {
 		for k, t := range l.reported {
 			if now.Sub(t) >= ErrorEventInterval {
 				delete(l.reported, k)
 			}
 		}
+	}
+	if len(l.reported) >= maxReported {
+		var oldest reportKey
+		var at time.Time
+		for k, t := range l.reported {
+			if at.IsZero() || t.Before(at) {
+				oldest, at = k, t
+			}
+		}
+		delete(l.reported, oldest)
 	}
 	l.reported[key] = now
 	return true

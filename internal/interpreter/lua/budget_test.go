@@ -319,6 +319,7 @@ func TestAccountingTracksAllocations(t *testing.T) {
 		"objects":             `local t = {} for i = 1, 2000 do local o = {} o.a = i o.b = i t[i] = o end`,
 		"object constructors": `local t = {} for i = 1, 2000 do t[i] = {a = i, b = i} end`,
 		"list constructors":   `local t = {} for i = 1, 2000 do t[i] = {i, i, i} end`,
+		"keyed constructors":  `local t, k = {}, "k" for i = 1, 2000 do t[i] = {[k] = i, [-i] = i, [2] = i, i} end`,
 		"lists of one":        `local t = {} for i = 1, 2000 do local l = {} l[1] = i t[i] = l end`,
 		"functions":           `local t = {} for i = 1, 5000 do t[i] = function() return i end end`,
 		"concatenation":       `local t = {} for i = 1, 5000 do t[i] = "abcdefgh" .. i end`,
@@ -359,5 +360,52 @@ func TestBudgetErrorNamesTheLine(t *testing.T) {
 	_, _, err := newBounded(Options{}).run(t, "local x = 1\nlocal s = string.rep('x', 1e10)")
 	if !errors.Is(err, ErrMemoryBudget) || !strings.Contains(err.Error(), "script:3: lua script exceeded its memory budget") {
 		t.Errorf("error %v, want the memory budget at script:3", err)
+	}
+}
+
+// TestLargeKeysChargedBeforeAllocating: a number key far past a table's
+// list makes gopher-lua fill every slot up to it, in one VM instruction. A
+// constructor must be charged for those slots before they exist, as an
+// assignment is, and storing nil there must not fill them at all.
+func TestLargeKeysChargedBeforeAllocating(t *testing.T) {
+	opts := Options{Timeout: time.Minute, MemoryBudget: 1 << 20}
+	// 2^20 slots are 16 MiB: over the budget, cheap to fill if the guard
+	// fails. The cases past it would fill gigabytes, so they run only
+	// once the cheap ones have passed.
+	cases := []struct {
+		body      string
+		wantError bool
+	}{
+		{`local t = {[1048576] = 1}`, true},
+		{`local n = 1048576 local t = {[n] = 1}`, true},
+		{`local t = {1, 2, a = 3, [2^20] = 1}`, true},
+		{`local function f() return 1, 2 end local t = {[1048576] = 1, f()}`, true},
+		{`local t = {[1048576] = nil}`, false},
+		{`local t = {} t[1048576] = nil`, false},
+		{`_G[1048576] = nil`, false},
+		{`local t = {[67108863] = 1}`, true},
+		{`local n = 67108863 local t = {[n] = 1}`, true},
+		{`local t = {[67108863] = nil}`, false},
+		{`local t = {} t[67108863] = nil`, false},
+	}
+	for i, tc := range cases {
+		if i > 0 && strings.Contains(tc.body, "67108863") && t.Failed() {
+			t.Fatalf("not running %q: it would fill gigabytes", tc.body)
+		}
+		b := newBounded(opts)
+		b.run(t, "local t = {}") // the state's own growth is not the script's
+		runtime.GC()
+		before := totalAlloc()
+		_, u, err := b.run(t, tc.body)
+		allocated := totalAlloc() - before
+		switch {
+		case tc.wantError && !errors.Is(err, ErrMemoryBudget):
+			t.Errorf("%q: error %v, want the memory budget", tc.body, err)
+		case !tc.wantError && err != nil:
+			t.Errorf("%q: %v", tc.body, err)
+		}
+		if allocated > 4<<20 || u.Bytes > int64(opts.MemoryBudget) {
+			t.Errorf("%q: the process allocated %d bytes, the run accounted %d: want well under 4 MiB", tc.body, allocated, u.Bytes)
+		}
 	}
 }

@@ -48,10 +48,11 @@ const (
 	hookConcat  = "(concat)"
 	hookTable   = "(table)"
 	hookClosure = "(closure)"
+	hookFields  = "(fields)"
 )
 
 // hookNames is the order the hooks are passed to a script's main chunk.
-var hookNames = []string{hookSet, hookConcat, hookTable, hookClosure}
+var hookNames = []string{hookSet, hookConcat, hookTable, hookClosure, hookFields}
 
 // newHooks returns the hook functions of a sandbox, in hookNames order.
 // frozen are the sandbox's library tables, which scripts may not change.
@@ -63,8 +64,14 @@ func newHooks(L *glua.LState, frozen map[*glua.LTable]string) []glua.LValue {
 				L.RaiseError("the %s library cannot be modified", name)
 				return 0
 			}
-			if val != glua.LNil && key != glua.LNil && t.RawGet(key) == glua.LNil {
-				check(L, meterOf(L).alloc(newEntryBytes(t, key)))
+			if validKey(key) && t.RawGet(key) == glua.LNil {
+				if val != glua.LNil {
+					check(L, meterOf(L).alloc(newEntryBytes(t, key)))
+				} else if L.GetMetaField(t, "__newindex") == glua.LNil {
+					// Nothing to remove. gopher-lua would still grow
+					// the list up to a number key, nils all the way.
+					return 0
+				}
 			}
 		}
 		L.SetTable(obj, key, val)
@@ -91,7 +98,76 @@ func newHooks(L *glua.LState, frozen map[*glua.LTable]string) []glua.LValue {
 		L.Push(f)
 		return 1
 	}
-	return []glua.LValue{L.NewFunction(set), L.NewFunction(concat), L.NewFunction(table), L.NewFunction(closure)}
+	fields := func(L *glua.LState) int {
+		L.Push(buildTable(L, L.CheckString(1), L.CheckTable(2)))
+		return 1
+	}
+	return []glua.LValue{L.NewFunction(set), L.NewFunction(concat), L.NewFunction(table), L.NewFunction(closure), L.NewFunction(fields)}
+}
+
+// validKey reports whether key may index a table: not nil, not NaN.
+func validKey(key glua.LValue) bool {
+	if n, ok := key.(glua.LNumber); ok {
+		return !math.IsNaN(float64(n))
+	}
+	return key != glua.LNil
+}
+
+// buildTable builds the table of a constructor from its fields evaluated
+// into flat (see fieldsTable in rewrite.go), charging every entry before it
+// stores it. As gopher-lua does, a field [k] = v is stored when it comes
+// and list fields fifty at a time and at the end (the order is undefined
+// in Lua, so this only matters when a constructor repeats a key).
+func buildTable(L *glua.LState, layout string, flat *glua.LTable) *glua.LTable {
+	m := meterOf(L)
+	// flat is built already; its size is bounded by the source and, for a
+	// last call or ..., by the stack.
+	size := flat.MaxN()
+	list := strings.Count(layout, "l")
+	if strings.HasSuffix(layout, "*") {
+		list += max(size-list-2*strings.Count(layout, "k"), 0)
+	}
+	check(L, m.alloc(2*tableBytes+int64(size)*listFieldBytes+int64(list)*listFieldBytes))
+	t := L.CreateTable(list, 0)
+	var pending []glua.LValue
+	next := 1
+	flush := func() {
+		for _, v := range pending {
+			t.RawSetInt(next, v)
+			next++
+		}
+		pending = pending[:0]
+	}
+	at := 1
+	for i := 0; i < len(layout); i++ {
+		switch layout[i] {
+		case 'l':
+			pending = append(pending, flat.RawGetInt(at))
+			at++
+			if len(pending) == 50 { // gopher-lua's FieldsPerFlush
+				flush()
+			}
+		case '*':
+			for ; at <= size; at++ {
+				pending = append(pending, flat.RawGetInt(at))
+			}
+		case 'k':
+			key, val := flat.RawGetInt(at), flat.RawGetInt(at+1)
+			at += 2
+			if !validKey(key) {
+				L.RawSet(t, key, val) // raises gopher-lua's error
+			}
+			if t.RawGet(key) == glua.LNil {
+				if val == glua.LNil {
+					continue // as in (set): nothing to remove
+				}
+				check(L, m.alloc(newEntryBytes(t, key)))
+			}
+			t.RawSet(key, val)
+		}
+	}
+	flush()
+	return t
 }
 
 // newEntryBytes estimates what storing a value under a new key of t

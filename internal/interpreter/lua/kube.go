@@ -35,7 +35,9 @@ func newKubeModule(L *glua.LState) *glua.LTable {
 				}
 				sum.Add(checkQuantity(L, i))
 			}
-			L.Push(glua.LString(sum.String()))
+			text := sum.String()
+			check(L, meterOf(L).allocString("kube.resourceAdd", len(text)))
+			L.Push(glua.LString(text))
 			return 1
 		},
 		"getResourceQuantity": func(L *glua.LState) int {
@@ -75,7 +77,7 @@ func newKubeModule(L *glua.LState) *glua.LTable {
 }
 
 // checkQuantity reads argument i as a quantity: a string such as "100m" or
-// a number.
+// a number, within the bounds of checkQuantityText.
 func checkQuantity(L *glua.LState, i int) resource.Quantity {
 	var text string
 	switch v := L.Get(i).(type) {
@@ -85,6 +87,9 @@ func checkQuantity(L *glua.LState, i int) resource.Quantity {
 		text = v.String()
 	default:
 		L.ArgError(i, fmt.Sprintf("quantity expected, got %s", v.Type()))
+	}
+	if err := checkQuantityText(text); err != nil {
+		L.ArgError(i, err.Error())
 	}
 	q, err := resource.ParseQuantity(text)
 	if err != nil {
@@ -105,6 +110,10 @@ func podFromTemplate(L *glua.LState, i int, namespace string) *unstructured.Unst
 	// Lua cannot tell {} from [] and an empty value says nothing about
 	// requirements or dependencies: drop them before decoding.
 	content, _ := pruneEmpty(tmpl).(map[string]any)
+	// Decoding the pod parses its quantities.
+	if err := checkPodQuantities(content["spec"]); err != nil {
+		L.ArgError(i, err.Error())
+	}
 	pod := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1",
 		"kind":       "Pod",

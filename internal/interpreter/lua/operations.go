@@ -78,15 +78,15 @@ func (s *Script) GetReplicas(obj *unstructured.Unstructured) (int32, *workv1alph
 		if !ok {
 			return fmt.Errorf("GetReplicas returned %s for the replicas, want a number", out[0].Type())
 		}
-		if f := float64(n); f < 0 || f > math.MaxInt32 || math.IsNaN(f) {
-			return fmt.Errorf("GetReplicas returned %v replicas", f)
+		if f := float64(n); f < 0 || f > math.MaxInt32 || f != math.Trunc(f) || math.IsNaN(f) {
+			return fmt.Errorf("GetReplicas returned %v replicas, want a whole number from 0 to %d", f, math.MaxInt32)
 		}
 		replicas = int32(n)
 		if out[1] == glua.LNil {
 			return nil
 		}
 		req = &workv1alpha2.ReplicaRequirements{}
-		if err := decodeInto(m, out[1], nil, req); err != nil {
+		if err := decodeInto(m, out[1], nil, req, checkResourceRequest); err != nil {
 			return fmt.Errorf("GetReplicas requirements: %w", err)
 		}
 		req = normalizeRequirements(req)
@@ -96,6 +96,15 @@ func (s *Script) GetReplicas(obj *unstructured.Unstructured) (int32, *workv1alph
 		return 0, nil, err
 	}
 	return replicas, req, nil
+}
+
+// checkResourceRequest bounds the quantities of requirements before they
+// are parsed.
+func checkResourceRequest(req any) error {
+	if r, ok := req.(map[string]any); ok {
+		return checkQuantities(r["resourceRequest"])
+	}
+	return nil
 }
 
 // normalizeRequirements returns nil for requirements that say nothing, as
@@ -263,7 +272,7 @@ func (s *Script) GetDependencies(obj *unstructured.Unstructured) ([]interpreter.
 		if out[0] == glua.LNil {
 			return nil
 		}
-		if err := decodeInto(m, out[0], []any{}, &refs); err != nil {
+		if err := decodeInto(m, out[0], []any{}, &refs, nil); err != nil {
 			return fmt.Errorf("GetDependencies: %w", err)
 		}
 		return nil
@@ -343,7 +352,8 @@ func mergeRefs(refs []map[string]any) any {
 }
 
 // decodeInto converts a Lua value and decodes it into a typed value.
-func decodeInto(m *meter, v glua.LValue, ref any, into any) error {
+// check, if not nil, vets the converted value before it is decoded.
+func decodeInto(m *meter, v glua.LValue, ref any, into any, check func(any) error) error {
 	plain, err := fromLua(m, v, ref, false)
 	if err != nil {
 		return err
@@ -351,6 +361,11 @@ func decodeInto(m *meter, v glua.LValue, ref any, into any) error {
 	plain = pruneEmpty(plain)
 	if plain == nil {
 		return nil
+	}
+	if check != nil {
+		if err := check(plain); err != nil {
+			return err
+		}
 	}
 	raw, err := json.Marshal(plain)
 	if err != nil {

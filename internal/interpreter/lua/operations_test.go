@@ -222,6 +222,22 @@ func TestOperationErrors(t *testing.T) {
 			src:  `function GetReplicas(o) return "three" end`,
 			call: func(s *Script) error { _, _, err := s.GetReplicas(o); return err },
 		},
+		"fractional replicas": {
+			src:  `function GetReplicas(o) return 0.5 end`,
+			call: func(s *Script) error { _, _, err := s.GetReplicas(o); return err },
+		},
+		"replicas just under an integer": {
+			src:  `function GetReplicas(o) return 1.9 end`,
+			call: func(s *Script) error { _, _, err := s.GetReplicas(o); return err },
+		},
+		"negative replicas": {
+			src:  `function GetReplicas(o) return -1 end`,
+			call: func(s *Script) error { _, _, err := s.GetReplicas(o); return err },
+		},
+		"replicas past int32": {
+			src:  `function GetReplicas(o) return 2147483648 end`,
+			call: func(s *Script) error { _, _, err := s.GetReplicas(o); return err },
+		},
 		"revise returns a list": {
 			src:  `function ReviseReplica(o, n) return {1, 2} end`,
 			call: func(s *Script) error { _, err := s.ReviseReplica(o, 1); return err },
@@ -251,5 +267,17 @@ func TestParseOperation(t *testing.T) {
 	}
 	if _, err := ParseOperation("Prune"); err == nil {
 		t.Errorf("Prune accepted")
+	}
+}
+
+// TestReplicasMustBeWhole: a fractional replica count is an error naming
+// it, never truncated (0.5 would scale the workload to 0).
+func TestReplicasMustBeWhole(t *testing.T) {
+	rt := New(Options{})
+	for _, n := range []string{"0.5", "1.9"} {
+		s := compile(t, rt, `function GetReplicas(o) return `+n+` end`)
+		if _, _, err := s.GetReplicas(obj(t, workload)); err == nil || !strings.Contains(err.Error(), "returned "+n+" replicas") {
+			t.Errorf("GetReplicas returning %s: %v, want an error naming it", n, err)
+		}
 	}
 }

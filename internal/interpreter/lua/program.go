@@ -1,6 +1,7 @@
 package lua
 
 import (
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -22,7 +23,8 @@ type Program struct {
 	// Scripts holds a compiled script per operation it defines.
 	Scripts map[Operation]*Script
 	// Errors holds, per operation, why its script cannot be used (syntax
-	// error, function not defined).
+	// error, function not defined). A script whose check ran out of time
+	// is not recorded here: its calls report what goes wrong.
 	Errors map[Operation]error
 }
 
@@ -69,6 +71,12 @@ func (r *Runtime) CompileCustomization(ric *configv1alpha1.ResourceInterpreterCu
 		s, err := r.Compile(src)
 		if err == nil {
 			err = s.Defines(op.Function())
+			if errors.Is(err, ErrTimeout) {
+				// A busy moment, not a broken script: keep it, and
+				// let each call find out whether it defines its
+				// function.
+				err = nil
+			}
 		}
 		if err != nil {
 			p.Errors[op] = err

@@ -14,7 +14,9 @@ import (
 //  1. a .. b .. c            becomes (concat)(a, b, c);
 //  2. t[k] = v and t.k = v   become (set)(t, k, v), and function t.k()
 //     and function t:k() definitions likewise;
-//  3. a table constructor    becomes (table)({...}, listFields, namedFields);
+//  3. a table constructor    becomes (table)({...}, listFields, namedFields),
+//     or, when it has a field [k] = v with k anything but a string
+//     constant, (fields)(layout, {...}) (see fieldsTable);
 //  4. a function expression  becomes (closure)(function ... end); a local
 //     function is charged by a (closure)(f) statement right after it, so
 //     that it still sees itself for recursion.
@@ -180,6 +182,11 @@ func (r *rewriter) expr(e ast.Expr) ast.Expr {
 		e.Object = r.expr(e.Object)
 		e.Key = r.expr(e.Key)
 	case *ast.TableExpr:
+		for _, f := range e.Fields {
+			if _, isString := f.Key.(*ast.StringExpr); f.Key != nil && !isString {
+				return r.fieldsTable(e)
+			}
+		}
 		list, named := 0, 0
 		for _, f := range e.Fields {
 			if f.Key == nil {
@@ -232,6 +239,54 @@ func (r *rewriter) expr(e ast.Expr) ast.Expr {
 		r.err = fmt.Errorf("line %d: unsupported expression %T", e.Line(), e)
 	}
 	return e
+}
+
+// fieldsTable rewrites a table constructor with a field [k] = v whose key
+// is not a string constant. The VM would store such a field as soon as it
+// has built the table, and a number key far past the list (for instance
+// {[67108863] = 1}) makes it fill every slot up to the key inside one
+// instruction, before any hook could charge the table. So the fields are
+// evaluated, in their order, into a flat list instead: a list field gives
+// its value, a field [k] = v its key and its value. (fields) then builds
+// the table from that list, charging each entry before storing it, as
+// (set) does. layout has one letter per field: "l" a list field, "k" a
+// field with a key, "*" a last list field that is a call or ... and gives
+// all its values.
+func (r *rewriter) fieldsTable(e *ast.TableExpr) ast.Expr {
+	layout := make([]byte, 0, len(e.Fields))
+	flat := &ast.TableExpr{}
+	at(flat, e)
+	for i, f := range e.Fields {
+		if f.Key == nil {
+			v := r.expr(f.Value)
+			if i == len(e.Fields)-1 && multiValued(v) {
+				layout = append(layout, '*')
+			} else {
+				layout = append(layout, 'l')
+			}
+			flat.Fields = append(flat.Fields, &ast.Field{Value: v})
+			continue
+		}
+		layout = append(layout, 'k')
+		k := r.expr(f.Key)
+		flat.Fields = append(flat.Fields, &ast.Field{Value: k}, &ast.Field{Value: r.expr(f.Value)})
+	}
+	l := &ast.StringExpr{Value: string(layout)}
+	at(l, e)
+	return call(e, hookFields, l, flat)
+}
+
+// multiValued reports whether e gives all its values as the last field of
+// a constructor or the last argument of a call (as gopher-lua's compiler
+// decides).
+func multiValued(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.FuncCallExpr:
+		return !e.AdjustRet
+	case *ast.Comma3Expr:
+		return !e.AdjustRet
+	}
+	return false
 }
 
 // temp names a hidden local; parentheses keep it apart from any name a

@@ -45,6 +45,24 @@ func TestMeteredScriptsKeepLuaSemantics(t *testing.T) {
 			`(function() local function f() return 1, 2, 3 end local t = {f()} local u = {f(), 10} return #t, #u end)()`, "3|2"},
 		"constructor with every kind of field": {
 			`(function() local k = "z" local t = {1, 2, a = 3, [k] = 4, [10] = 5} return t[1], t[2], t.a, t.z, t[10] end)()`, "1|2|3|4|5"},
+		"constructor with computed keys evaluates its fields in order": {
+			`(function() local log = {} local function f(x) log[#log + 1] = x return x end local t = {f(1), [f("k")] = f(2), f(3), [f(4)] = f(5)} return table.concat(log, ","), t[1], t.k, t[2], t[4] end)()`, "1,k,2,3,4,5|1|2|3|5"},
+		"constructor with computed keys and a spread call": {
+			`(function() local function f() return 1, 2, 3 end local t = {[10] = 5, f()} local u = {[10] = 5, (f())} return t[3], t[10], u[1], u[2] end)()`, "3|5|1|nil"},
+		"constructor with computed keys and varargs": {
+			`(function(...) local t = {[0] = 0, ...} return #t, t[0], t[3] end)(1, 2, 3)`, "3|0|3"},
+		"constructor with a key also given by the list": {
+			`(function() local t = {[1] = "k", "l", [2] = "m"} return t[1], t[2] end)()`, "l|m"},
+		"constructor with nil fields": {
+			`(function() local k = 3 local t = {[k] = nil, [1] = 1, nil, 4} return t[1], t[2], t[3] end)()`, "nil|4|nil"},
+		"constructor with more than fifty list fields and a key": {
+			`(function() local t = {[1] = 0, 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52, [60] = 60} return t[1], t[52], t[53], t[60] end)()`, "1|52|nil|60"},
+		"constructor with float and negative keys": {
+			`(function() local t = {[1.5] = "a", [-1] = "b", [true] = "c"} return t[1.5], t[-1], t[true] end)()`, "a|b|c"},
+		"constructor with a nil key": {
+			`(function() local ok, err = pcall(function() local k return {[k] = 1} end) return ok, string.match(err, "table index is nil") end)()`, "false|table index is nil"},
+		"assigning nil far past the end": {
+			`(function() local t = {1} t[1e6] = nil t[2] = 2 return #t, t[1e6] end)()`, "2|nil"},
 		"nested and grouped concatenation": {
 			`("a" .. "b") .. ("c" .. 1), 1 .. 2 .. 3`, "abc1|123"},
 		"concatenation takes one value of a call": {

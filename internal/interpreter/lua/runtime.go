@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	glua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
@@ -171,7 +172,13 @@ func (s *Script) Defines(name string) error {
 // goroutine under the same meter, before the state goes back to the pool,
 // so that converting a result is bounded too and no other call can touch
 // the result's tables meanwhile.
+//
+// Its error is cut to maxErrorBytes (see limitError).
 func (s *Script) call(fn string, nret int, decode func(m *meter, out []glua.LValue) error, args ...any) error {
+	return limitError(s.callUncut(fn, nret, decode, args...))
+}
+
+func (s *Script) callUncut(fn string, nret int, decode func(m *meter, out []glua.LValue) error, args ...any) error {
 	o := s.rt.opts
 	sb, _ := s.pool.Get().(*sandbox)
 	if sb == nil {
@@ -283,3 +290,42 @@ func run(sb *sandbox, m *meter, proto *glua.FunctionProto, fn string, nret int, 
 	L.SetTop(0)
 	return out, nil
 }
+
+// maxErrorBytes bounds the message of an error a script call returns. A
+// script can raise an error as long as its longest string (error(s)), and
+// the message travels on to logs, Events and whatever keeps errors.
+const maxErrorBytes = 4 << 10
+
+// limitError cuts the message of err to maxErrorBytes, saying how much was
+// cut. The cut error keeps only which budget, if any, was exceeded (for
+// errors.Is), not err itself, so that nothing holds on to the long text.
+func limitError(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if len(msg) <= maxErrorBytes {
+		return err
+	}
+	n := maxErrorBytes
+	for n > 0 && !utf8.RuneStart(msg[n]) {
+		n--
+	}
+	cut := &cutError{msg: fmt.Sprintf("%s... (%d more bytes cut)", msg[:n], len(msg)-n)}
+	for _, budget := range []error{ErrTimeout, ErrInstructionBudget, ErrMemoryBudget} {
+		if errors.Is(err, budget) {
+			cut.budget = budget
+			break
+		}
+	}
+	return cut
+}
+
+// cutError is an error whose message was cut by limitError.
+type cutError struct {
+	msg    string
+	budget error // the budget exceeded, or nil
+}
+
+func (e *cutError) Error() string { return e.msg }
+func (e *cutError) Unwrap() error { return e.budget }
