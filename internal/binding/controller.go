@@ -339,7 +339,13 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, b bindingObject) error
 }
 
 func (r *Reconciler) deleteWork(ctx context.Context, w *workv1alpha1.Work) error {
-	if err := r.Client.Delete(ctx, w); client.IgnoreNotFound(err) != nil {
+	// The Work read is this binding's (found by its index); one created at
+	// the same name since, by another binding, is not deleted in its place.
+	var opts []client.DeleteOption
+	if w.UID != "" {
+		opts = append(opts, client.Preconditions{UID: &w.UID})
+	}
+	if err := r.Client.Delete(ctx, w, opts...); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("deleting Work %s/%s: %w", w.Namespace, w.Name, err)
 	}
 	ctrl.LoggerFrom(ctx).V(1).Info("deleted Work", "work", client.ObjectKeyFromObject(w))

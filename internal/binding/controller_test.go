@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
@@ -21,6 +23,7 @@ import (
 
 	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 	"github.com/lifeboat-dev/lifeboat/internal/fencing"
+	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
 
 func replicasOf(t *testing.T, w *workv1alpha1.Work) int64 {
@@ -575,5 +578,36 @@ func TestWorkOfAnotherBindingWithTheSameNameIsLeftAlone(t *testing.T) {
 	}
 	if c := meta.FindStatusCondition(got.Status.Conditions, workv1alpha2.FullyApplied); c != nil && c.Status == metav1.ConditionTrue {
 		t.Errorf("%s reports FullyApplied: %+v", rival.Name, c)
+	}
+}
+
+// A Work deleted as this binding's is deleted only if it is still the
+// object the binding read: the delete carries its UID as a precondition, so
+// that the API server refuses it for a Work created at the same name since
+// (by another binding whose Work name collides).
+func TestDeleteWorkNamesTheWorkItRead(t *testing.T) {
+	s, err := lbscheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := makeWork("member1", makeBinding("nginx").Cluster("member1", 2).Obj())
+	read.UID = "the-work-read"
+	var preconditions *metav1.Preconditions
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(read.DeepCopy()).WithInterceptorFuncs(interceptor.Funcs{
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			o := &client.DeleteOptions{}
+			o.ApplyOptions(opts)
+			preconditions = o.Preconditions
+			return c.Delete(ctx, obj, opts...)
+		},
+	}).Build()
+	r := &Reconciler{Client: c}
+
+	if err := r.deleteWork(context.Background(), read); err != nil {
+		t.Fatal(err)
+	}
+
+	if preconditions == nil || preconditions.UID == nil || *preconditions.UID != read.UID {
+		t.Errorf("delete preconditions %+v, want the UID of the Work read (%s)", preconditions, read.UID)
 	}
 }
