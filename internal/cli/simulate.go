@@ -22,6 +22,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/controllermanager"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
 	"github.com/lifeboat-dev/lifeboat/internal/features"
+	"github.com/lifeboat-dev/lifeboat/internal/scheduler"
 	"github.com/lifeboat-dev/lifeboat/internal/simulate"
 )
 
@@ -246,14 +247,16 @@ func loadSnapshot(ctx context.Context, c client.Reader, settingsNS string) (*sim
 		if b.DeletionTimestamp != nil {
 			continue
 		}
-		snap.Bindings = append(snap.Bindings, simulate.Binding{Kind: simulate.KindResourceBinding, Namespace: b.Namespace, Name: b.Name, Spec: b.Spec, Status: b.Status})
+		snap.Bindings = append(snap.Bindings, simulate.Binding{Kind: simulate.KindResourceBinding, Namespace: b.Namespace, Name: b.Name, Spec: b.Spec, Status: b.Status,
+			Released: !scheduler.Claimed(b.Labels)})
 	}
 	for i := range crbs.Items {
 		b := &crbs.Items[i]
 		if b.DeletionTimestamp != nil {
 			continue
 		}
-		snap.Bindings = append(snap.Bindings, simulate.Binding{Kind: simulate.KindClusterResourceBinding, Name: b.Name, Spec: b.Spec, Status: b.Status})
+		snap.Bindings = append(snap.Bindings, simulate.Binding{Kind: simulate.KindClusterResourceBinding, Name: b.Name, Spec: b.Spec, Status: b.Status,
+			Released: !scheduler.Claimed(b.Labels)})
 	}
 	settings, found, err := failover.ReadSettings(ctx, c, settingsNS)
 	if err != nil {

@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
+	"github.com/lifeboat-dev/lifeboat/internal/scheduler"
 	"github.com/lifeboat-dev/lifeboat/internal/scheduler/core"
 )
 
@@ -31,6 +33,9 @@ type Binding struct {
 	Name      string
 	Spec      workv1alpha2.ResourceBindingSpec
 	Status    workv1alpha2.ResourceBindingStatus
+	// Released: no policy claims the binding (scheduler.Claimed is false
+	// for its labels), so no scheduler places it again after an eviction.
+	Released bool
 }
 
 // Key names the binding as the report does: namespace/name for a
@@ -619,6 +624,10 @@ func (s *sim) evictAndSchedule(outcomes []Outcome, pending []pendingEviction) {
 		if scheduleErr != nil {
 			o.Result = ResultStays
 			o.Reason = "no other cluster fits: " + scheduleErr.Error()
+			var ns notScheduled
+			if errors.As(scheduleErr, &ns) {
+				o.Reason = ns.Error()
+			}
 			continue
 		}
 		o.Result = ResultEvicted
@@ -638,6 +647,10 @@ func (s *sim) evictAndSchedule(outcomes []Outcome, pending []pendingEviction) {
 // scheduler controller does after an eviction: the new placement, or, when
 // nothing fits, the current one kept (minus clusters gone or deleting).
 func (s *sim) schedule(o *Outcome, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, views []clusterv1alpha1.Cluster) (*workv1alpha2.ResourceBindingSpec, error) {
+	if why := unscheduled(o.binding, spec); why != "" {
+		o.step("scheduler: not scheduled (%s); spec.clusters stays %s", why, core.FormatTargets(spec.Clusters))
+		return spec.DeepCopy(), notScheduled(why)
+	}
 	clusters := make([]*clusterv1alpha1.Cluster, len(views))
 	for i := range views {
 		clusters[i] = &views[i]
@@ -806,4 +819,22 @@ func formatTaints(ts []corev1.Taint) string {
 		parts = append(parts, formatTaint(t))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// notScheduled is the answer of schedule for a binding no scheduler places.
+type notScheduled string
+
+func (n notScheduled) Error() string { return "no scheduler places it again: " + string(n) }
+
+// unscheduled says why the scheduler would not place b again ("" when it
+// would): no policy claims it, or it is not the default scheduler's
+// (scheduler.HandlesSpec).
+func unscheduled(b *Binding, spec *workv1alpha2.ResourceBindingSpec) string {
+	switch {
+	case b.Released:
+		return "no policy claims it any more, so the scheduler leaves it where it is"
+	case !scheduler.HandlesSpec(spec, scheduler.DefaultSchedulerName):
+		return "its scheduling is suspended, or another scheduler places it"
+	}
+	return ""
 }

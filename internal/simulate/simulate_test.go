@@ -71,6 +71,14 @@ func TestClusterFailover(t *testing.T) {
 			result: ResultStays, after: []string{}, toleration: "untolerated", at: &Seconds{Min: 45, Max: 55},
 			reason: "no other cluster fits",
 		},
+		"released (its policy deleted): evicted, and no scheduler places it again": {
+			b: binding("nginx", func(b *Binding) { b.Released = true }), fail: m2,
+			result: ResultStays, after: []string{"member1", "member3"}, reason: "no policy claims it",
+		},
+		"scheduling suspended: evicted, and not placed again": {
+			b: binding("nginx", func(b *Binding) { b.Spec.Suspension = &workv1alpha2.Suspension{Scheduling: ptr.To(true)} }), fail: m2,
+			result: ResultStays, after: []string{"member1", "member3"}, reason: "suspended",
+		},
 		"Divided Weighted moves the replicas to the other weighted cluster": {
 			b: binding("nginx", replicas(4), affinity("member1", "member2"),
 				dividedWeighted(map[string]int64{"member1": 1, "member2": 1}), scheduledOn("member1", 2, "member2", 2)),
