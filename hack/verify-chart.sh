@@ -10,6 +10,7 @@ CHART=charts/lifeboat
 HELM=bin/helm
 KUBE_VERSION=1.35.4
 mkdir -p bin
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 (cd hack/tools/helm && go build -o ../../../"${HELM}" helm.sh/helm/v3/cmd/helm)
 
 "${HELM}" lint --strict --kube-version "${KUBE_VERSION}" "${CHART}"
@@ -40,6 +41,25 @@ upgrade=$(render --is-upgrade)
 for want in 'name: lb-lifeboat-init-upgrade' 'helm.sh/hook: pre-upgrade'; do
   grep -qF -- "$want" <<<"$upgrade" || { echo "verify-chart: the upgrade rendering lacks: $want" >&2; exit 1; }
 done
+# A changed etcd member count is refused at upgrade. lookup finds nothing
+# under helm template, so the refusal is checked by calling its helper from a
+# chart that has this one as a subchart, with the count the StatefulSet would
+# have.
+wrapper="${tmp}/wrapper"
+mkdir -p "${wrapper}/charts" "${wrapper}/templates"
+cp -r "${CHART}" "${wrapper}/charts/"
+printf 'apiVersion: v2\nname: lifeboat-check\nversion: 0.0.0\n' >"${wrapper}/Chart.yaml"
+cat >"${wrapper}/templates/check.yaml" <<'TPL'
+{{- include "lifeboat.etcdReplicasUnchanged" (list $ .Values.current) }}
+TPL
+wrender() { "${HELM}" template lb "${wrapper}" --namespace lifeboat-system --kube-version "${KUBE_VERSION}" "$@"; }
+wrender --set etcd.replicas=3 --set current=3 >/dev/null
+if got=$(wrender --set etcd.replicas=3 --set current=1 2>&1); then
+  echo "verify-chart: an etcd member count changed from 1 to 3 was accepted" >&2; exit 1
+fi
+for want in 'etcd.replicas is 3' 'runs 1 member(s)' 'fixed at install'; do
+  grep -qF -- "$want" <<<"$got" || { echo "verify-chart: the refusal of a changed etcd member count lacks: $want" >&2; echo "$got" >&2; exit 1; }
+done
 pods=$(grep -c '^    spec:$' <<<"$out" || true)
 links=$(grep -c 'enableServiceLinks: false' <<<"$out" || true)
 if [[ "$pods" != "$links" ]]; then
@@ -63,7 +83,7 @@ refuse() {
   fi
   grep -qF -- "$want" <<<"$got" || { echo "verify-chart: refusal of $* does not name $want:" >&2; echo "$got" >&2; exit 1; }
 }
-bad=$(mktemp); trap 'rm -f "$bad"' EXIT
+bad="${tmp}/bad.yaml"
 printf 'controllerManager:\n  repliacs: 2\n' >"$bad"
 refuse "'repliacs' not allowed" -f "$bad"
 refuse '/controllerManager/replicas' --set controllerManager.replicas=-1
