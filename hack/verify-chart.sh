@@ -16,9 +16,22 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 "${HELM}" lint --strict --kube-version "${KUBE_VERSION}" "${CHART}"
 
 render() { "${HELM}" template lb "${CHART}" --namespace lifeboat-system --kube-version "${KUBE_VERSION}" "$@"; }
+# obj KIND NAME: the rendered document of that kind and name, read from stdin.
+obj() {
+  local doc="" line
+  while IFS= read -r line || [[ -n "$line" ]]; do
+    if [[ "$line" == "---" ]]; then
+      if grep -qx "kind: $1" <<<"$doc" && grep -qx "  name: $2" <<<"$doc"; then printf '%s' "$doc"; return; fi
+      doc=""
+    else
+      doc+="$line"$'\n'
+    fi
+  done
+  if grep -qx "kind: $1" <<<"$doc" && grep -qx "  name: $2" <<<"$doc"; then printf '%s' "$doc"; fi
+}
 
 render | go run ./hack/chartcheck --values "${CHART}/values.yaml" --readme "${CHART}/README.md"
-render --set etcd.replicas=3 --set controllerManager.replicas=3 --set controllerManager.resources.limits.memory=1Gi \
+render --set etcd.replicas=3 --set apiServer.replicas=2 --set controllerManager.replicas=3 --set controllerManager.resources.limits.memory=1Gi \
   --set controllerManager.metrics.secure=true --set controllerManager.metrics.serviceMonitor.enabled=true \
   --set apiServer.service.type=NodePort --set apiServer.service.nodePort=31443 --set 'apiServer.extraSANs={lifeboat.example.com,10.0.0.9}' \
   --set networkPolicy.enabled=false --set etcd.storage.keepOnUninstall=true --set 'imagePullSecrets={regcred}' \
@@ -26,6 +39,7 @@ render --set etcd.replicas=3 --set controllerManager.replicas=3 --set controller
 
 # What the rendering must say.
 out=$(render --set controllerManager.resources.limits.memory=1Gi --set etcd.replicas=3)
+out1=$(render)
 for want in '--memory-limit=921Mi' 'lb-lifeboat-etcd-2=http://lb-lifeboat-etcd-2.lb-lifeboat-etcd.lifeboat-system.svc:2380' \
   'runAsNonRoot: true' 'readOnlyRootFilesystem: true' 'automountServiceAccountToken: false' 'kind: PodDisruptionBudget' \
   'name: lb-lifeboat-init' 'startupProbe:'; do
@@ -73,6 +87,30 @@ fi
 if render --set controllerManager.replicas=1 | grep -q 'kind: PodDisruptionBudget'; then
   echo "verify-chart: one replica must not get a PodDisruptionBudget (it would block every drain)" >&2; exit 1
 fi
+# etcd and the API server: with several replicas, a budget that lets a drain
+# evict one at a time, and replicas preferably on different nodes; none with
+# one (the defaults).
+ha=$(render --set etcd.replicas=3 --set apiServer.replicas=2)
+for what in "PodDisruptionBudget lb-lifeboat-etcd" "PodDisruptionBudget lb-lifeboat-apiserver"; do
+  grep -qF 'maxUnavailable: 1' <<<"$(obj $what <<<"$ha")" || { echo "verify-chart: with etcd.replicas=3 and apiServer.replicas=2 the rendering lacks $what with maxUnavailable: 1" >&2; exit 1; }
+done
+for what in "StatefulSet lb-lifeboat-etcd" "Deployment lb-lifeboat-apiserver"; do
+  grep -qF 'topologyKey: kubernetes.io/hostname' <<<"$(obj $what <<<"$ha")" || { echo "verify-chart: with several replicas $what lacks its pod anti-affinity" >&2; exit 1; }
+  if grep -qF 'affinity:' <<<"$(obj $what <<<"$out1")"; then
+    echo "verify-chart: with one replica $what must have no affinity" >&2; exit 1
+  fi
+done
+if [[ $(grep -c 'kind: PodDisruptionBudget' <<<"$out1") != 1 ]]; then
+  echo "verify-chart: by default only the controller manager has a PodDisruptionBudget" >&2; exit 1
+fi
+if obj PodDisruptionBudget lb-lifeboat-etcd < <(render --set etcd.replicas=3 --set etcd.podDisruptionBudget.enabled=false) | grep -q .; then
+  echo "verify-chart: etcd.podDisruptionBudget.enabled=false must leave etcd without a PodDisruptionBudget" >&2; exit 1
+fi
+printf 'etcd:\n  replicas: 3\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: In, values: [a]}]}]\n' >"${tmp}/affinity.yaml"
+etcd=$(obj StatefulSet lb-lifeboat-etcd < <(render -f "${tmp}/affinity.yaml"))
+if ! grep -qF 'key: zone' <<<"$etcd" || grep -qF 'podAntiAffinity' <<<"$etcd"; then
+  echo "verify-chart: etcd.affinity must replace etcd's default affinity" >&2; exit 1
+fi
 
 # Bad values: refused, naming the field.
 refuse() {
@@ -91,6 +129,8 @@ refuse '/etcd/replicas' --set etcd.replicas=2
 refuse '/controllerManager/resources/limits/memory' --set controllerManager.resources.limits.memory=512M
 refuse '/apiServer/service/type' --set apiServer.service.type=Ingress
 refuse '/controllerManager/extraArgs/0' --set 'controllerManager.extraArgs={v=2}'
+refuse 'controllerManager.podDisruptionBudget.minAvailable is 2 with controllerManager.replicas 2' --set controllerManager.podDisruptionBudget.minAvailable=2
+refuse '/controllerManager/podDisruptionBudget/minAvailable' --set controllerManager.podDisruptionBudget.minAvailable=2147483648
 
 # The agent's chart.
 AGENT=charts/lifeboat-agent
