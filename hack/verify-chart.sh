@@ -79,6 +79,10 @@ links=$(grep -c 'enableServiceLinks: false' <<<"$out" || true)
 if [[ "$pods" != "$links" ]]; then
   echo "verify-chart: $pods pod templates, $links without Service links; etcd reads ETCD_* variables as its settings" >&2; exit 1
 fi
+tokenless=$(grep -c 'automountServiceAccountToken: false' <<<"$out" || true)
+if [[ "$pods" != "$tokenless" ]]; then
+  echo "verify-chart: $pods pod templates, $tokenless without a token of the host cluster; the README says no pod mounts one" >&2; exit 1
+fi
 # etcd's data goes with helm uninstall only when it is not to be kept.
 grep -qF 'whenDeleted: Delete' <<<"$out" || { echo "verify-chart: by default the etcd PVCs must go with the release" >&2; exit 1; }
 if ! render --set etcd.storage.keepOnUninstall=true | grep -qF 'whenDeleted: Retain'; then
