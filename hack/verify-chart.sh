@@ -133,6 +133,15 @@ refuse '/etcd/replicas' --set etcd.replicas=2
 refuse '/controllerManager/resources/limits/memory' --set controllerManager.resources.limits.memory=512M
 refuse '/apiServer/service/type' --set apiServer.service.type=Ingress
 refuse '/controllerManager/extraArgs/0' --set 'controllerManager.extraArgs={v=2}'
+# Flags the chart sets itself, and ports the pod already uses.
+for flag in --kubeconfig=/x --control-plane-kubeconfig=/x --context=x --leader-elect=false --leader-elect \
+  --health-probe-bind-address=:9 --metrics-bind-address=:9 --metrics-secure --memory-limit=1Gi; do
+  refuse "controllerManager.extraArgs may not hold ${flag%%=*}:" --set "controllerManager.extraArgs={--v=2,${flag}}"
+done
+render --set 'controllerManager.extraArgs={--v=2,--leader-elect-lease-duration=30s}' | grep -qF -- '"--leader-elect-lease-duration=30s"' \
+  || { echo "verify-chart: controllerManager.extraArgs must pass on flags the chart does not set" >&2; exit 1; }
+refuse 'from controllerManager.metrics.port; set that instead' --set 'controllerManager.extraArgs={--metrics-bind-address=:9090}'
+refuse 'controllerManager.metrics.port is 10357' --set controllerManager.metrics.port=10357
 refuse 'controllerManager.podDisruptionBudget.minAvailable is 2 with controllerManager.replicas 2' --set controllerManager.podDisruptionBudget.minAvailable=2
 refuse '/controllerManager/podDisruptionBudget/minAvailable' --set controllerManager.podDisruptionBudget.minAvailable=2147483648
 
