@@ -133,6 +133,17 @@ refuse '/etcd/replicas' --set etcd.replicas=2
 refuse '/controllerManager/resources/limits/memory' --set controllerManager.resources.limits.memory=512M
 refuse '/apiServer/service/type' --set apiServer.service.type=Ingress
 refuse '/controllerManager/extraArgs/0' --set 'controllerManager.extraArgs={v=2}'
+refuse '/etcd/image/tag' --set etcd.image.tag=
+refuse '/apiServer/image/tag' --set apiServer.image.tag=
+refuse '/kubeControllerManager/image/tag' --set kubeControllerManager.image.tag=
+refuse '/apiServer/service/nodePort' --set apiServer.service.type=NodePort --set apiServer.service.nodePort=8443
+refuse '/apiServer/service/nodePort' --set apiServer.service.type=NodePort --set apiServer.service.nodePort=32768
+refuse '/init/timeout' --set init.timeout=0s
+refuse '/etcd/resources/limits/memory' --set etcd.resources.limits.memory=0
+refuse '/apiServer/resources/limits/memory' --set-string apiServer.resources.limits.memory=0Mi
+refuse '/kubeControllerManager/resources/limits/memory' --set-string kubeControllerManager.resources.limits.memory=0
+refuse '/init/resources/limits/memory' --set init.resources.limits.memory=0.0Gi
+render --set init.timeout=90s --set etcd.resources.limits.memory=0.5Gi >/dev/null
 # Flags the chart sets itself, and ports the pod already uses.
 for flag in --kubeconfig=/x --control-plane-kubeconfig=/x --context=x --leader-elect=false --leader-elect \
   --health-probe-bind-address=:9 --metrics-bind-address=:9 --metrics-secure --memory-limit=1Gi; do
