@@ -83,6 +83,13 @@ tokenless=$(grep -c 'automountServiceAccountToken: false' <<<"$out" || true)
 if [[ "$pods" != "$tokenless" ]]; then
   echo "verify-chart: $pods pod templates, $tokenless without a token of the host cluster; the README says no pod mounts one" >&2; exit 1
 fi
+# apiServer.extraSANs: IPv4 and IPv6 addresses as IP names, everything else,
+# a name of hex digits and dots too, as a DNS name.
+sans=$(render --set 'apiServer.extraSANs={cafe.be,10.0.0.9,2001:db8::1,lifeboat.example.com}' \
+  | obj Secret lb-lifeboat-pki | sed -n 's/^  apiserver.crt: //p' | base64 -d | openssl x509 -noout -ext subjectAltName)
+for want in 'DNS:cafe.be' 'IP Address:10.0.0.9' 'IP Address:2001:DB8:0:0:0:0:0:1' 'DNS:lifeboat.example.com' 'IP Address:127.0.0.1'; do
+  grep -qF -- "$want" <<<"$sans" || { echo "verify-chart: the serving certificate's names lack $want:" >&2; echo "$sans" >&2; exit 1; }
+done
 # etcd's data goes with helm uninstall only when it is not to be kept.
 grep -qF 'whenDeleted: Delete' <<<"$out" || { echo "verify-chart: by default the etcd PVCs must go with the release" >&2; exit 1; }
 if ! render --set etcd.storage.keepOnUninstall=true | grep -qF 'whenDeleted: Retain'; then
