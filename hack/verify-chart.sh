@@ -64,7 +64,9 @@ mkdir -p "${wrapper}/charts" "${wrapper}/templates"
 cp -r "${CHART}" "${wrapper}/charts/"
 printf 'apiVersion: v2\nname: lifeboat-check\nversion: 0.0.0\n' >"${wrapper}/Chart.yaml"
 cat >"${wrapper}/templates/check.yaml" <<'TPL'
+{{- if hasKey .Values "current" }}
 {{- include "lifeboat.etcdReplicasUnchanged" (list $ .Values.current) }}
+{{- end }}
 TPL
 wrender() { "${HELM}" template lb "${wrapper}" --namespace lifeboat-system --kube-version "${KUBE_VERSION}" "$@"; }
 wrender --set etcd.replicas=3 --set current=3 >/dev/null
@@ -74,6 +76,28 @@ fi
 for want in 'etcd.replicas is 3' 'runs 1 member(s)' 'fixed at install'; do
   grep -qF -- "$want" <<<"$got" || { echo "verify-chart: the refusal of a changed etcd member count lacks: $want" >&2; echo "$got" >&2; exit 1; }
 done
+# NOTES.txt, which helm template does not print: rendered by the wrapper
+# chart with the subchart's values (lifeboat.*).
+cat >"${wrapper}/templates/notes.yaml" <<'TPL'
+{{- $sub := dict "Values" .Values.lifeboat "Release" .Release "Chart" (dict "Name" "lifeboat" "AppVersion" "0.1.0") }}
+notes: {{ include "lifeboat-check/charts/lifeboat/templates/NOTES.txt" $sub | b64enc }}
+TPL
+notes() { wrender --show-only templates/notes.yaml "$@" | sed -n 's/^notes: //p' | base64 -d; }
+expect_notes() {
+  local want=$1; shift
+  grep -qF -- "$want" <<<"$(notes "$@")" || { echo "verify-chart: NOTES.txt with $* lacks: $want" >&2; notes "$@" >&2; exit 1; }
+}
+expect_notes 'is installing in namespace lifeboat-system'
+expect_notes 'the Job lb-lifeboat-init installs the CRDs'
+expect_notes 'config set-cluster lifeboat --server https://127.0.0.1:6443'
+expect_notes 'lifeboat join member1 --kubeconfig lifeboat.kubeconfig --cluster-kubeconfig member1.kubeconfig'
+expect_notes 'is upgraded in namespace lifeboat-system' --is-upgrade
+expect_notes 'the pre-upgrade Job lb-lifeboat-init-upgrade' --is-upgrade
+if notes --is-upgrade | grep -qE 'installing|lb-lifeboat-init installs'; then
+  echo "verify-chart: at upgrade NOTES.txt must not speak of the install" >&2; exit 1
+fi
+expect_notes 'https://NODE_ADDRESS:31443' --set lifeboat.apiServer.service.type=NodePort --set lifeboat.apiServer.service.nodePort=31443
+expect_notes 'https://LB_ADDRESS:443' --set lifeboat.apiServer.service.type=LoadBalancer
 pods=$(grep -c '^    spec:$' <<<"$out" || true)
 links=$(grep -c 'enableServiceLinks: false' <<<"$out" || true)
 if [[ "$pods" != "$links" ]]; then
