@@ -10,14 +10,28 @@ CHART=charts/lifeboat
 HELM=bin/helm
 KUBE_VERSION=1.35.4
 mkdir -p bin
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 (cd hack/tools/helm && go build -o ../../../"${HELM}" helm.sh/helm/v3/cmd/helm)
 
 "${HELM}" lint --strict --kube-version "${KUBE_VERSION}" "${CHART}"
 
 render() { "${HELM}" template lb "${CHART}" --namespace lifeboat-system --kube-version "${KUBE_VERSION}" "$@"; }
+# obj KIND NAME: the rendered document of that kind and name, read from stdin.
+obj() {
+  local doc="" line
+  while IFS= read -r line || [[ -n "$line" ]]; do
+    if [[ "$line" == "---" ]]; then
+      if grep -qx "kind: $1" <<<"$doc" && grep -qx "  name: $2" <<<"$doc"; then printf '%s' "$doc"; return; fi
+      doc=""
+    else
+      doc+="$line"$'\n'
+    fi
+  done
+  if grep -qx "kind: $1" <<<"$doc" && grep -qx "  name: $2" <<<"$doc"; then printf '%s' "$doc"; fi
+}
 
 render | go run ./hack/chartcheck --values "${CHART}/values.yaml" --readme "${CHART}/README.md"
-render --set etcd.replicas=3 --set controllerManager.replicas=3 --set controllerManager.resources.limits.memory=1Gi \
+render --set etcd.replicas=3 --set apiServer.replicas=2 --set controllerManager.replicas=3 --set controllerManager.resources.limits.memory=1Gi \
   --set controllerManager.metrics.secure=true --set controllerManager.metrics.serviceMonitor.enabled=true \
   --set apiServer.service.type=NodePort --set apiServer.service.nodePort=31443 --set 'apiServer.extraSANs={lifeboat.example.com,10.0.0.9}' \
   --set networkPolicy.enabled=false --set etcd.storage.keepOnUninstall=true --set 'imagePullSecrets={regcred}' \
@@ -25,6 +39,7 @@ render --set etcd.replicas=3 --set controllerManager.replicas=3 --set controller
 
 # What the rendering must say.
 out=$(render --set controllerManager.resources.limits.memory=1Gi --set etcd.replicas=3)
+out1=$(render)
 for want in '--memory-limit=921Mi' 'lb-lifeboat-etcd-2=http://lb-lifeboat-etcd-2.lb-lifeboat-etcd.lifeboat-system.svc:2380' \
   'runAsNonRoot: true' 'readOnlyRootFilesystem: true' 'automountServiceAccountToken: false' 'kind: PodDisruptionBudget' \
   'name: lb-lifeboat-init' 'startupProbe:'; do
@@ -40,11 +55,65 @@ upgrade=$(render --is-upgrade)
 for want in 'name: lb-lifeboat-init-upgrade' 'helm.sh/hook: pre-upgrade'; do
   grep -qF -- "$want" <<<"$upgrade" || { echo "verify-chart: the upgrade rendering lacks: $want" >&2; exit 1; }
 done
+# A changed etcd member count is refused at upgrade. lookup finds nothing
+# under helm template, so the refusal is checked by calling its helper from a
+# chart that has this one as a subchart, with the count the StatefulSet would
+# have.
+wrapper="${tmp}/wrapper"
+mkdir -p "${wrapper}/charts" "${wrapper}/templates"
+cp -r "${CHART}" "${wrapper}/charts/"
+printf 'apiVersion: v2\nname: lifeboat-check\nversion: 0.0.0\n' >"${wrapper}/Chart.yaml"
+cat >"${wrapper}/templates/check.yaml" <<'TPL'
+{{- if hasKey .Values "current" }}
+{{- include "lifeboat.etcdReplicasUnchanged" (list $ .Values.current) }}
+{{- end }}
+TPL
+wrender() { "${HELM}" template lb "${wrapper}" --namespace lifeboat-system --kube-version "${KUBE_VERSION}" "$@"; }
+wrender --set etcd.replicas=3 --set current=3 >/dev/null
+if got=$(wrender --set etcd.replicas=3 --set current=1 2>&1); then
+  echo "verify-chart: an etcd member count changed from 1 to 3 was accepted" >&2; exit 1
+fi
+for want in 'etcd.replicas is 3' 'runs 1 member(s)' 'fixed at install'; do
+  grep -qF -- "$want" <<<"$got" || { echo "verify-chart: the refusal of a changed etcd member count lacks: $want" >&2; echo "$got" >&2; exit 1; }
+done
+# NOTES.txt, which helm template does not print: rendered by the wrapper
+# chart with the subchart's values (lifeboat.*).
+cat >"${wrapper}/templates/notes.yaml" <<'TPL'
+{{- $sub := dict "Values" .Values.lifeboat "Release" .Release "Chart" (dict "Name" "lifeboat" "AppVersion" "0.1.0") }}
+notes: {{ include "lifeboat-check/charts/lifeboat/templates/NOTES.txt" $sub | b64enc }}
+TPL
+notes() { wrender --show-only templates/notes.yaml "$@" | sed -n 's/^notes: //p' | base64 -d; }
+expect_notes() {
+  local want=$1; shift
+  grep -qF -- "$want" <<<"$(notes "$@")" || { echo "verify-chart: NOTES.txt with $* lacks: $want" >&2; notes "$@" >&2; exit 1; }
+}
+expect_notes 'is installing in namespace lifeboat-system'
+expect_notes 'the Job lb-lifeboat-init installs the CRDs'
+expect_notes 'config set-cluster lifeboat --server https://127.0.0.1:6443'
+expect_notes 'lifeboat join member1 --kubeconfig lifeboat.kubeconfig --cluster-kubeconfig member1.kubeconfig'
+expect_notes 'is upgraded in namespace lifeboat-system' --is-upgrade
+expect_notes 'the pre-upgrade Job lb-lifeboat-init-upgrade' --is-upgrade
+if notes --is-upgrade | grep -qE 'installing|lb-lifeboat-init installs'; then
+  echo "verify-chart: at upgrade NOTES.txt must not speak of the install" >&2; exit 1
+fi
+expect_notes 'https://NODE_ADDRESS:31443' --set lifeboat.apiServer.service.type=NodePort --set lifeboat.apiServer.service.nodePort=31443
+expect_notes 'https://LB_ADDRESS:443' --set lifeboat.apiServer.service.type=LoadBalancer
 pods=$(grep -c '^    spec:$' <<<"$out" || true)
 links=$(grep -c 'enableServiceLinks: false' <<<"$out" || true)
 if [[ "$pods" != "$links" ]]; then
   echo "verify-chart: $pods pod templates, $links without Service links; etcd reads ETCD_* variables as its settings" >&2; exit 1
 fi
+tokenless=$(grep -c 'automountServiceAccountToken: false' <<<"$out" || true)
+if [[ "$pods" != "$tokenless" ]]; then
+  echo "verify-chart: $pods pod templates, $tokenless without a token of the host cluster; the README says no pod mounts one" >&2; exit 1
+fi
+# apiServer.extraSANs: IPv4 and IPv6 addresses as IP names, everything else,
+# a name of hex digits and dots too, as a DNS name.
+sans=$(render --set 'apiServer.extraSANs={cafe.be,10.0.0.9,2001:db8::1,lifeboat.example.com}' \
+  | obj Secret lb-lifeboat-pki | sed -n 's/^  apiserver.crt: //p' | base64 -d | openssl x509 -noout -ext subjectAltName)
+for want in 'DNS:cafe.be' 'IP Address:10.0.0.9' 'IP Address:2001:DB8:0:0:0:0:0:1' 'DNS:lifeboat.example.com' 'IP Address:127.0.0.1'; do
+  grep -qF -- "$want" <<<"$sans" || { echo "verify-chart: the serving certificate's names lack $want:" >&2; echo "$sans" >&2; exit 1; }
+done
 # etcd's data goes with helm uninstall only when it is not to be kept.
 grep -qF 'whenDeleted: Delete' <<<"$out" || { echo "verify-chart: by default the etcd PVCs must go with the release" >&2; exit 1; }
 if ! render --set etcd.storage.keepOnUninstall=true | grep -qF 'whenDeleted: Retain'; then
@@ -52,6 +121,30 @@ if ! render --set etcd.storage.keepOnUninstall=true | grep -qF 'whenDeleted: Ret
 fi
 if render --set controllerManager.replicas=1 | grep -q 'kind: PodDisruptionBudget'; then
   echo "verify-chart: one replica must not get a PodDisruptionBudget (it would block every drain)" >&2; exit 1
+fi
+# etcd and the API server: with several replicas, a budget that lets a drain
+# evict one at a time, and replicas preferably on different nodes; none with
+# one (the defaults).
+ha=$(render --set etcd.replicas=3 --set apiServer.replicas=2)
+for what in "PodDisruptionBudget lb-lifeboat-etcd" "PodDisruptionBudget lb-lifeboat-apiserver"; do
+  grep -qF 'maxUnavailable: 1' <<<"$(obj $what <<<"$ha")" || { echo "verify-chart: with etcd.replicas=3 and apiServer.replicas=2 the rendering lacks $what with maxUnavailable: 1" >&2; exit 1; }
+done
+for what in "StatefulSet lb-lifeboat-etcd" "Deployment lb-lifeboat-apiserver"; do
+  grep -qF 'topologyKey: kubernetes.io/hostname' <<<"$(obj $what <<<"$ha")" || { echo "verify-chart: with several replicas $what lacks its pod anti-affinity" >&2; exit 1; }
+  if grep -qF 'affinity:' <<<"$(obj $what <<<"$out1")"; then
+    echo "verify-chart: with one replica $what must have no affinity" >&2; exit 1
+  fi
+done
+if [[ $(grep -c 'kind: PodDisruptionBudget' <<<"$out1") != 1 ]]; then
+  echo "verify-chart: by default only the controller manager has a PodDisruptionBudget" >&2; exit 1
+fi
+if obj PodDisruptionBudget lb-lifeboat-etcd < <(render --set etcd.replicas=3 --set etcd.podDisruptionBudget.enabled=false) | grep -q .; then
+  echo "verify-chart: etcd.podDisruptionBudget.enabled=false must leave etcd without a PodDisruptionBudget" >&2; exit 1
+fi
+printf 'etcd:\n  replicas: 3\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms: [{matchExpressions: [{key: zone, operator: In, values: [a]}]}]\n' >"${tmp}/affinity.yaml"
+etcd=$(obj StatefulSet lb-lifeboat-etcd < <(render -f "${tmp}/affinity.yaml"))
+if ! grep -qF 'key: zone' <<<"$etcd" || grep -qF 'podAntiAffinity' <<<"$etcd"; then
+  echo "verify-chart: etcd.affinity must replace etcd's default affinity" >&2; exit 1
 fi
 
 # Bad values: refused, naming the field.
@@ -63,7 +156,7 @@ refuse() {
   fi
   grep -qF -- "$want" <<<"$got" || { echo "verify-chart: refusal of $* does not name $want:" >&2; echo "$got" >&2; exit 1; }
 }
-bad=$(mktemp); trap 'rm -f "$bad"' EXIT
+bad="${tmp}/bad.yaml"
 printf 'controllerManager:\n  repliacs: 2\n' >"$bad"
 refuse "'repliacs' not allowed" -f "$bad"
 refuse '/controllerManager/replicas' --set controllerManager.replicas=-1
@@ -71,6 +164,28 @@ refuse '/etcd/replicas' --set etcd.replicas=2
 refuse '/controllerManager/resources/limits/memory' --set controllerManager.resources.limits.memory=512M
 refuse '/apiServer/service/type' --set apiServer.service.type=Ingress
 refuse '/controllerManager/extraArgs/0' --set 'controllerManager.extraArgs={v=2}'
+refuse '/etcd/image/tag' --set etcd.image.tag=
+refuse '/apiServer/image/tag' --set apiServer.image.tag=
+refuse '/kubeControllerManager/image/tag' --set kubeControllerManager.image.tag=
+refuse '/apiServer/service/nodePort' --set apiServer.service.type=NodePort --set apiServer.service.nodePort=8443
+refuse '/apiServer/service/nodePort' --set apiServer.service.type=NodePort --set apiServer.service.nodePort=32768
+refuse '/init/timeout' --set init.timeout=0s
+refuse '/etcd/resources/limits/memory' --set etcd.resources.limits.memory=0
+refuse '/apiServer/resources/limits/memory' --set-string apiServer.resources.limits.memory=0Mi
+refuse '/kubeControllerManager/resources/limits/memory' --set-string kubeControllerManager.resources.limits.memory=0
+refuse '/init/resources/limits/memory' --set init.resources.limits.memory=0.0Gi
+render --set init.timeout=90s --set etcd.resources.limits.memory=0.5Gi >/dev/null
+# Flags the chart sets itself, and ports the pod already uses.
+for flag in --kubeconfig=/x --control-plane-kubeconfig=/x --context=x --leader-elect=false --leader-elect \
+  --health-probe-bind-address=:9 --metrics-bind-address=:9 --metrics-secure --memory-limit=1Gi; do
+  refuse "controllerManager.extraArgs may not hold ${flag%%=*}:" --set "controllerManager.extraArgs={--v=2,${flag}}"
+done
+render --set 'controllerManager.extraArgs={--v=2,--leader-elect-lease-duration=30s}' | grep -qF -- '"--leader-elect-lease-duration=30s"' \
+  || { echo "verify-chart: controllerManager.extraArgs must pass on flags the chart does not set" >&2; exit 1; }
+refuse 'from controllerManager.metrics.port; set that instead' --set 'controllerManager.extraArgs={--metrics-bind-address=:9090}'
+refuse 'controllerManager.metrics.port is 10357' --set controllerManager.metrics.port=10357
+refuse 'controllerManager.podDisruptionBudget.minAvailable is 2 with controllerManager.replicas 2' --set controllerManager.podDisruptionBudget.minAvailable=2
+refuse '/controllerManager/podDisruptionBudget/minAvailable' --set controllerManager.podDisruptionBudget.minAvailable=2147483648
 
 # The agent's chart.
 AGENT=charts/lifeboat-agent

@@ -73,3 +73,47 @@ imagePullSecrets:
 {{- end }}
 {{- end }}
 {{- end -}}
+
+{{/*
+Refuses a change of etcd's member count: pass (list $ currentReplicas).
+Every member starts with --initial-cluster-state=new, so a member added to a
+running cluster would found a second, empty etcd cluster, and a cluster that
+lost members would lose its quorum. The etcd template calls it with the
+StatefulSet that lookup finds (at upgrade; lookup finds nothing under helm
+template or a client-side dry run).
+*/}}
+{{- define "lifeboat.etcdReplicasUnchanged" -}}
+{{- $root := index . 0 -}}
+{{- $current := index . 1 | int -}}
+{{- $want := $root.Values.etcd.replicas | int -}}
+{{- if ne $current $want -}}
+{{- fail (printf "etcd.replicas is %d, but the etcd StatefulSet %s-etcd runs %d member(s): etcd's member count is fixed at install (a changed count would start a second, empty etcd cluster or lose the quorum). Keep etcd.replicas=%d, or move the control plane to a release installed with the new count (docs/install.md, \"Changing etcd's member count\")" $want (include "lifeboat.fullname" $root) $current $current) -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+A component's affinity: pass (list $ "component" affinityValue replicas). The
+value when set, else, with more than one replica, replicas preferably on
+different nodes.
+*/}}
+{{- define "lifeboat.affinity" -}}
+{{- $root := index . 0 -}}
+{{- $component := index . 1 -}}
+{{- $affinity := index . 2 -}}
+{{- $replicas := index . 3 | int -}}
+{{- if $affinity }}
+affinity:
+  {{- toYaml $affinity | nindent 2 }}
+{{- else if gt $replicas 1 }}
+# Replicas on different nodes where there are several.
+affinity:
+  podAntiAffinity:
+    preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 100
+        podAffinityTerm:
+          topologyKey: kubernetes.io/hostname
+          labelSelector:
+            matchLabels:
+              {{- include "lifeboat.selector" (list $root $component) | nindent 14 }}
+{{- end }}
+{{- end -}}
