@@ -155,7 +155,7 @@ func TestAggregatedStatusAndFullyApplied(t *testing.T) {
 	}
 	e.reconcileStatus(rb)
 	if c := meta.FindStatusCondition(e.binding(rb).Status.Conditions, workv1alpha2.PlacementHealthy); c == nil ||
-		c.Message != workv1alpha2.PlacementHealthyMessage(got.Spec.Clusters) && c.Status == metav1.ConditionTrue {
+		c.Status != metav1.ConditionTrue || c.Message != workv1alpha2.PlacementHealthyMessage(got.Spec.Clusters) {
 		t.Errorf("PlacementHealthy = %+v after member1's share changed, want it to name member1 (3 replicas)", c)
 	}
 }

@@ -80,9 +80,9 @@ type flapDecision struct {
 
 // decideFlapDamping is the flap-damping rule for a cluster with the
 // recorded failures and the Ready condition ready (nil when missing), at
-// now. down says that Ready was already not True at the controller's last
-// look (the cluster carries the not-ready or unreachable taint it put
-// there):
+// now. down says that Ready was already not True, with the other status,
+// at the controller's last look (wasDown: the cluster carries the taint it
+// keeps for that status):
 //
 //  1. With Hold 0 damping is off: nothing is recorded or damped.
 //  2. A Ready condition that is not True is a failure at its

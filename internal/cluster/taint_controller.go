@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -89,7 +90,7 @@ func planTaints(c *clusterv1alpha1.Cluster, now time.Time, cfg FlapDamping) tain
 	ready := meta.FindStatusCondition(c.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
 	taints, changed := schedulingTaints(c.Spec.Taints, ready, now)
 	stored := c.Annotations[clusterv1alpha1.AnnotationReadyFailures]
-	p := taintPlan{flap: decideFlapDamping(parseFailures(stored), ready, wasDown(c.Spec.Taints), now, cfg)}
+	p := taintPlan{flap: decideFlapDamping(parseFailures(stored), ready, wasDown(c.Spec.Taints, ready), now, cfg)}
 	p.failures = formatFailures(p.flap.failures)
 	if cfg.Hold <= 0 {
 		p.failures = stored
@@ -123,12 +124,27 @@ func noExecuteRecord(stored string, taints []corev1.Taint, now time.Time) string
 	return stored
 }
 
-// wasDown says whether taints hold the not-ready or unreachable taint that
-// schedulingTaints keeps while Ready is not True: whether Ready was already
-// not True when this controller last wrote the cluster.
-func wasDown(taints []corev1.Taint) bool {
+// wasDown says whether Ready, not True now, was already not True with the
+// other status when this controller last wrote the cluster: False with the
+// unreachable taint it keeps for Unknown, or Unknown with the not-ready
+// taint it keeps for False. The same taint as the status now means a
+// failure this controller has not recorded (it missed the True between
+// two outages): that one counts.
+func wasDown(taints []corev1.Taint, ready *metav1.Condition) bool {
+	if ready == nil {
+		return false
+	}
+	var other *corev1.Taint
+	switch ready.Status {
+	case metav1.ConditionFalse:
+		other = &unreachableTaint
+	case metav1.ConditionUnknown:
+		other = &notReadyTaint
+	default:
+		return false
+	}
 	for i := range taints {
-		if taints[i].MatchTaint(&notReadyTaint) || taints[i].MatchTaint(&unreachableTaint) {
+		if taints[i].MatchTaint(other) {
 			return true
 		}
 	}

@@ -113,6 +113,18 @@ func TestTaintController(t *testing.T) {
 			wantWrites:   1,
 			wantEvents:   []string{"TaintClusterSucceed"},
 		},
+		// False, True, False again, the True never seen (events merged,
+		// a restart): the not-ready taint is still there, but this False
+		// is not the one it was put for.
+		"False again with the not-ready taint: a failure not recorded yet counts": {
+			cluster: makeCluster("m1").Ready(metav1.ConditionFalse, clusterv1alpha1.ClusterReasonNotReachable, now.Add(-time.Second)).
+				Failures(now.Add(-time.Minute)).
+				Taints(taintAt(clusterv1alpha1.TaintClusterNotReady, "", corev1.TaintEffectNoSchedule, t0)).Obj(),
+			want:         []corev1.Taint{taintAt(clusterv1alpha1.TaintClusterNotReady, "", corev1.TaintEffectNoSchedule, t0), flapping},
+			wantFailures: formatFailures([]time.Time{now.Add(-time.Minute), now.Add(-time.Second)}),
+			wantWrites:   1,
+			wantEvents:   []string{"TaintClusterSucceed", EventReasonClusterFlapping},
+		},
 		"a flapping cluster recovers: not-ready goes, flapping stays, back for the rest of the hold": {
 			cluster: makeCluster("m1").Ready(metav1.ConditionTrue, clusterv1alpha1.ClusterReasonReady, now.Add(-10*time.Second)).
 				Failures(now.Add(-2*time.Minute), now.Add(-time.Minute)).
