@@ -169,7 +169,9 @@ func (r *ApplicationFailoverReconciler) reconcile(ctx context.Context, k binding
 	if spec.Failover != nil {
 		app = spec.Failover.Application
 	}
-	if app == nil {
+	if app == nil || !workv1alpha2.IsClaimed(obj.GetLabels()) {
+		// No application failover, or no policy claims the binding any
+		// more (no scheduler would place what an eviction takes away).
 		r.exact.set(exactKey, nil)
 		return r.writeTimers(ctx, obj, status, nil, 0)
 	}

@@ -31,6 +31,7 @@ func makeBinding(name string) *bindingWrapper {
 	b := &bindingWrapper{}
 	b.Name = name + "-deployment"
 	b.Namespace = "default"
+	b.Labels = map[string]string{policyv1alpha1.PropagationPolicyPermanentIDLabel: "policy-" + name}
 	b.Generation = 2
 	b.Status.SchedulerObservedGeneration = 2
 	b.Spec.Resource = workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "default", Name: name, UID: types.UID("uid-" + name)}
@@ -42,6 +43,13 @@ func (b *bindingWrapper) clusters(names ...string) *bindingWrapper {
 	for _, n := range names {
 		b.Spec.Clusters = append(b.Spec.Clusters, workv1alpha2.TargetCluster{Name: n, Replicas: 2})
 	}
+	return b
+}
+
+// released removes the policy's claim, as the detector does when the
+// policy is deleted.
+func (b *bindingWrapper) released() *bindingWrapper {
+	b.Labels = nil
 	return b
 }
 

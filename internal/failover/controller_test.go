@@ -229,6 +229,10 @@ func TestApplicationFailoverMustNotEvict(t *testing.T) {
 		"no application failover in the policy": {
 			binding: makeBinding("nginx").clusters("member1").health("member1", workv1alpha2.ResourceUnhealthy).obj(),
 		},
+		"no policy claims the binding any more": {
+			binding: makeBinding("nginx").appFailover(0, policyv1alpha1.PurgeModeDirectly).clusters("member1", "member2").
+				health("member1", workv1alpha2.ResourceUnhealthy).released().obj(),
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, nil, tc.binding)
@@ -322,6 +326,7 @@ func TestApplicationFailoverClusterResourceBinding(t *testing.T) {
 	w := makeBinding("ns").appFailover(0, "").clusters("member1", "member2").health("member1", workv1alpha2.ResourceUnhealthy)
 	crb := &workv1alpha2.ClusterResourceBinding{Spec: w.Spec, Status: w.Status}
 	crb.Name, crb.Generation = "ns-namespace", 2
+	crb.Labels = map[string]string{policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel: "cpp-id"}
 	e := newEnv(t, nil, crb)
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Name: "ns-namespace"}}
 	if _, err := e.appFailover(features.New()).reconcile(context.Background(), clusterResourceBindingKind, req); err != nil {

@@ -337,7 +337,9 @@ func (r *TaintManager) reconcile(ctx context.Context, k bindingKind, req ctrl.Re
 		return ctrl.Result{}, nil
 	}
 	spec, _ := mustParts(obj)
-	if len(spec.Clusters) == 0 {
+	if len(spec.Clusters) == 0 || !workv1alpha2.IsClaimed(obj.GetLabels()) {
+		// A binding no policy claims stays where it is: no scheduler would
+		// place what an eviction takes away.
 		return ctrl.Result{}, nil
 	}
 	taints, err := r.clusterTaints(ctx, spec.Clusters)

@@ -429,6 +429,11 @@ func TestTaintManagerMustNotEvict(t *testing.T) {
 			objs:     append(healthyFleet(), makeBinding("nginx").clusters("member1").obj()),
 			disabled: true,
 		},
+		// Its policy was deleted: no scheduler would place what an eviction
+		// takes away, so the copy stays where it is.
+		"no policy claims the binding any more": {
+			objs: append(healthyFleet(), makeBinding("nginx").clusters("member1", "member2").released().obj()),
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -527,6 +532,7 @@ func TestTaintManagerClusterResourceBinding(t *testing.T) {
 	crb := &workv1alpha2.ClusterResourceBinding{}
 	crb.Name = "ns-team"
 	crb.Generation = 1
+	crb.Labels = map[string]string{policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel: "cpp-id"}
 	crb.Spec.Resource = workv1alpha2.ObjectReference{APIVersion: "v1", Kind: "Namespace", Name: "team"}
 	crb.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member1"}, {Name: "member3"}}
 	e := newTaintManagerEnv(t, nil, append(healthyFleet(), crb)...)

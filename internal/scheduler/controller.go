@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
-	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
@@ -109,17 +108,10 @@ func (r *Reconciler) handles(obj client.Object) bool {
 	return ok && Claimed(obj.GetLabels()) && HandlesSpec(b.spec, r.schedulerName())
 }
 
-// Claimed says whether a binding with these labels is scheduled at all: a
-// PropagationPolicy or ClusterPropagationPolicy claims it (its permanent-id
-// label), or another controller manages it (binding.karmada.io/managed-by).
-// A binding whose policy was deleted, or no longer selects its template,
-// stays where it is, with its Works and member copies, as in Karmada: no
-// placement of a policy that is gone moves it.
-func Claimed(labels map[string]string) bool {
-	return labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] != "" ||
-		labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel] != "" ||
-		labels[workv1alpha2.BindingManagedByLabel] != ""
-}
+// Claimed says whether a binding with these labels is scheduled at all
+// (workv1alpha2.IsClaimed): a binding whose policy was deleted, or no
+// longer selects its template, stays where it is, as in Karmada.
+func Claimed(labels map[string]string) bool { return workv1alpha2.IsClaimed(labels) }
 
 // HandlesSpec says whether the scheduler named schedulerName schedules a
 // binding with this spec: it has a placement (attached dependency bindings

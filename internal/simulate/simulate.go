@@ -33,8 +33,8 @@ type Binding struct {
 	Name      string
 	Spec      workv1alpha2.ResourceBindingSpec
 	Status    workv1alpha2.ResourceBindingStatus
-	// Released: no policy claims the binding (scheduler.Claimed is false
-	// for its labels), so no scheduler places it again after an eviction.
+	// Released: no policy claims the binding (workv1alpha2.IsClaimed is
+	// false for its labels): no failover evicts it, no scheduler places it.
 	Released bool
 }
 
@@ -412,9 +412,12 @@ func (s *sim) clusterFailover() []Outcome {
 		}
 		o := newOutcome(b)
 		idx := len(outcomes)
-		if !s.snap.Settings.TaintEviction {
+		if !s.snap.Settings.TaintEviction || b.Released {
 			o.Result = ResultNotEvicted
 			o.Reason = "cluster failover is off in the controller manager (the Failover gate, --enable-no-execute-taint-eviction or the taint-manager controller)"
+			if b.Released {
+				o.Reason = notClaimedReason
+			}
 			o.step("%s", o.Reason)
 			outcomes = append(outcomes, o)
 			continue
@@ -647,7 +650,7 @@ func (s *sim) evictAndSchedule(outcomes []Outcome, pending []pendingEviction) {
 // scheduler controller does after an eviction: the new placement, or, when
 // nothing fits, the current one kept (minus clusters gone or deleting).
 func (s *sim) schedule(o *Outcome, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, views []clusterv1alpha1.Cluster) (*workv1alpha2.ResourceBindingSpec, error) {
-	if why := unscheduled(o.binding, spec); why != "" {
+	if why := unscheduled(spec); why != "" {
 		o.step("scheduler: not scheduled (%s); spec.clusters stays %s", why, core.FormatTargets(spec.Clusters))
 		return spec.DeepCopy(), notScheduled(why)
 	}
@@ -744,6 +747,8 @@ func (s *sim) applicationFailover() (Outcome, error) {
 		o.Result, o.Reason = ResultNotEvicted, "application failover is off in the controller manager (the Failover gate or the application-failover controller)"
 	case app == nil:
 		o.Result, o.Reason = ResultNotEvicted, "its policy has no failover.application: an unhealthy application stays where it is"
+	case b.Released:
+		o.Result, o.Reason = ResultNotEvicted, notClaimedReason
 	}
 	if o.Result != "" {
 		o.step("%s", o.Reason)
@@ -821,19 +826,18 @@ func formatTaints(ts []corev1.Taint) string {
 	return strings.Join(parts, ", ")
 }
 
+// notClaimedReason says why a binding no policy claims is not evicted.
+const notClaimedReason = "no policy claims it any more (its policy was deleted, or no longer selects the template): it stays where it is, and no failover moves it"
+
 // notScheduled is the answer of schedule for a binding no scheduler places.
 type notScheduled string
 
 func (n notScheduled) Error() string { return "no scheduler places it again: " + string(n) }
 
-// unscheduled says why the scheduler would not place b again ("" when it
-// would): no policy claims it, or it is not the default scheduler's
-// (scheduler.HandlesSpec).
-func unscheduled(b *Binding, spec *workv1alpha2.ResourceBindingSpec) string {
-	switch {
-	case b.Released:
-		return "no policy claims it any more, so the scheduler leaves it where it is"
-	case !scheduler.HandlesSpec(spec, scheduler.DefaultSchedulerName):
+// unscheduled says why the scheduler would not place a binding again ("" when it
+// would): it is not the default scheduler's (scheduler.HandlesSpec).
+func unscheduled(spec *workv1alpha2.ResourceBindingSpec) string {
+	if !scheduler.HandlesSpec(spec, scheduler.DefaultSchedulerName) {
 		return "its scheduling is suspended, or another scheduler places it"
 	}
 	return ""

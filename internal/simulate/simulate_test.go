@@ -71,9 +71,9 @@ func TestClusterFailover(t *testing.T) {
 			result: ResultStays, after: []string{}, toleration: "untolerated", at: &Seconds{Min: 45, Max: 55},
 			reason: "no other cluster fits",
 		},
-		"released (its policy deleted): evicted, and no scheduler places it again": {
+		"released (its policy deleted): not evicted": {
 			b: binding("nginx", func(b *Binding) { b.Released = true }), fail: m2,
-			result: ResultStays, after: []string{"member1", "member3"}, reason: "no policy claims it",
+			result: ResultNotEvicted, after: []string{"member1", "member2", "member3"}, reason: "no policy claims it",
 		},
 		"scheduling suspended: evicted, and not placed again": {
 			b: binding("nginx", func(b *Binding) { b.Spec.Suspension = &workv1alpha2.Suspension{Scheduling: ptr.To(true)} }), fail: m2,

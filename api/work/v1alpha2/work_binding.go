@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 )
 
 // BindingOfWorkAnnotations reads which binding a Work belongs to from the
@@ -67,4 +69,16 @@ func DescribePlacement(clusters []TargetCluster) string {
 	}
 	slices.Sort(names)
 	return strings.Join(names, ", ")
+}
+
+// IsClaimed says whether a binding with these labels is managed: a
+// PropagationPolicy or ClusterPropagationPolicy claims it (its permanent-id
+// label), or another controller manages it (BindingManagedByLabel). A
+// binding whose policy was deleted, or no longer selects its template, is
+// not: it stays where it is, with its Works and member copies, and neither
+// scheduling nor failover moves it.
+func IsClaimed(labels map[string]string) bool {
+	return labels[policyv1alpha1.PropagationPolicyPermanentIDLabel] != "" ||
+		labels[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel] != "" ||
+		labels[BindingManagedByLabel] != ""
 }
