@@ -342,10 +342,23 @@ func (r *Reconciler) follow(ctx context.Context, key string, obj client.Object, 
 	} else {
 		outcome, healthyAt = progress(spec, status, f)
 	}
+	// A request no scheduler will take (the policy was deleted, scheduling
+	// suspended, another scheduler named since) would stay open for good,
+	// holding a place under --failback-max-concurrent.
+	untaken := ""
+	if outcome == Open && reschedulePending(spec, status) && !failbackTaskOpen(spec) {
+		untaken = notTaken(obj.GetLabels(), spec, r.SchedulerName)
+		if untaken != "" {
+			outcome = Incomplete
+		}
+	}
 	if outcome == Open {
 		return ctrl.Result{}, nil
 	}
 	before := obj.DeepCopyObject().(client.Object)
+	if untaken != "" {
+		spec.RescheduleTriggeredAt = nil
+	}
 	annotations := obj.GetAnnotations()
 	delete(annotations, FailbackAnnotation)
 	if annotations[workv1alpha2.RescheduleReasonAnnotation] == workv1alpha2.EvictionReasonFailback {
@@ -375,7 +388,10 @@ func (r *Reconciler) follow(ctx context.Context, key string, obj client.Object, 
 		r.Metrics.endIncomplete()
 		where := strings.Join(clusterNames(spec.Clusters), ", ")
 		why := fmt.Sprintf("%s is not in its placement (it failed again, or the placement changed)", f.cluster)
-		if slices.ContainsFunc(spec.Clusters, func(t workv1alpha2.TargetCluster) bool { return t.Name == f.cluster }) {
+		switch {
+		case untaken != "":
+			why = "no scheduler takes the request: " + untaken
+		case slices.ContainsFunc(spec.Clusters, func(t workv1alpha2.TargetCluster) bool { return t.Name == f.cluster }):
 			why = "not all of it was Healthy when the failback's eviction task closed"
 		}
 		log.Info("failback ended without completing", "cluster", f.cluster, "clusters", where)

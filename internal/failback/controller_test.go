@@ -283,6 +283,16 @@ func TestReconcileFollowsFailback(t *testing.T) {
 			}),
 			wantClosed: true, wantEvent: EventReasonFailbackIncomplete, incomplete: 1,
 		},
+		"ended: the policy was deleted before the scheduler took the request, which none ever will": {
+			binding:    following(func(b *workv1alpha2.ResourceBinding) { b.Labels = nil }),
+			wantClosed: true, wantEvent: EventReasonFailbackIncomplete, incomplete: 1,
+		},
+		"ended: scheduling suspended before the scheduler took the request": {
+			binding: following(func(b *workv1alpha2.ResourceBinding) {
+				b.Spec.Suspension = &workv1alpha2.Suspension{Scheduling: ptr.To(true)}
+			}),
+			wantClosed: true, wantEvent: EventReasonFailbackIncomplete, incomplete: 1,
+		},
 		"ended: the task closed before the placement moved back to was all Healthy": {
 			binding: following(func(b *workv1alpha2.ResourceBinding) {
 				scheduled(b)
@@ -306,6 +316,9 @@ func TestReconcileFollowsFailback(t *testing.T) {
 			}
 			if !tc.wantClosed && e.writes != 0 {
 				t.Errorf("an open failback wrote %d times", e.writes)
+			}
+			if tc.wantClosed && got.Spec.RescheduleTriggeredAt != nil && (got.Status.LastScheduledTime == nil || got.Status.LastScheduledTime.Before(got.Spec.RescheduleTriggeredAt)) {
+				t.Errorf("closed with its request still pending (rescheduleTriggeredAt %v): a scheduler taking it later would move the workload", got.Spec.RescheduleTriggeredAt)
 			}
 			ev := eventstest.Drain(e.recorder)
 			if tc.wantEvent != "" && (len(ev) != 1 || !strings.Contains(ev[0], tc.wantEvent)) {

@@ -247,6 +247,23 @@ func notScheduled(spec *workv1alpha2.ResourceBindingSpec, schedulerName string) 
 	return fmt.Sprintf("spec.schedulerName %q is not the scheduler %q, which would take the request", spec.SchedulerName, schedulerName)
 }
 
+// notTaken says why no scheduler takes a requested schedule of a binding
+// with these labels and spec ("" when the scheduler named schedulerName
+// does): no policy claims it, or notScheduled.
+func notTaken(labels map[string]string, spec *workv1alpha2.ResourceBindingSpec, schedulerName string) string {
+	if !scheduler.Claimed(labels) {
+		return "no policy claims it any more"
+	}
+	return notScheduled(spec, schedulerName)
+}
+
+// failbackTaskOpen says whether the binding has a Failback eviction task.
+func failbackTaskOpen(spec *workv1alpha2.ResourceBindingSpec) bool {
+	return slices.ContainsFunc(spec.GracefulEvictionTasks, func(t workv1alpha2.GracefulEvictionTask) bool {
+		return t.Reason == workv1alpha2.EvictionReasonFailback
+	})
+}
+
 func stay(reason string) Decision { return Decision{Verdict: Stay, Reason: reason} }
 
 // reschedulePending: a requested fresh schedule was not taken yet (as the

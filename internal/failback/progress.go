@@ -86,9 +86,7 @@ func progress(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.Resou
 	if spec.RescheduleTriggeredAt != nil {
 		since = spec.RescheduleTriggeredAt.Add(-stampSlack)
 	}
-	taskOpen := slices.ContainsFunc(spec.GracefulEvictionTasks, func(t workv1alpha2.GracefulEvictionTask) bool {
-		return t.Reason == workv1alpha2.EvictionReasonFailback
-	})
+	taskOpen := failbackTaskOpen(spec)
 	placed := slices.ContainsFunc(spec.Clusters, func(t workv1alpha2.TargetCluster) bool { return t.Name == f.cluster })
 	moved := false
 	for _, h := range status.FailoverHistory {
