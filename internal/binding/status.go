@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"sync"
@@ -295,7 +296,8 @@ func (r *StatusReconciler) updateBindingStatus(ctx context.Context, b bindingObj
 	placementGone := false
 	if healthy, ok := placementHealthyCondition(b.spec.Clusters, items); ok {
 		healthy.LastTransitionTime = r.now()
-		if cur := meta.FindStatusCondition(b.status.Conditions, workv1alpha2.PlacementHealthy); cur != nil && cur.Message != healthy.Message {
+		if cur := meta.FindStatusCondition(b.status.Conditions, workv1alpha2.PlacementHealthy); cur != nil && cur.Message != healthy.Message &&
+			!olderWording(cur.Message, healthy.Message) {
 			// Another placement: its own transition, even when the one
 			// before was Healthy too (a failover's replacement was not).
 			meta.RemoveStatusCondition(&b.status.Conditions, workv1alpha2.PlacementHealthy)
@@ -524,6 +526,17 @@ func placementHealthyCondition(clusters []workv1alpha2.TargetCluster, items []wo
 	}
 	return metav1.Condition{Type: workv1alpha2.PlacementHealthy, Status: metav1.ConditionFalse,
 		Reason: workv1alpha2.PlacementNotHealthyReason, Message: "Not every cluster of the placement (" + workv1alpha2.DescribePlacement(clusters) + ") reports Healthy; see status.aggregatedStatus."}, true
+}
+
+// replicaCounts matches the replicas DescribePlacement puts after a
+// cluster's name.
+var replicaCounts = regexp.MustCompile(` \([0-9]+ replicas?\)`)
+
+// olderWording says whether old is message written, for the same clusters,
+// before messages named each cluster's replicas: the same placement, whose
+// transition time must not restart when the message is rewritten.
+func olderWording(old, message string) bool {
+	return !replicaCounts.MatchString(old) && replicaCounts.ReplaceAllString(message, "") == old
 }
 
 // fullyAppliedCondition is True when there are expected clusters and every

@@ -651,3 +651,26 @@ func TestTemplateMemory(t *testing.T) {
 		t.Fatalf("an entry holding nothing was kept: %v", m.m)
 	}
 }
+
+// A PlacementHealthy condition written before messages named replicas is
+// the same placement's: rewritten, its transition time stays, so that a
+// failover's replacementHealthyTime is not moved to the upgrade.
+func TestOlderWording(t *testing.T) {
+	two := []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}, {Name: "member2", Replicas: 1}}
+	cases := map[string]struct {
+		old  string
+		want bool
+	}{
+		"the same clusters, without replicas":   {old: "Every cluster of the placement reports Healthy: member1, member2.", want: true},
+		"another placement, without replicas":   {old: "Every cluster of the placement reports Healthy: member1.", want: false},
+		"the same clusters, other replicas":     {old: "Every cluster of the placement reports Healthy: member1 (3 replicas), member2 (1 replica).", want: false},
+		"not Healthy before, the same clusters": {old: "Not every cluster of the placement (member1, member2) reports Healthy; see status.aggregatedStatus.", want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := olderWording(tc.old, workv1alpha2.PlacementHealthyMessage(two)); got != tc.want {
+				t.Errorf("olderWording = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
