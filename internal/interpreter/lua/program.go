@@ -72,10 +72,11 @@ func (r *Runtime) CompileCustomization(ric *configv1alpha1.ResourceInterpreterCu
 		if err == nil {
 			err = s.Defines(op.Function())
 			if errors.Is(err, ErrTimeout) {
-				// A busy moment, not a broken script: keep it, and
-				// let each call find out whether it defines its
-				// function.
-				err = nil
+				// A busy moment, or a top level that never ends: one
+				// more try tells them apart. A script whose top level
+				// times out twice is refused, since every call would
+				// run it to the timeout again.
+				err = s.Defines(op.Function())
 			}
 		}
 		if err != nil {

@@ -11,11 +11,11 @@ import (
 	configv1alpha1 "github.com/lifeboat-dev/lifeboat/api/config/v1alpha1"
 )
 
-// TestDefinesTimeoutIsNotInvalid: a script whose definition check runs out
-// of time may only have met a busy moment. It is kept as a rule, whose
-// calls fail while they time out, rather than recorded as invalid until the
-// customization is edited.
-func TestDefinesTimeoutIsNotInvalid(t *testing.T) {
+// TestDefinesTimeoutTwiceIsInvalid: a script whose definition check runs out
+// of time may only have met a busy moment, so the check is tried once more;
+// one whose top level runs out of time twice is refused (every call would
+// run it to the timeout), and the other scripts of the customization stay.
+func TestDefinesTimeoutTwiceIsInvalid(t *testing.T) {
 	rt := New(Options{Timeout: 20 * time.Millisecond, MaxInstructions: 1 << 62})
 	ric := &configv1alpha1.ResourceInterpreterCustomization{}
 	ric.Name = "slow"
@@ -26,15 +26,18 @@ func TestDefinesTimeoutIsNotInvalid(t *testing.T) {
 	ric.Spec.Customizations.StatusReflection = &configv1alpha1.StatusReflection{
 		LuaScript: `function Misspelt(o) return {} end`,
 	}
-	p := rt.CompileCustomization(ric)
-	if err := p.Errors[InterpretHealth]; err != nil {
-		t.Errorf("a timeout recorded as an invalid script: %v", err)
+	ric.Spec.Customizations.ReplicaResource = &configv1alpha1.ReplicaResourceRequirement{
+		LuaScript: `function GetReplicas(o) return 1 end`,
 	}
-	if p.Scripts[InterpretHealth] == nil {
-		t.Errorf("the script timing out was dropped")
+	p := rt.CompileCustomization(ric)
+	if err := p.Errors[InterpretHealth]; !errors.Is(err, ErrTimeout) {
+		t.Errorf("a top level that never ends in time: %v, want it refused with the time budget", err)
 	}
 	if p.Errors[InterpretStatus] == nil {
 		t.Errorf("a missing function not recorded")
+	}
+	if p.Scripts[InterpretReplica] == nil || p.Errors[InterpretReplica] != nil {
+		t.Errorf("a good script of the same customization was not kept: %v", p.Errors[InterpretReplica])
 	}
 	_, err := p.Rules(nil).Health(obj(t, "{apiVersion: example.io/v1, kind: Thing}"))
 	if !errors.Is(err, ErrTimeout) {
