@@ -74,6 +74,11 @@ type Fencer struct {
 	// applied again only once the control plane confirms it as cached.
 	// nil: not checked.
 	Works client.Reader
+	// ScaleRetry is how long past a copy's due time a ScaleToZero whose
+	// interpreter rule fails is tried again before the copy is deleted
+	// instead (default DefaultScaleRetry): it must stop before the control
+	// plane counts it stopped, --fencing-stop-margin after the due time.
+	ScaleRetry time.Duration
 
 	mu     sync.Mutex
 	fenced bool
@@ -229,7 +234,7 @@ func (f *Fencer) scan(ctx context.Context, now time.Time) (int, error) {
 			if !ok || !f.due(s, now) || !obj.GetDeletionTimestamp().IsZero() {
 				continue
 			}
-			done, err := f.stop(ctx, gvr, obj, s)
+			done, err := f.stop(ctx, gvr, obj, s, now)
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -244,18 +249,30 @@ func (f *Fencer) scan(ctx context.Context, now time.Time) (int, error) {
 	return stopped, errors.Join(append(errs, err)...)
 }
 
-// stop fences one copy; it returns what it did ("" when it was stopped
-// already). ScaleToZero scales a copy whose kind has replicas to zero; a
-// kind without replicas, or one the interpreter cannot scale (it reports
-// replicas but has no rule to change them), is deleted instead, so that a
-// copy counted as stopped never runs on. An interpreter error is returned
-// and tried again at the next scan: a script's failure never deletes.
-func (f *Fencer) stop(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, s fencing.Spec) (string, error) {
+// DefaultScaleRetry is Fencer.ScaleRetry's default: a third of the control
+// plane's default --fencing-stop-margin.
+const DefaultScaleRetry = 10 * time.Second
+
+// stop fences one copy at now; it returns what it did ("" when it was
+// stopped already). ScaleToZero scales a copy whose kind has replicas to
+// zero; a kind without replicas, or one the interpreter cannot scale (it
+// reports replicas but has no rule to change them), is deleted instead, so
+// that a copy counted as stopped never runs on. An interpreter error (a
+// script's failure or timeout) is returned and tried again at the next
+// scan, until ScaleRetry past the copy's due time: then the copy is
+// deleted, since the control plane counts it stopped soon after.
+func (f *Fencer) stop(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, s fencing.Spec, now time.Time) (string, error) {
 	client := f.Member.Resource(gvr).Namespace(obj.GetNamespace())
 	if s.Action == policyv1alpha1.FencingScaleToZero {
 		done, scaled, err := f.scaleToZero(ctx, gvr, obj)
-		if err != nil || scaled {
-			return done, err
+		switch {
+		case err == nil && scaled:
+			return done, nil
+		case err != nil && now.Before(fencing.Due(f.Renewals.LastRenewed(), f.LeaseDuration, s).Add(f.scaleRetry())):
+			return "", err
+		case err != nil:
+			ctrl.LoggerFrom(ctx).Error(err, "Could not scale a fenced copy to zero in time; deleting it, so that it does not run on while the control plane counts it stopped",
+				"resource", gvr.String(), "namespace", obj.GetNamespace(), "name", obj.GetName())
 		}
 	}
 	background := metav1.DeletePropagationBackground
@@ -267,6 +284,13 @@ func (f *Fencer) stop(ctx context.Context, gvr schema.GroupVersionResource, obj 
 	return "deleted", nil
 }
 
+func (f *Fencer) scaleRetry() time.Duration {
+	if f.ScaleRetry <= 0 {
+		return DefaultScaleRetry
+	}
+	return f.ScaleRetry
+}
+
 // scaleToZero scales obj to zero replicas, recording the replicas it had.
 // scaled is false when its kind cannot be scaled (no replicas, or a
 // revision that leaves them as they are): the caller deletes it.
@@ -275,7 +299,7 @@ func (f *Fencer) scaleToZero(ctx context.Context, gvr schema.GroupVersionResourc
 	replicas, _, ok, err := f.Replicas.GetReplicas(obj)
 	switch {
 	case err != nil:
-		return "", false, fmt.Errorf("reading the replicas of %s to scale it to zero (not deleted; tried again): %w", what, err)
+		return "", false, fmt.Errorf("reading the replicas of %s to scale it to zero: %w", what, err)
 	case !ok:
 		return "", false, nil
 	case replicas == 0:
@@ -283,12 +307,12 @@ func (f *Fencer) scaleToZero(ctx context.Context, gvr schema.GroupVersionResourc
 	}
 	revised, err := f.Replicas.ReviseReplica(obj, 0)
 	if err != nil {
-		return "", false, fmt.Errorf("scaling %s to zero (not deleted; tried again): %w", what, err)
+		return "", false, fmt.Errorf("scaling %s to zero: %w", what, err)
 	}
 	after, _, ok, err := f.Replicas.GetReplicas(revised)
 	switch {
 	case err != nil:
-		return "", false, fmt.Errorf("reading the replicas of %s scaled to zero (not deleted; tried again): %w", what, err)
+		return "", false, fmt.Errorf("reading the replicas of %s scaled to zero: %w", what, err)
 	case !ok || after != 0:
 		// No rule changes this kind's replicas: writing it back would leave
 		// it running while it counts as stopped.

@@ -342,23 +342,36 @@ func (s scriptedReplicas) ReviseReplica(obj *unstructured.Unstructured, replicas
 	return s.Replicas.ReviseReplica(obj, replicas)
 }
 
-// A ScaleToZero copy whose replica script fails is neither deleted nor
-// counted as stopped: the scan reports the error and tries again. One whose
-// kind reports replicas but has no rule to change them is deleted, never
-// written back running and counted as stopped.
+// A ScaleToZero copy whose replica script fails is not deleted at once: the
+// scan reports the error and tries again, for DefaultScaleRetry past its due
+// time; then it is deleted, before the control plane counts it stopped. One
+// whose kind reports replicas but has no rule to change them is deleted,
+// never written back running and counted as stopped.
 func TestFencerScaleToZeroWithAScriptedKind(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	ctx := context.Background()
 	t.Run("the replica script fails", func(t *testing.T) {
-		clk := clocktesting.NewFakeClock(t0.Add(time.Minute))
+		// Due at 40 s (the Lease duration); the control plane counts it
+		// stopped at 70 s (its default margin, 30 s).
+		clk := clocktesting.NewFakeClock(t0.Add(40 * time.Second))
 		f, dyn := newFencer(t, &fakeRenewals{last: t0, attempted: true}, clk, deployment("web", 3, "ScaleToZero", ""))
 		f.Replicas = scriptedReplicas{Replicas: f.Replicas, getErr: errors.New("script error: attempt to index a nil value")}
-		n, err := f.scan(ctx, clk.Now())
-		if err == nil || n != 0 {
-			t.Errorf("scan: %d stopped, error %v; want 0 and the script's error", n, err)
+		for _, at := range []time.Duration{40 * time.Second, 49 * time.Second} {
+			clk.SetTime(t0.Add(at))
+			n, err := f.scan(ctx, clk.Now())
+			if err == nil || n != 0 {
+				t.Errorf("scan at %s: %d stopped, error %v; want 0 and the script's error", at, n, err)
+			}
+			if got, ok := replicasOf(t, dyn, "web"); !ok || got != 3 {
+				t.Errorf("web at %s: replicas %d, exists %t; want it kept at 3 while its script is tried again", at, got, ok)
+			}
 		}
-		if got, ok := replicasOf(t, dyn, "web"); !ok || got != 3 {
-			t.Errorf("web: replicas %d, exists %t; want it kept at 3 while its script fails", got, ok)
+		clk.SetTime(t0.Add(50 * time.Second))
+		if n, err := f.scan(ctx, clk.Now()); err != nil || n != 1 {
+			t.Errorf("scan at 50 s: %d stopped, %v; want it stopped", n, err)
+		}
+		if got, ok := replicasOf(t, dyn, "web"); ok {
+			t.Errorf("web still runs %d replicas %s past its due time, before the control plane counts it stopped", got, DefaultScaleRetry)
 		}
 	})
 	t.Run("no rule revises the replicas", func(t *testing.T) {
