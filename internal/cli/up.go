@@ -78,8 +78,13 @@ all of it. One host cluster runs per machine.
 
 Writes DIR/kubeconfig with the contexts "lifeboat" (the control plane, current),
 member1..N and, with --host, "host". Running "up" again while the environment is
-up changes nothing, and says so when --members, --pull-member or --with-kyverno
-ask for what it does not have.`,
+up changes nothing, and says so when --members, --pull-member, --with-kyverno or
+--server-gc-percent ask for what it does not have.
+
+etcd and the API servers run with --server-gc-percent 200 (Go's default is 100):
+in a mass failover they serve every request and spend a fifth of their CPU
+collecting garbage; on two cores the larger target cut a 1,000-workload cluster
+failover's CPU by about a fifth, for more memory (docs/performance.md, round 19).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.Out = cmd.OutOrStdout()
@@ -96,7 +101,7 @@ ask for what it does not have.`,
 			s, err := localenv.Up(cmd.Context(), opts)
 			if errors.Is(err, localenv.ErrAlreadyUp) {
 				fmt.Fprintf(opts.Out, "The local environment in %s is already up; nothing changed.\n", s.Dir)
-				for _, w := range alreadyUpWarnings(s, opts, cmd.Flags().Changed("members"), cmd.Flags().Changed("pull-member")) {
+				for _, w := range alreadyUpWarnings(s, opts, cmd.Flags().Changed) {
 					fmt.Fprintln(opts.Out, w)
 				}
 				fmt.Fprintln(opts.Out)
@@ -121,15 +126,24 @@ ask for what it does not have.`,
 	f.BoolVar(&opts.Partitionable, "partitionable", false, "Reach every member through a proxy whose path \"lifeboat env partition\" can cut (see above).")
 	f.StringArrayVar(&opts.PullMembers, "pull-member", nil, "A member (memberN) to join in Pull mode, served by \"lifeboat agent\" (repeatable; see above).")
 	f.StringArrayVar(&opts.AgentArgs, "agent-arg", nil, "Extra flag for every \"lifeboat agent\" (repeatable; needs --pull-member), e.g. --agent-arg=--cluster-lease-duration=10s.")
+	f.IntVar(&opts.ServerGCPercent, "server-gc-percent", defaultServerGCPercent, "Go's garbage-collector target (GOGC) for etcd and every kube-apiserver of the environment: higher uses more memory and less CPU (see docs/performance.md); 0 leaves Go's 100.")
 	f.BoolVar(&opts.Host, "host", false, "Also run a host cluster with a real node (context host) to install the Helm chart into; needs root and \"make host-deps\".")
 	f.StringArrayVar(&opts.HostImages, "host-image", nil, "An image archive (docker save, OCI, make image) to import into the host node (repeatable; needs --host).")
 	return cmd
 }
 
+// defaultServerGCPercent is --server-gc-percent's default: etcd and the API
+// servers serve every request of a mass failover, and at Go's 100 spend
+// about a fifth of their CPU collecting garbage (docs/performance.md,
+// round 19).
+const defaultServerGCPercent = 200
+
 // alreadyUpWarnings say which of opts the running environment s does not
 // have and up, finding it running, leaves as it is: --with-kyverno, and
-// --members or --pull-member when given.
-func alreadyUpWarnings(s *localenv.State, opts localenv.Options, membersGiven, pullGiven bool) []string {
+// --members, --pull-member or --server-gc-percent when given (given says
+// whether a flag was).
+func alreadyUpWarnings(s *localenv.State, opts localenv.Options, given func(flag string) bool) []string {
+	membersGiven, pullGiven := given("members"), given("pull-member")
 	var out []string
 	if opts.WithKyverno && !s.HasKyverno() {
 		out = append(out, fmt.Sprintf("It was started without Kyverno; to add it, stop it (lifeboat down --state-dir %s) and run up --with-kyverno.", s.Dir))
@@ -153,6 +167,9 @@ func alreadyUpWarnings(s *localenv.State, opts localenv.Options, membersGiven, p
 			has = "the Pull members " + strings.Join(pull, ", ")
 		}
 		out = append(out, fmt.Sprintf("It runs %s, not --pull-member %s; to change that, stop it (lifeboat down --state-dir %s) and run up again.", has, strings.Join(opts.PullMembers, ", "), s.Dir))
+	}
+	if gc := s.ServerGCPercent(); given("server-gc-percent") && gc != opts.ServerGCPercent {
+		out = append(out, fmt.Sprintf("Its etcd and API servers run with --server-gc-percent %d, not %d; to change that, stop it (lifeboat down --state-dir %s) and run up again.", gc, opts.ServerGCPercent, s.Dir))
 	}
 	return out
 }

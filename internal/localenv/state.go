@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -110,6 +112,23 @@ func (s *State) Members() []string {
 		}
 	}
 	return names
+}
+
+// ServerGCPercent is the GOGC the environment's etcd was started with (see
+// Options.ServerGCPercent); 0 when none was set.
+func (s *State) ServerGCPercent() int {
+	for _, c := range s.Components {
+		if c.Name != "etcd" {
+			continue
+		}
+		for _, e := range c.Env {
+			if v, ok := strings.CutPrefix(e, "GOGC="); ok {
+				n, _ := strconv.Atoi(v)
+				return n
+			}
+		}
+	}
+	return 0
 }
 
 // memberInfos returns the member clusters in order.

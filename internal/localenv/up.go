@@ -67,6 +67,11 @@ type Options struct {
 	// HostImages are image archives imported into the host node besides
 	// the Kubernetes components' (Lifeboat's image, for one).
 	HostImages []string
+	// ServerGCPercent is the Go garbage collector's target (GOGC) of etcd
+	// and every kube-apiserver the environment starts; 0 leaves Go's 100
+	// (or a GOGC of the calling environment). Those processes serve every
+	// request of a mass failover, and collect their garbage often.
+	ServerGCPercent int
 	// Out receives progress for a person.
 	Out io.Writer
 }
@@ -96,6 +101,9 @@ func (o *Options) defaults() error {
 	}
 	if len(o.AgentArgs) > 0 && len(o.PullMembers) == 0 {
 		return errors.New("--agent-arg needs --pull-member: only a Pull member runs \"lifeboat agent\"")
+	}
+	if o.ServerGCPercent < 0 {
+		return fmt.Errorf("--server-gc-percent must be 0 (Go's default) or more, got %d", o.ServerGCPercent)
 	}
 	if o.CacheDir == "" {
 		o.CacheDir = components.DefaultCacheDir()
@@ -426,6 +434,7 @@ func (u *upper) startEtcd(ctx context.Context) (string, error) {
 			"--log-level=warn",
 		},
 		Health: url + "/health",
+		Env:    serverEnv(u.opts.ServerGCPercent),
 	}
 	return url, u.start(ctx, c, healthCheck{}, 60*time.Second)
 }
@@ -484,9 +493,19 @@ func (u *upper) startAPIServer(ctx context.Context, c ClusterInfo, etcdURL strin
 			"--cert-dir=" + filepath.Join(dir, "certs"),
 		},
 		Health: c.Server + "/readyz",
+		Env:    serverEnv(u.opts.ServerGCPercent),
 	}
 	comp.Args = append(comp.Args, extra...)
 	return u.start(ctx, comp, healthCheck{caFile: u.pki.CACert, token: c.Token}, 90*time.Second)
+}
+
+// serverEnv is the environment of etcd and the API servers: GOGC when
+// gcPercent is set.
+func serverEnv(gcPercent int) []string {
+	if gcPercent == 0 {
+		return nil
+	}
+	return []string{"GOGC=" + strconv.Itoa(gcPercent)}
 }
 
 // memberControllers are the kube-controller-manager controllers a member runs:

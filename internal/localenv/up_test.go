@@ -6,8 +6,9 @@ import (
 )
 
 // Options that cannot make an environment are refused before anything is
-// built or started: 0 members is not the CLI's default 3, and agent flags
-// without a Pull member would have no agent to go to.
+// built or started: 0 members is not the CLI's default 3, agent flags
+// without a Pull member would have no agent to go to, and a negative GC
+// target would turn the servers' collector off.
 func TestOptionsDefaultsRefuses(t *testing.T) {
 	cases := map[string]struct {
 		mutate  func(o *Options)
@@ -19,6 +20,8 @@ func TestOptionsDefaultsRefuses(t *testing.T) {
 		"too many members":             {func(o *Options) { o.Members = 21 }, "--members must be between 1 and 20, got 21"},
 		"agent flags with a member":    {func(o *Options) { o.PullMembers, o.AgentArgs = []string{"member2"}, []string{"--v=2"} }, ""},
 		"agent flags without a member": {func(o *Options) { o.AgentArgs = []string{"--v=2"} }, "--agent-arg needs --pull-member"},
+		"servers' GC target":           {func(o *Options) { o.ServerGCPercent = 200 }, ""},
+		"negative GC target":           {func(o *Options) { o.ServerGCPercent = -1 }, "--server-gc-percent must be 0 (Go's default) or more, got -1"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -32,5 +35,15 @@ func TestOptionsDefaultsRefuses(t *testing.T) {
 				t.Fatalf("defaults = %v, want %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// The servers' environment sets GOGC only when a target is given, so that
+// 0 leaves Go's default (or the caller's GOGC) in force.
+func TestServerEnv(t *testing.T) {
+	for gc, want := range map[int]string{0: "", 200: "GOGC=200"} {
+		if got := strings.Join(serverEnv(gc), " "); got != want {
+			t.Errorf("serverEnv(%d) = %q, want %q", gc, got, want)
+		}
 	}
 }
