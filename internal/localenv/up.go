@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -102,8 +103,9 @@ func (o *Options) defaults() error {
 	if len(o.AgentArgs) > 0 && len(o.PullMembers) == 0 {
 		return errors.New("--agent-arg needs --pull-member: only a Pull member runs \"lifeboat agent\"")
 	}
-	if o.ServerGCPercent < 0 {
-		return fmt.Errorf("--server-gc-percent must be 0 (Go's default) or more, got %d", o.ServerGCPercent)
+	// Go reads GOGC as a 32-bit number and takes 100 for one it cannot.
+	if o.ServerGCPercent < 0 || o.ServerGCPercent > math.MaxInt32 {
+		return fmt.Errorf("--server-gc-percent must be between 0 (Go's default) and %d, got %d", math.MaxInt32, o.ServerGCPercent)
 	}
 	if o.CacheDir == "" {
 		o.CacheDir = components.DefaultCacheDir()

@@ -1,14 +1,16 @@
 package localenv
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
 
 // Options that cannot make an environment are refused before anything is
 // built or started: 0 members is not the CLI's default 3, agent flags
-// without a Pull member would have no agent to go to, and a negative GC
-// target would turn the servers' collector off.
+// without a Pull member would have no agent to go to, a negative GC target
+// would turn the servers' collector off, and one past 32 bits would
+// silently be Go's 100.
 func TestOptionsDefaultsRefuses(t *testing.T) {
 	cases := map[string]struct {
 		mutate  func(o *Options)
@@ -21,7 +23,8 @@ func TestOptionsDefaultsRefuses(t *testing.T) {
 		"agent flags with a member":    {func(o *Options) { o.PullMembers, o.AgentArgs = []string{"member2"}, []string{"--v=2"} }, ""},
 		"agent flags without a member": {func(o *Options) { o.AgentArgs = []string{"--v=2"} }, "--agent-arg needs --pull-member"},
 		"servers' GC target":           {func(o *Options) { o.ServerGCPercent = 200 }, ""},
-		"negative GC target":           {func(o *Options) { o.ServerGCPercent = -1 }, "--server-gc-percent must be 0 (Go's default) or more, got -1"},
+		"negative GC target":           {func(o *Options) { o.ServerGCPercent = -1 }, "--server-gc-percent must be between 0 (Go's default) and 2147483647, got -1"},
+		"GC target past int32":         {func(o *Options) { o.ServerGCPercent = math.MaxInt32 + 1 }, "--server-gc-percent must be between 0 (Go's default) and 2147483647, got 2147483648"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
