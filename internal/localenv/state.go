@@ -118,11 +118,11 @@ func (s *State) Members() []string {
 // Options.ServerGCPercent); 0 when none was set.
 func (s *State) ServerGCPercent() int {
 	for _, c := range s.Components {
-		if c.Name != "etcd" {
+		if c.Name != etcdComponent {
 			continue
 		}
 		for _, e := range c.Env {
-			if v, ok := strings.CutPrefix(e, "GOGC="); ok {
+			if v, ok := strings.CutPrefix(e, gogcPrefix); ok {
 				n, _ := strconv.Atoi(v)
 				return n
 			}

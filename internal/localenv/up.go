@@ -419,7 +419,7 @@ func (u *upper) startEtcd(ctx context.Context) (string, error) {
 	client, peer := ports[0], ports[1]
 	url := "http://127.0.0.1:" + strconv.Itoa(client)
 	c := Component{
-		Name:   "etcd",
+		Name:   etcdComponent,
 		Binary: u.bins.Path(components.Etcd),
 		Args: []string{
 			"--name=lifeboat",
@@ -507,8 +507,15 @@ func serverEnv(gcPercent int) []string {
 	if gcPercent == 0 {
 		return nil
 	}
-	return []string{"GOGC=" + strconv.Itoa(gcPercent)}
+	return []string{gogcPrefix + strconv.Itoa(gcPercent)}
 }
+
+// etcdComponent names the environment's one etcd; gogcPrefix starts the
+// GOGC entry of a component's environment.
+const (
+	etcdComponent = "etcd"
+	gogcPrefix    = "GOGC="
+)
 
 // memberControllers are the kube-controller-manager controllers a member runs:
 // enough for workloads, namespaces and service accounts to behave as in a
