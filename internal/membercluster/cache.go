@@ -608,6 +608,33 @@ func (m *member) cached(gvr schema.GroupVersionResource, namespace, name string)
 	return u, true
 }
 
+// EachCached calls fn with every object the member's informer for gvr
+// holds (managed objects only), without network I/O, until fn returns
+// false. held is false, and fn is not called, when no informer for gvr has
+// listed yet. The objects are shared with the informer: never modify them.
+// An informer can lag behind the member: an object created a moment ago
+// may be missing and one deleted a moment ago still there.
+func (c *Cache) EachCached(cluster string, gvr schema.GroupVersionResource, fn func(*packed.Object) bool) (held bool) {
+	c.mu.Lock()
+	m := c.members[cluster]
+	c.mu.Unlock()
+	if m == nil {
+		return false
+	}
+	m.mu.Lock()
+	ri := m.informers[gvr]
+	m.mu.Unlock()
+	if ri == nil || !ri.informer.HasSynced() {
+		return false
+	}
+	for _, item := range ri.informer.GetStore().List() {
+		if o, ok := item.(*packed.Object); ok && !fn(o) {
+			break
+		}
+	}
+	return true
+}
+
 // Get returns an object of the member: from the informer when it holds it
 // (managed objects), else from the API server (absent or unmanaged objects),
 // in which case a NotFound API error means absent.

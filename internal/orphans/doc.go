@@ -28,7 +28,10 @@
 //
 // ObjectReconciler (controller "member-orphans") scans a member when its
 // Cluster is created, whenever it becomes Ready, and every
-// --member-orphan-scan-interval (up to a tenth longer, at random).
+// --member-orphan-scan-interval (up to a tenth longer, at random). A kind
+// an informer of the controller manager holds is settled from it when every
+// object there is owned; any other kind, or one with an object the rule
+// must look at, is listed from the member's API server.
 // NamespaceReconciler (controller
 // "member-namespaces") checks a namespace when a Work that used it is
 // deleted, and for every namespace Lifeboat created that a scan finds.

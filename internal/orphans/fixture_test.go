@@ -22,7 +22,9 @@ import (
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 	"github.com/lifeboat-dev/lifeboat/internal/execution"
+	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 	mct "github.com/lifeboat-dev/lifeboat/internal/membercluster/memberclustertest"
+	"github.com/lifeboat-dev/lifeboat/internal/packed"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
 
@@ -118,6 +120,41 @@ func (f *fixture) deletes() int {
 	n := 0
 	for _, a := range f.env.Member("member1").Actions() {
 		if a.GetVerb() == "delete" {
+			n++
+		}
+	}
+	return n
+}
+
+// watch starts an informer of gvr in member1, as the execution and status
+// controllers do for the kinds they apply, and waits until it holds n
+// objects.
+func (f *fixture) watch(gvr schema.GroupVersionResource, n int) {
+	f.t.Helper()
+	h := membercluster.Handler{Name: "test", OnEvent: func(membercluster.Event) {}}
+	if err := f.env.Cache.Watch(f.ctx, "member1", gvr, h); err != nil {
+		f.t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := 0
+		held := f.env.Cache.EachCached("member1", gvr, func(*packed.Object) bool { got++; return true })
+		if held && got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("the informer of %s: held %t, %d objects; want %d", gvr, held, got, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// lists counts the list requests for gvr sent to member1, the informers'
+// among them.
+func (f *fixture) lists(gvr schema.GroupVersionResource) int {
+	n := 0
+	for _, a := range f.env.Member("member1").Actions() {
+		if a.GetVerb() == "list" && a.GetResource() == gvr {
 			n++
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/metadata"
 
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
+	"github.com/lifeboat-dev/lifeboat/internal/packed"
 )
 
 // Member is what a sweep needs from one member cluster.
@@ -25,6 +26,11 @@ type Member interface {
 	ListMetadata(ctx context.Context, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*metav1.PartialObjectMetadataList, error)
 	Get(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error)
 	Delete(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, opts metav1.DeleteOptions) error
+	// EachCached calls fn with every managed object of gvr that an informer
+	// of the controller manager holds, without network I/O, until fn
+	// returns false; held is false when no informer holds gvr (listed and
+	// synced). The objects carry no managedFields; never modify them.
+	EachCached(gvr schema.GroupVersionResource, fn func(metav1.Object) bool) (held bool)
 }
 
 // MemberCache is what the controllers need from the member cluster cache;
@@ -35,6 +41,7 @@ type MemberCache interface {
 	ListMetadata(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace string, opts metav1.ListOptions) (*metav1.PartialObjectMetadataList, error)
 	Get(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error)
 	Delete(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace, name string, opts metav1.DeleteOptions) error
+	EachCached(cluster string, gvr schema.GroupVersionResource, fn func(*packed.Object) bool) (held bool)
 }
 
 // cachedMember is one member of the cache.
@@ -67,6 +74,10 @@ func (m cachedMember) Get(ctx context.Context, gvr schema.GroupVersionResource, 
 
 func (m cachedMember) Delete(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, opts metav1.DeleteOptions) error {
 	return m.cache.Delete(ctx, m.cluster, gvr, namespace, name, opts)
+}
+
+func (m cachedMember) EachCached(gvr schema.GroupVersionResource, fn func(metav1.Object) bool) bool {
+	return m.cache.EachCached(m.cluster, gvr, func(o *packed.Object) bool { return fn(o) })
 }
 
 // clientMember is a member reached with its own clients (the CLI).
@@ -112,4 +123,9 @@ func (m clientMember) Get(ctx context.Context, gvr schema.GroupVersionResource, 
 
 func (m clientMember) Delete(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, opts metav1.DeleteOptions) error {
 	return m.resource(gvr, namespace).Delete(ctx, name, opts)
+}
+
+// EachCached holds nothing: a member reached directly is always listed.
+func (clientMember) EachCached(schema.GroupVersionResource, func(metav1.Object) bool) bool {
+	return false
 }

@@ -2,6 +2,7 @@ package orphans
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/execution"
 	mct "github.com/lifeboat-dev/lifeboat/internal/membercluster/memberclustertest"
 )
 
@@ -97,28 +99,92 @@ func TestScanMustNotRemove(t *testing.T) {
 		},
 	}
 	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			f := newFixture(t, tc.cp...)
-			f.put(mct.Deployments, tc.obj.Obj())
-
-			f.scan()
-			if tc.between != nil {
-				tc.between(t, f)
-			}
-			f.clock.Step(grace)
-			f.scan()
-			f.clock.Step(grace)
-			f.scan()
-
-			if !f.exists(mct.Deployments, "team-a", "web") || f.deletes() != 0 {
-				t.Fatalf("the object was deleted (%d delete requests)", f.deletes())
-			}
-			for _, ev := range f.events() {
-				if strings.Contains(ev, EventOrphansRemoved) {
-					t.Errorf("reported a removal: %s", ev)
+		// Held by an informer (the execution controller applied the kind)
+		// or not, the scan reads the member differently; the rule holds
+		// either way.
+		for _, informer := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s, informer %t", name, informer), func(t *testing.T) {
+				f := newFixture(t, tc.cp...)
+				obj := tc.obj.Obj()
+				f.put(mct.Deployments, obj)
+				if informer {
+					held := 0 // it holds managed objects only
+					if execution.IsManaged(obj) {
+						held = 1
+					}
+					f.watch(mct.Deployments, held)
 				}
-			}
-		})
+
+				f.scan()
+				if tc.between != nil {
+					tc.between(t, f)
+				}
+				f.clock.Step(grace)
+				f.scan()
+				f.clock.Step(grace)
+				f.scan()
+
+				if !f.exists(mct.Deployments, "team-a", "web") || f.deletes() != 0 {
+					t.Fatalf("the object was deleted (%d delete requests)", f.deletes())
+				}
+				for _, ev := range f.events() {
+					if strings.Contains(ev, EventOrphansRemoved) {
+						t.Errorf("reported a removal: %s", ev)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestScanReadsAKindAnInformerHoldsFromIt(t *testing.T) {
+	f := newFixture(t, work("web-5d8f", "team-a"))
+	f.put(mct.Deployments, member("web").Obj())
+	f.watch(mct.Deployments, 1)
+	before := f.lists(mct.Deployments)
+
+	f.scan()
+
+	if n := f.lists(mct.Deployments) - before; n != 0 {
+		t.Fatalf("the scan listed Deployments %d time(s) although the informer holds them, each owned", n)
+	}
+	if f.lists(mct.ConfigMaps) == 0 {
+		t.Fatal("the kinds no informer holds must still be listed")
+	}
+
+	// The Work goes: the informer's object is no longer owned, so the
+	// member's API server is asked, and its answer is what is judged.
+	if err := f.cp.Delete(f.ctx, work("web-5d8f", "team-a")); err != nil {
+		t.Fatal(err)
+	}
+	before = f.lists(mct.Deployments)
+	f.scan()
+	if n := f.lists(mct.Deployments) - before; n != 1 {
+		t.Fatalf("the scan listed Deployments %d time(s) once an object lost its Work, want 1", n)
+	}
+	if evs := strings.Join(f.events(), "\n"); !strings.Contains(evs, EventOrphansFound) || !strings.Contains(evs, "Deployment team-a/web") {
+		t.Fatalf("the orphan was not reported: %q", evs)
+	}
+	f.clock.Step(grace)
+	f.scan()
+	if f.exists(mct.Deployments, "team-a", "web") {
+		t.Fatal("the orphan is still there after the grace period")
+	}
+}
+
+func TestScanTakesTheNamespacesLifeboatCreatedFromAnInformer(t *testing.T) {
+	f := newFixture(t)
+	f.put(mct.Namespaces, namespace("team-a", true))
+	f.watch(mct.Namespaces, 1)
+	before := f.lists(mct.Namespaces)
+
+	f.scan()
+
+	if n := f.lists(mct.Namespaces) - before; n != 0 {
+		t.Fatalf("the scan listed Namespaces %d time(s) although the informer holds them", n)
+	}
+	if !f.queue.has("member1", "team-a") {
+		t.Error("a namespace Lifeboat created was not handed over")
 	}
 }
 

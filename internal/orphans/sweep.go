@@ -78,6 +78,9 @@ func (s Sweeper) Scan(ctx context.Context) (Scan, error) {
 		return out, err
 	}
 	for _, r := range resources {
+		if s.settledInCache(r, works, &out) {
+			continue
+		}
 		err := s.listMetadata(ctx, r, "", managedSelector, func(obj *metav1.PartialObjectMetadata) error {
 			if r.GVR == namespacesGVR && execution.CreatedByLifeboat(obj) {
 				out.CreatedNamespaces = append(out.CreatedNamespaces, obj.GetName())
@@ -110,6 +113,37 @@ func (s Sweeper) Scan(ctx context.Context) (Scan, error) {
 	sort.Strings(out.CreatedNamespaces)
 	out.Incomplete = errors.Join(incomplete...)
 	return out, nil
+}
+
+// settledInCache judges the objects of r that an informer of the
+// controller manager holds, when one holds r, and says whether that settles
+// r: every object there is Owned or no candidate, so a list would report
+// nothing. The namespaces Lifeboat created are then taken from the informer
+// too. Otherwise nothing is recorded and r is listed from the member's API
+// server, whose answer alone finds and removes objects: the informer can
+// lag, and it does not hold the managedFields the rules read. An object the
+// informer has not seen yet is found by the next scan.
+func (s Sweeper) settledInCache(r membercluster.Resource, works map[string]bool, out *Scan) bool {
+	var created []string
+	kind := r.GVR.GroupVersion().WithKind(r.Kind).GroupKind()
+	settled := true
+	held := s.Member.EachCached(r.GVR, func(obj metav1.Object) bool {
+		if r.GVR == namespacesGVR && execution.CreatedByLifeboat(obj) {
+			created = append(created, obj.GetName())
+		}
+		refs, _ := RefsOf(obj)
+		switch Judge(Observation{Cluster: s.Cluster, Kind: kind, Object: obj, WorkExists: works[refs.Work.Name]}) {
+		case NotCandidate, Owned:
+			return true
+		}
+		settled = false
+		return false
+	})
+	if !held || !settled {
+		return false
+	}
+	out.CreatedNamespaces = append(out.CreatedNamespaces, created...)
+	return true
 }
 
 // judge returns the finding of one listed object, nil when its Work exists
