@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
@@ -206,6 +207,44 @@ func TestHeldUntil(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := heldUntil(tc.adjusted, tc.observed, tc.next, th); !got.Equal(tc.want) {
 				t.Errorf("heldUntil = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// conditionHolds decides whether a probe writes nothing; it must agree with
+// meta.SetStatusCondition, which writes the status when it does not hold.
+func TestConditionHoldsAgreesWithSetStatusCondition(t *testing.T) {
+	then := metav1.NewTime(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	stored := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "ClusterReady", Message: "ok", LastTransitionTime: then}
+	other := metav1.Condition{Type: "ProbeSucceeded", Status: metav1.ConditionTrue, Reason: "ClusterReady", Message: "ok", LastTransitionTime: then}
+	change := func(fn func(*metav1.Condition)) metav1.Condition {
+		c := stored
+		fn(&c)
+		return c
+	}
+	cases := map[string]struct {
+		conditions []metav1.Condition
+		set        metav1.Condition
+		want       bool
+	}{
+		"the same":                           {conditions: []metav1.Condition{other, stored}, set: stored, want: true},
+		"only lastTransitionTime differs":    {conditions: []metav1.Condition{stored}, set: change(func(c *metav1.Condition) { c.LastTransitionTime = metav1.Now() }), want: true},
+		"absent":                             {conditions: []metav1.Condition{other}, set: stored},
+		"no conditions":                      {set: stored},
+		"status differs":                     {conditions: []metav1.Condition{stored}, set: change(func(c *metav1.Condition) { c.Status = metav1.ConditionFalse })},
+		"reason differs":                     {conditions: []metav1.Condition{stored}, set: change(func(c *metav1.Condition) { c.Reason = "ClusterNotReachable" })},
+		"message differs":                    {conditions: []metav1.Condition{stored}, set: change(func(c *metav1.Condition) { c.Message = "not ok" })},
+		"observedGeneration differs":         {conditions: []metav1.Condition{stored}, set: change(func(c *metav1.Condition) { c.ObservedGeneration = 2 })},
+		"another type with the same content": {conditions: []metav1.Condition{other}, set: change(func(c *metav1.Condition) { c.Type = "Other" })},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := conditionHolds(tc.conditions, tc.set)
+			conditions := append([]metav1.Condition(nil), tc.conditions...)
+			changed := meta.SetStatusCondition(&conditions, tc.set)
+			if got != tc.want || got == changed {
+				t.Errorf("conditionHolds = %t, want %t; SetStatusCondition changed = %t", got, tc.want, changed)
 			}
 		})
 	}

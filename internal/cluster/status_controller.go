@@ -185,20 +185,26 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	observed := observedReadyCondition(probe, clientErr)
 	ready, held := r.tracker.adjust(&cluster, observed, now)
 
-	status := cluster.Status.DeepCopy()
-	if ready.Status == metav1.ConditionTrue && probe.Healthy && r.collected.due(cluster.Name, now, r.CollectInterval, &cluster) {
-		r.collect(ctx, member, status)
-		r.collected.mark(cluster.Name, now)
-	}
 	ready.LastTransitionTime = metav1.NewTime(now)
 	ready.ObservedGeneration = 0
-	previous := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
-	meta.SetStatusCondition(&status.Conditions, ready)
 	// The unsmoothed result: its lastTransitionTime (the start of the first
 	// probe with this result) tells the storm guard since when a cluster
 	// that is still Ready has been failing.
 	probed := probeCondition(observed)
 	probed.LastTransitionTime = metav1.NewTime(now)
+	collect := ready.Status == metav1.ConditionTrue && probe.Healthy && r.collected.due(cluster.Name, now, r.CollectInterval, &cluster)
+	if !collect && conditionHolds(cluster.Status.Conditions, ready) && conditionHolds(cluster.Status.Conditions, probed) {
+		// Most probes: nothing collected, both conditions as stored.
+		return ctrl.Result{RequeueAfter: r.nextProbe(now, held)}, nil
+	}
+
+	status := cluster.Status.DeepCopy()
+	if collect {
+		r.collect(ctx, member, status)
+		r.collected.mark(cluster.Name, now)
+	}
+	previous := meta.FindStatusCondition(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady)
+	meta.SetStatusCondition(&status.Conditions, ready)
 	meta.SetStatusCondition(&status.Conditions, probed)
 
 	if equality.Semantic.DeepEqual(&cluster.Status, status) {
@@ -221,6 +227,15 @@ func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		log.Info("cluster Ready condition changed", "status", ready.Status, "reason", ready.Reason)
 	}
 	return ctrl.Result{RequeueAfter: r.nextProbe(now, held)}, nil
+}
+
+// conditionHolds says whether meta.SetStatusCondition would leave
+// conditions as they are when setting c: one of c's type is there with the
+// same status, reason, message and observedGeneration.
+func conditionHolds(conditions []metav1.Condition, c metav1.Condition) bool {
+	old := meta.FindStatusCondition(conditions, c.Type)
+	return old != nil && old.Status == c.Status && old.Reason == c.Reason &&
+		old.Message == c.Message && old.ObservedGeneration == c.ObservedGeneration
 }
 
 // reports says whether this reconciler reports the cluster's status: the
