@@ -6,6 +6,7 @@ package controllermanager
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -175,12 +176,13 @@ func setupError(controller string, err error) error {
 	return fmt.Errorf("setting up controller %s: %w", controller, err)
 }
 
-// checkGCPercent accepts a --gc-percent of 0 (Go's default) or more. GOGC's
+// checkGCPercent accepts a --gc-percent of 0 (Go's default) up to what the
+// runtime holds (an int32; more would wrap to a negative, "off"). GOGC's
 // "off" (a negative percentage) is refused: without a memory limit the heap
 // would grow until the process is killed.
 func checkGCPercent(n int) error {
-	if n < 0 {
-		return fmt.Errorf("--gc-percent %d: want a positive percentage, or 0 for Go's default", n)
+	if n < 0 || n > math.MaxInt32 {
+		return fmt.Errorf("--gc-percent %d: want a positive percentage up to %d, or 0 for Go's default", n, math.MaxInt32)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func TestMemoryLimit(t *testing.T) {
 }
 
 func TestCheckGCPercent(t *testing.T) {
-	for n, wantErr := range map[int]bool{0: false, 50: false, 100: false, -1: true} {
+	for n, wantErr := range map[int]bool{0: false, 50: false, 100: false, math.MaxInt32: false, -1: true, math.MaxInt32 + 1: true} {
 		if err := checkGCPercent(n); (err != nil) != wantErr {
 			t.Errorf("checkGCPercent(%d) = %v, want error %t", n, err, wantErr)
 		}
