@@ -33,6 +33,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/failback"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
 	"github.com/lifeboat-dev/lifeboat/internal/features"
+	"github.com/lifeboat-dev/lifeboat/internal/gcpace"
 	"github.com/lifeboat-dev/lifeboat/internal/intern"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/customization"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/lua"
@@ -88,6 +89,10 @@ type Options struct {
 	// GCPercent is the Go garbage collector's target percentage (as
 	// GOGC); 0 leaves the GOGC environment variable, or Go's 100, in force.
 	GCPercent int
+	// GCPacer, with a positive GCPercent, starts collections from a soft
+	// memory limit kept at GCPercent's heap goal instead of from GOGC
+	// (package gcpace).
+	GCPacer bool
 	// MetricsSecure serves /metrics over HTTPS to authenticated and
 	// authorized clients only (serving.go).
 	MetricsSecure bool
@@ -102,6 +107,10 @@ type Options struct {
 // against 7 min 22 s, one run each) and none more at idle. See
 // docs/performance.md, round 8.
 const gcPercentDefault = 50
+
+// gcPaceInterval is how often the pacer sets the memory limit again
+// between collections.
+const gcPaceInterval = 5 * time.Second
 
 // defaultGCPercent is gcPercentDefault, or 0 when the GOGC environment
 // variable is set: whoever set it chose for this process.
@@ -118,6 +127,7 @@ func NewOptions() *Options {
 		HealthProbeBindAddress: defaultHealthProbeBindAddress,
 		MetricsBindAddress:     defaultMetricsBindAddress,
 		LeaderElect:            true,
+		GCPacer:                true,
 		LeaderElectionID:       "lifeboat-controller-manager",
 		LeaderElectionNS:       "kube-system",
 		LeaseDuration:          15 * time.Second,
@@ -158,6 +168,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", o.PprofBindAddress, "Address serving Go's /debug/pprof profiles; empty (the default) disables it.")
 	fs.DurationVar(&o.CRDWait, "wait-for-crds", o.CRDWait, "How long to wait at start until the control plane serves Lifeboat's CRDs (installed by \"lifeboat init\", or the Helm chart's init Job) before giving up; 0 does not wait.")
 	fs.IntVar(&o.GCPercent, "gc-percent", o.GCPercent, fmt.Sprintf("How far the Go heap may grow past its live data before the garbage collector runs, in percent (as GOGC): lower uses less memory and more CPU. 0 leaves the GOGC environment variable in force, or Go's 100. The default is %d, or 0 when GOGC is set. See docs/performance.md.", gcPercentDefault))
+	fs.BoolVar(&o.GCPacer, "gc-pacer", o.GCPacer, "Start garbage collections from a soft memory limit that is kept, after each collection and every 5 s, where --gc-percent puts the next one, instead of from GOGC: the same heap goal, without the collection Go forces every two minutes on a process that allocates little. Applies when --gc-percent is above 0; false leaves the collections to GOGC. See docs/performance.md.")
 	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "Soft limit of the process's memory, as a quantity (for example 180Mi): the Go garbage collector runs more often as the heap nears it, trading CPU for memory. Empty (the default) leaves the GOMEMLIMIT environment variable in force, or no limit. See docs/performance.md.")
 	o.Cluster.AddFlags(fs)
 	o.FeatureGates.AddFlag(fs)
@@ -267,6 +278,16 @@ func Run(ctx context.Context, o *Options) error {
 	if limit > 0 {
 		debug.SetMemoryLimit(limit)
 		ctrl.Log.WithName("setup").Info("soft memory limit set", "bytes", limit)
+	}
+	if o.GCPacer && o.GCPercent > 0 {
+		// The limit in force (--memory-limit, or GOMEMLIMIT) stays the
+		// ceiling the pacer never goes above.
+		ceiling := debug.SetMemoryLimit(-1)
+		if ceiling == math.MaxInt64 {
+			ceiling = 0
+		}
+		pacer := &gcpace.Pacer{Percent: o.GCPercent, Ceiling: ceiling, Interval: gcPaceInterval, Log: ctrl.Log.WithName("gcpace")}
+		go pacer.Run(ctx)
 	}
 	cfg, err := o.restConfig()
 	if err != nil {
