@@ -14,9 +14,9 @@
 //
 // The runtime draws its heap goal from the limit by subtracting the memory
 // it holds outside the heap's objects and free pages (goroutine stacks, its
-// own metadata, and the free room inside partly used spans) and then 3 %
-// headroom. Limit adds them back, measured at the time, so the goal the
-// runtime derives is the GOGC goal.
+// own metadata, and the free room inside partly used spans) and then a
+// headroom of 3 %, at least 1 MiB. Limit adds them back, measured at the
+// time, so the goal the runtime derives is the GOGC goal.
 package gcpace
 
 import (
@@ -62,9 +62,14 @@ func (s Sample) NonHeap() uint64 {
 // minimum heap (4 MiB at GOGC 100) scaled to the percentage.
 const minHeapGoal = 4 << 20
 
-// headroomPercent is the share of the limit's heap goal the runtime keeps
-// free (memoryLimitHeapGoalHeadroomPercent in the runtime's pacer).
-const headroomPercent = 3
+// The runtime keeps headroom between the limit's heap goal and the limit:
+// headroomPercent of it, and at least minHeadroom
+// (memoryLimitHeapGoalHeadroomPercent and memoryLimitMinHeapGoalHeadroom in
+// the runtime's pacer).
+const (
+	headroomPercent = 3
+	minHeadroom     = 1 << 20
+)
 
 // Limit is the soft memory limit at which the runtime's heap goal equals
 // the goal GOGC=percent gives for s, with nonHeap the runtime's memory
@@ -81,11 +86,12 @@ func Limit(s Sample, percent int, nonHeap uint64, ceiling int64) int64 {
 	if least := uint64(minHeapGoal) * p / 100; goal < least {
 		goal = least
 	}
-	// The runtime keeps goal = (limit - nonHeap) * (100 - headroom) / 100.
+	// The runtime's goal is room - max(room * headroom / 100, minHeadroom),
+	// where room is the limit less nonHeap.
 	if goal > most/100 {
 		return capped(most, ceiling)
 	}
-	limit := goal * 100 / (100 - headroomPercent)
+	limit := max(goal*100/(100-headroomPercent), goal+minHeadroom)
 	if nonHeap > most-limit {
 		return capped(most, ceiling)
 	}

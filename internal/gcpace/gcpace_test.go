@@ -34,9 +34,13 @@ func TestLimit(t *testing.T) {
 			sample: Sample{HeapLive: 87 * mib, StackScan: 8 * mib, GlobalsScan: 2 * mib}, percent: 100,
 			want: 184 * mib * 100 / 97,
 		},
-		"nothing live yet: the runtime's minimum heap at the percentage": {
+		"nothing live yet: the runtime's minimum heap at the percentage, over its 1 MiB headroom": {
 			sample: Sample{}, percent: 50,
-			want: 2 * mib * 100 / 97,
+			want: 3 * mib,
+		},
+		"a small heap: the runtime's headroom is 1 MiB, not 3 %": {
+			sample: Sample{HeapLive: 10 * mib}, percent: 50, nonHeap: 5 * mib,
+			want: 21 * mib,
 		},
 		"a ceiling below the goal caps it": {
 			sample: Sample{HeapLive: 97 * mib}, percent: 50, nonHeap: 40 * mib, ceiling: 180 * mib,
