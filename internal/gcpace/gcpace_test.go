@@ -201,6 +201,38 @@ func TestPacerHoldsGOGCsGoalWithGOGCOff(t *testing.T) {
 	}
 }
 
+func TestPacerCollectsAsGOGCDoesAfterTheLiveHeapFalls(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(50))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	defer func() { retained = nil }()
+	retain(64 * mib)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go (&Pacer{Percent: 50, Interval: 20 * time.Millisecond, Log: testr.New(t)}).Run(ctx)
+	waitForGoal(t, 50)
+
+	// Keep one object in sixteen: the heap's spans stay mapped and mostly
+	// empty, and the memory the runtime holds is far above the new goal.
+	// A limit under that memory would have the runtime collect at every
+	// allocation until it has returned the pages.
+	kept := make([][]byte, 0, len(retained)/16)
+	for i := 0; i < len(retained); i += 16 {
+		kept = append(kept, retained[i])
+	}
+	retained = kept
+	runtime.GC()
+	before := readRuntime(cyclesMetric)[cyclesMetric]
+	churn(64 * mib)
+	n := readRuntime(cyclesMetric)[cyclesMetric] - before
+	// GOGC 50 over 4 MiB live collects about every 2 MiB allocated (more
+	// with the stacks and globals): about 32 collections for 64 MiB.
+	if n > 100 {
+		t.Errorf("%d collections while 64 MiB were allocated over 4 MiB live, want about 32 as GOGC 50", n)
+	}
+	waitForGoal(t, 50)
+}
+
 func TestPacerStaysUnderItsCeiling(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(50))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
