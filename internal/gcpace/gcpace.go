@@ -115,7 +115,8 @@ type Pacer struct {
 	Ceiling int64
 	// Interval is how often the limit is set again between collections.
 	Interval time.Duration
-	// Log receives the pacer's start and stop.
+	// Log receives the pacer's start, or why it leaves the collections to
+	// GOGC.
 	Log logr.Logger
 }
 

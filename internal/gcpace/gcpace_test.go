@@ -154,18 +154,41 @@ func waitForGoal(t *testing.T, percent uint64) {
 	t.Fatalf("heap goal %.1f MiB, want %.1f MiB ± 10 %% (live %.1f MiB)", float64(m[goalMetric])/mib, float64(want)/mib, float64(m[liveMetric])/mib)
 }
 
-func TestPacerHoldsGOGCsGoalWithGOGCOff(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(50))
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
-	defer func() { retained = nil }()
-	retain(24 * mib)
+// withLiveHeap keeps n bytes live under GOGC 50 and no memory limit for
+// the test, and restores what was there after it.
+func withLiveHeap(t *testing.T, n int) {
+	t.Helper()
+	gogc := debug.SetGCPercent(50)
+	limit := debug.SetMemoryLimit(math.MaxInt64)
+	retain(n)
+	t.Cleanup(func() {
+		retained = nil
+		debug.SetMemoryLimit(limit)
+		debug.SetGCPercent(gogc)
+	})
+}
 
+// runPacer runs p until the returned stop is called or the test ends, and
+// stop returns once Run has returned (and restored the runtime's settings),
+// so that no pacer of one test outlives it into the next.
+func runPacer(t *testing.T, p *Pacer) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		(&Pacer{Percent: 50, Interval: 20 * time.Millisecond, Log: testr.New(t)}).Run(ctx)
+		p.Run(ctx)
 	}()
+	stop = func() {
+		cancel()
+		<-done
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func TestPacerHoldsGOGCsGoalWithGOGCOff(t *testing.T) {
+	withLiveHeap(t, 24*mib)
+	stop := runPacer(t, &Pacer{Percent: 50, Interval: 20 * time.Millisecond, Log: testr.New(t)})
 	deadline := time.Now().Add(10 * time.Second)
 	for readRuntime(gogcMetric)[gogcMetric] != gogcOffReading {
 		if time.Now().After(deadline) {
@@ -190,8 +213,7 @@ func TestPacerHoldsGOGCsGoalWithGOGCOff(t *testing.T) {
 		t.Errorf("%d collections while 240 MiB were allocated over 48 MiB live, want about 10", n)
 	}
 
-	cancel()
-	<-done
+	stop()
 	m := readRuntime(gogcMetric, limitMetric)
 	if m[gogcMetric] != 50 {
 		t.Errorf("GOGC after the pacer stopped: %d, want 50", m[gogcMetric])
@@ -202,14 +224,8 @@ func TestPacerHoldsGOGCsGoalWithGOGCOff(t *testing.T) {
 }
 
 func TestPacerCollectsAsGOGCDoesAfterTheLiveHeapFalls(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(50))
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
-	defer func() { retained = nil }()
-	retain(64 * mib)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go (&Pacer{Percent: 50, Interval: 20 * time.Millisecond, Log: testr.New(t)}).Run(ctx)
+	withLiveHeap(t, 64*mib)
+	runPacer(t, &Pacer{Percent: 50, Interval: 20 * time.Millisecond, Log: testr.New(t)})
 	waitForGoal(t, 50)
 
 	// Keep one object in sixteen: the heap's spans stay mapped and mostly
@@ -234,18 +250,9 @@ func TestPacerCollectsAsGOGCDoesAfterTheLiveHeapFalls(t *testing.T) {
 }
 
 func TestPacerStaysUnderItsCeiling(t *testing.T) {
-	defer debug.SetGCPercent(debug.SetGCPercent(50))
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
-	defer func() { retained = nil }()
-	retain(24 * mib)
-
+	withLiveHeap(t, 24*mib)
 	const ceiling = 64 * mib
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		(&Pacer{Percent: 400, Ceiling: ceiling, Interval: 20 * time.Millisecond, Log: testr.New(t)}).Run(ctx)
-	}()
+	stop := runPacer(t, &Pacer{Percent: 400, Ceiling: ceiling, Interval: 20 * time.Millisecond, Log: testr.New(t)})
 	deadline := time.Now().Add(10 * time.Second)
 	var limit uint64
 	for {
@@ -259,8 +266,7 @@ func TestPacerStaysUnderItsCeiling(t *testing.T) {
 			t.Fatalf("memory limit %d, GOGC %d: want the ceiling %d (GOGC 400 over 24 MiB live asks for more), GOGC off", limit, m[gogcMetric], ceiling)
 		}
 	}
-	cancel()
-	<-done
+	stop()
 	if got := readRuntime(limitMetric)[limitMetric]; got != ceiling {
 		t.Errorf("memory limit after the pacer stopped: %d, want the ceiling %d back", got, ceiling)
 	}
