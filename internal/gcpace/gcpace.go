@@ -108,12 +108,14 @@ func capped(limit, ceiling int64) int64 {
 
 // Pacer keeps the soft memory limit at a GOGC-like goal while it runs.
 type Pacer struct {
-	// Percent is the GOGC percentage to pace to; it must be positive.
+	// Percent is the GOGC percentage to pace to; Run leaves the collector
+	// alone unless it is positive.
 	Percent int
 	// Ceiling, when positive, is a soft memory limit the pacer never goes
 	// above.
 	Ceiling int64
-	// Interval is how often the limit is set again between collections.
+	// Interval is how often the limit is set again between collections; it
+	// must be positive.
 	Interval time.Duration
 	// Log receives the pacer's start, or why it leaves the collections to
 	// GOGC.
@@ -129,6 +131,12 @@ const settle = time.Second
 // ctx ends; it then sets GOGC back to Percent and the limit to Ceiling (or
 // none). It returns when ctx ends.
 func (p *Pacer) Run(ctx context.Context) {
+	if p.Percent <= 0 || p.Interval <= 0 {
+		// A goal at the live heap would collect without pause, and a
+		// ticker needs a positive period: leave the collector as it is.
+		p.Log.Info("garbage collection left as it is: the pacer needs a positive percentage and interval", "percent", p.Percent, "interval", p.Interval)
+		return
+	}
 	if missing := unsupported(); len(missing) > 0 {
 		// Without them the goal would be computed from zeros and the
 		// collector would run without pause: leave it to GOGC.
@@ -143,9 +151,19 @@ func (p *Pacer) Run(ctx context.Context) {
 	// collection had just ended. Right after a collection the unswept
 	// garbage hides the room it will leave, so the larger of the two is
 	// taken until the sweep has had time to finish.
-	s := r.read()
-	nonHeapSwept := s.NonHeap()
-	debug.SetMemoryLimit(Limit(s, p.Percent, nonHeapSwept, p.Ceiling))
+	var nonHeapSwept uint64
+	var lastCollection time.Time
+	pace := func(now time.Time) {
+		s := r.read()
+		n := s.NonHeap()
+		if now.Sub(lastCollection) < settle {
+			n = max(n, nonHeapSwept)
+		} else {
+			nonHeapSwept = n
+		}
+		debug.SetMemoryLimit(Limit(s, p.Percent, n, p.Ceiling))
+	}
+	pace(time.Now())
 	debug.SetGCPercent(-1)
 	p.Log.Info("garbage collection paced by the soft memory limit", "percent", p.Percent, "ceiling", p.Ceiling)
 	defer func() {
@@ -159,24 +177,15 @@ func (p *Pacer) Run(ctx context.Context) {
 
 	tick := time.NewTicker(p.Interval)
 	defer tick.Stop()
-	var lastCollection time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-collected:
 			lastCollection = time.Now()
-			s := r.read()
-			debug.SetMemoryLimit(Limit(s, p.Percent, max(s.NonHeap(), nonHeapSwept), p.Ceiling))
+			pace(lastCollection)
 		case now := <-tick.C:
-			s := r.read()
-			n := s.NonHeap()
-			if now.Sub(lastCollection) < settle {
-				n = max(n, nonHeapSwept)
-			} else {
-				nonHeapSwept = n
-			}
-			debug.SetMemoryLimit(Limit(s, p.Percent, n, p.Ceiling))
+			pace(now)
 		}
 	}
 }

@@ -286,3 +286,31 @@ func TestWatchCollectionsReportsEachCollection(t *testing.T) {
 		}
 	}
 }
+
+func TestPacerLeavesTheCollectorAloneWithoutAPositiveGoalOrInterval(t *testing.T) {
+	for name, p := range map[string]Pacer{
+		"percent zero":      {Percent: 0, Interval: time.Second},
+		"percent negative":  {Percent: -1, Interval: time.Second},
+		"interval zero":     {Percent: 50, Interval: 0},
+		"interval negative": {Percent: 50, Interval: -time.Second},
+	} {
+		t.Run(name, func(t *testing.T) {
+			withLiveHeap(t, mib)
+			p.Log = testr.New(t)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				p.Run(context.Background())
+			}()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("Run still running after 10 s; want it to return at once")
+			}
+			m := readRuntime(gogcMetric, limitMetric)
+			if m[gogcMetric] != 50 || m[limitMetric] != math.MaxInt64 {
+				t.Errorf("GOGC %d, memory limit %d after Run returned; want 50 and none, as before", m[gogcMetric], m[limitMetric])
+			}
+		})
+	}
+}
