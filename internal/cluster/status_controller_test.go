@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -93,7 +95,11 @@ type statusFixture struct {
 func newStatusFixture(t *testing.T, members fakeMembers, clusters ...*clusterv1alpha1.Cluster) *statusFixture {
 	t.Helper()
 	w := &writeCounter{}
-	b := newFakeClient(t).WithInterceptorFuncs(w.funcs())
+	shared := &sharedReads{}
+	funcs := w.funcs()
+	funcs.Get = shared.get
+	b := newFakeClient(t).WithInterceptorFuncs(funcs)
+	t.Cleanup(func() { shared.check(t) })
 	for _, c := range clusters {
 		b = b.WithObjects(c)
 	}
@@ -111,6 +117,54 @@ func newStatusFixture(t *testing.T, members fakeMembers, clusters ...*clusterv1a
 	f.r.probes.done = func(name string) { f.probed <- name }
 	t.Cleanup(f.r.probes.Stop)
 	return f
+}
+
+// sharedReads hands out Clusters read without a copy as the manager's
+// cache does: every read until the Cluster changes shares the same
+// slices, maps and pointers. check fails the test if any of them was
+// written to, which in the manager would change the cache's object.
+type sharedReads struct {
+	mu     sync.Mutex
+	handed []sharedCluster
+	byKey  map[client.ObjectKey]sharedCluster
+}
+
+type sharedCluster struct{ obj, snapshot *clusterv1alpha1.Cluster }
+
+func (s *sharedReads) get(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	out, ok := obj.(*clusterv1alpha1.Cluster)
+	noCopy := (&client.GetOptions{}).ApplyOptions(opts).UnsafeDisableDeepCopy
+	if !ok || noCopy == nil || !*noCopy {
+		return c.Get(ctx, key, obj, opts...)
+	}
+	var stored clusterv1alpha1.Cluster
+	if err := c.Get(ctx, key, &stored); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byKey == nil {
+		s.byKey = map[client.ObjectKey]sharedCluster{}
+	}
+	e, ok := s.byKey[key]
+	if !ok || e.obj.ResourceVersion != stored.ResourceVersion {
+		e = sharedCluster{obj: &stored, snapshot: stored.DeepCopy()}
+		s.byKey[key] = e
+		s.handed = append(s.handed, e)
+	}
+	*out = *e.obj
+	return nil
+}
+
+func (s *sharedReads) check(t *testing.T) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, e := range s.handed {
+		if !equality.Semantic.DeepEqual(e.obj, e.snapshot) {
+			t.Errorf("the reconciler wrote to the cached Cluster %s (resourceVersion %s):\nread    %+v\nbecame  %+v", e.obj.Name, e.obj.ResourceVersion, e.snapshot.Status, e.obj.Status)
+		}
+	}
 }
 
 // reconcile runs the reconcile that starts a probe of the cluster and, once
