@@ -173,32 +173,85 @@ func describeQueues(what string, before, after map[string]queueStats, top int) s
 // exposition by the value of one label; samples without it are left out.
 func sumByLabel(exposition, metric, label string) (map[string]float64, error) {
 	out := map[string]float64{}
-	prefix := metric + "{"
-	for _, line := range strings.Split(exposition, "\n") {
-		labels, ok := strings.CutPrefix(line, prefix)
-		if !ok {
-			continue
+	err := eachSample(exposition, metric, func(labels map[string]string, v float64) {
+		if key, ok := labels[label]; ok {
+			out[key] += v
 		}
-		labels, value, ok := strings.Cut(labels, "} ")
-		if !ok {
-			return nil, fmt.Errorf("unreadable metric line %q", line)
-		}
-		key, found := "", false
-		for _, l := range strings.Split(labels, ",") {
-			if v, ok := strings.CutPrefix(l, label+`="`); ok {
-				key, found = strings.TrimSuffix(v, `"`), true
-			}
-		}
-		if !found {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.Fields(value)[0], 64)
-		if err != nil {
-			return nil, fmt.Errorf("metric line %q: %w", line, err)
-		}
-		out[key] += v
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// eachSample calls fn with the labels and value of each sample of metric
+// in a Prometheus text exposition; a sample without labels has none.
+func eachSample(exposition, metric string, fn func(labels map[string]string, v float64)) error {
+	for _, line := range strings.Split(exposition, "\n") {
+		rest, ok := strings.CutPrefix(line, metric)
+		if !ok || rest == "" || (rest[0] != '{' && rest[0] != ' ') {
+			continue
+		}
+		labels := map[string]string{}
+		if rest[0] == '{' {
+			var err error
+			if labels, rest, err = parseLabels(rest[1:]); err != nil {
+				return fmt.Errorf("metric line %q: %w", line, err)
+			}
+		}
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			return fmt.Errorf("metric line %q: no value", line)
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			return fmt.Errorf("metric line %q: %w", line, err)
+		}
+		fn(labels, v)
+	}
+	return nil
+}
+
+// parseLabels reads a sample's labels, s starting after its "{", with the
+// exposition's escapes in values (\\, \", \n); it returns what follows
+// the closing "}".
+func parseLabels(s string) (map[string]string, string, error) {
+	out := map[string]string{}
+	for {
+		s = strings.TrimLeft(s, " ,")
+		if rest, ok := strings.CutPrefix(s, "}"); ok {
+			return out, rest, nil
+		}
+		name, rest, ok := strings.Cut(s, "=\"")
+		if !ok || strings.ContainsAny(name, "{},\" ") {
+			return nil, "", fmt.Errorf("unreadable labels at %q", s)
+		}
+		var v strings.Builder
+		closed := false
+		for i := 0; i < len(rest); i++ {
+			c := rest[i]
+			switch {
+			case c == '\\' && i+1 < len(rest):
+				i++
+				if rest[i] == 'n' {
+					v.WriteByte('\n')
+				} else {
+					v.WriteByte(rest[i])
+				}
+			case c == '"':
+				s, closed = rest[i+1:], true
+			default:
+				v.WriteByte(c)
+			}
+			if closed {
+				break
+			}
+		}
+		if !closed {
+			return nil, "", fmt.Errorf("label %s: value not closed", name)
+		}
+		out[name] = v.String()
+	}
 }
 
 // scrapeMetrics reads the controller manager's metrics endpoint.

@@ -32,6 +32,7 @@ const (
 	FigCFCPU              = "cpu-stop-to-all-healthy"
 	FigCFCPUPerBinding    = "cpu-per-moved-binding"
 	FigCFLostAgain        = "lost-healthy-copy-again"
+	FigCFRequests         = "requests-per-moved-binding"
 )
 
 func clusterFailoverFigures(n int) []FigureSpec {
@@ -51,6 +52,7 @@ func clusterFailoverFigures(n int) []FigureSpec {
 		{ID: FigCFMoveAllHealthy, Name: fmt.Sprintf("first eviction → all %d Healthy elsewhere (the move, after the storm guard's settling window)", n), Unit: UnitSeconds},
 		{ID: FigCFCPU, Name: "CPU of every process accounted, stop → all Healthy (each process's share in the run's notes)", Unit: UnitCPU},
 		{ID: FigCFCPUPerBinding, Name: "of which per binding moved", Unit: UnitCPU},
+		{ID: FigCFRequests, Name: "control-plane API requests (watches left out), stop → all Healthy, per binding moved (the kinds in the run's notes)", Unit: UnitRequests},
 		{ID: FigCFLostAgain, Name: "bindings without a Healthy copy again after Healthy elsewhere, or before the stop (per run)", Unit: UnitBindings,
 			Target: &Target{Stat: "max", Limit: 0, Reference: "the last Healthy copy is kept: no gap but the failure's"}},
 	}
@@ -125,7 +127,7 @@ func (b *Bench) clusterFailoverRun(ctx context.Context, r *RunResult) error {
 		return err
 	}
 
-	cpuBefore, queuesBefore := b.sampleCPU(), b.scrapeQueues(ctx)
+	cpuBefore, queuesBefore, requestsBefore := b.sampleCPU(), b.scrapeQueues(ctx), b.scrapeRequests(ctx)
 	b.logf("stopping %s's API server", member)
 	t0 := b.Clock.Now()
 	stopped := make(chan error, 1)
@@ -151,6 +153,7 @@ func (b *Bench) clusterFailoverRun(ctx context.Context, r *RunResult) error {
 			r.Notes = append(r.Notes, describeQueues("controller work queues from the stop to the end of the wait", queuesBefore, q, 6))
 		}
 	}
+	requests := b.requestsSince(ctx, requestsBefore, r, "control-plane API requests from the stop to the end of the wait", n)
 
 	// Whatever was seen counts, also after a timeout.
 	t1, ok1 := b.tracker.FirstMark(clusterKey, MarkNotReady, t0)
@@ -218,6 +221,9 @@ func (b *Bench) clusterFailoverRun(ctx context.Context, r *RunResult) error {
 			r.Add(FigCFMoveAllHealthy, "", seconds(lastHealthy.Sub(firstEv)))
 		}
 		r.Add(FigCFCPUPerBinding, "", cpu/float64(n))
+		if requests != nil {
+			r.Add(FigCFRequests, "", requests.Total/float64(n))
+		}
 	}
 	if err != nil {
 		return err

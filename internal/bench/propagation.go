@@ -19,6 +19,7 @@ const (
 	FigPropMemberAvailable  = "member-to-available"
 	FigPropAvailableHealthy = "available-to-healthy"
 	FigPropWallLastHealthy  = "wall-to-last-healthy"
+	FigPropRequests         = "requests-per-object"
 )
 
 func propagationFigures() []FigureSpec {
@@ -33,6 +34,7 @@ func propagationFigures() []FigureSpec {
 		{ID: FigPropCreateToHealthy, Name: "create → binding Healthy (per object)", Unit: UnitSeconds},
 		{ID: FigPropWallLastHealthy, Name: "first create call → last binding Healthy (per run)", Unit: UnitSeconds,
 			Target: &Target{Stat: "max", Limit: 3, Reference: "Karmada 14.5 s"}},
+		{ID: FigPropRequests, Name: "control-plane API requests (watches left out), first create call → last binding Healthy, per object (the kinds in the run's notes)", Unit: UnitRequests},
 	}
 }
 
@@ -79,6 +81,7 @@ func (b *Bench) propagationRun(ctx context.Context, r *RunResult) error {
 		}
 		objs[i] = d
 	}
+	requestsBefore := b.scrapeRequests(ctx)
 	start := b.Clock.Now()
 	b.logf("creating %d Deployments in %s", len(objs), ns)
 	if err := createAll(ctx, b.Env.ControlPlane, objs); err != nil {
@@ -89,6 +92,7 @@ func (b *Bench) propagationRun(ctx context.Context, r *RunResult) error {
 			n := countBindings(ns, names, b.healthyElsewhere(""))
 			return n == len(names), fmt.Sprintf("%d/%d Healthy", n, len(names))
 		})
+	requests := b.requestsSince(ctx, requestsBefore, r, "control-plane API requests from the first create call to the end of the wait", len(names))
 	// Whatever was seen counts, also after a timeout.
 	var last time.Time
 	for _, name := range names {
@@ -122,6 +126,9 @@ func (b *Bench) propagationRun(ctx context.Context, r *RunResult) error {
 		return err
 	}
 	r.Add(FigPropWallLastHealthy, "", seconds(last.Sub(start)))
+	if requests != nil {
+		r.Add(FigPropRequests, "", requests.Total/float64(len(names)))
+	}
 	return nil
 }
 

@@ -22,6 +22,7 @@ const (
 	UnitWrites    = "writes"
 	UnitPerMinute = "/min"
 	UnitBindings  = "bindings"
+	UnitRequests  = "requests"
 )
 
 // Report is everything one `lifeboat bench` measured: the machine, the

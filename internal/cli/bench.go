@@ -40,12 +40,15 @@ flags). Timestamps come from watch events.
 
 Scenarios (each run --runs times unless --scenario-runs says otherwise, in a fresh
 namespace removed afterwards):
-  propagation       -n Deployments created at once under one policy
+  propagation       -n Deployments created at once under one policy; also the
+                    requests the control plane's API server answered per object
+                    (its /metrics, which the bench's user must be allowed to read)
   app-failover      the seed's nginx: a member's node cordoned, the pods deleted
   cluster-failover  --cluster-failover-n Deployments pinned to one member whose
                     API server is killed (and started again afterwards); also
                     the CPU time of every process it can see from the kill to
-                    the last binding Healthy elsewhere, each controller's mean
+                    the last binding Healthy elsewhere, the control plane's
+                    requests per binding moved, each controller's mean
                     work-queue wait (--controller-metrics-url), and the bindings
                     ever left without a Healthy copy apart from the failure
   failback          --failback-n Deployments with failback, their member's API
