@@ -249,9 +249,10 @@ func (f *Fencer) scan(ctx context.Context, now time.Time) (int, error) {
 	return stopped, errors.Join(append(errs, err)...)
 }
 
-// DefaultScaleRetry is Fencer.ScaleRetry's default: a third of the control
-// plane's default --fencing-stop-margin.
-const DefaultScaleRetry = 10 * time.Second
+// DefaultScaleRetry is Fencer.ScaleRetry's default, the retry the control
+// plane's --fencing-stop-margin is checked against: a third of its
+// default.
+const DefaultScaleRetry = fencing.ScaleRetry
 
 // stop fences one copy at now; it returns what it did ("" when it was
 // stopped already). ScaleToZero scales a copy whose kind has replicas to

@@ -253,6 +253,9 @@ func Run(ctx context.Context, o *Options) error {
 	if err := o.ClusterFailover.Validate(); err != nil {
 		return err
 	}
+	for _, w := range o.ClusterFailover.Warnings() {
+		ctrl.Log.WithName("setup").Info("warning: a flag weakens a safety promise", "detail", w)
+	}
 	if err := o.Orphans.Validate(); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/fencing"
 )
 
 // ClusterFailoverOptions are the flags of cluster failover: the taint
@@ -95,9 +96,20 @@ func (o *ClusterFailoverOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.GracefulEvictionTimeout, "graceful-eviction-timeout", o.GracefulEvictionTimeout,
 		"Grace period of eviction tasks that set no gracePeriodSeconds: how long a Gracefully eviction waits for a healthy replacement, and how long a Directly eviction waits for an unreachable old cluster before creating the new copy anyway (Karmada's flag, same default).")
 	fs.DurationVar(&o.FencingStopMargin, "fencing-stop-margin", o.FencingStopMargin,
-		"A copy in a Pull cluster that its agent fenced (scaled to zero or deleted, once it could not renew the cluster's Lease for the lease duration plus the copy's toleration) counts as stopped this long after that; a Directly failover then creates the new copy without waiting for the old one's deletion. Cover the time the stop takes in the member (pod termination), the difference between the member's and the control plane's clocks, and the 10 s an agent tries a failing ScaleToZero rule before it deletes the copy.")
+		"A copy in a Pull cluster that its agent fenced (scaled to zero or deleted, once it could not renew the cluster's Lease for the lease duration plus the copy's toleration) counts as stopped this long after that; a Directly failover then creates the new copy without waiting for the old one's deletion. Cover the time the stop takes in the member (pod termination), the difference between the member's and the control plane's clocks, and the 10 s an agent tries a failing ScaleToZero rule before it deletes the copy; a shorter margin is accepted with a warning in the log.")
 	fs.DurationVar(&o.GracefulEvictionHold, "graceful-eviction-hold", o.GracefulEvictionHold,
 		"How long a workload's clean-up after a failover (its failover history, closing a Gracefully eviction task and so deleting the old copy) may wait while other evicted workloads still wait for their replacement, so that a mass failover places replacements first; 0.1 s longer for each eviction still waiting for the scheduler, up to ten times as long. 0 never waits. Lifeboat's flag.")
+}
+
+// Warnings are flag values that work but weaken a promise, each said in a
+// sentence for the log.
+func (o *ClusterFailoverOptions) Warnings() []string {
+	var out []string
+	if o.FencingStopMargin < fencing.ScaleRetry {
+		out = append(out, fmt.Sprintf("--fencing-stop-margin %s is shorter than the %s an agent tries a failing ScaleToZero before it deletes the copy: "+
+			"such a copy may still run when the control plane counts it stopped and starts its replacement", o.FencingStopMargin, fencing.ScaleRetry))
+	}
+	return out
 }
 
 // Validate reports flag values that cannot work.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,6 +33,7 @@ import (
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/features"
+	"github.com/lifeboat-dev/lifeboat/internal/fencing"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
 
@@ -770,6 +772,38 @@ func TestClusterFailoverOptions(t *testing.T) {
 				t.Errorf("options = %+v", o)
 			}
 		})
+	}
+}
+
+func TestFencingStopMarginShorterThanTheAgentsRetryIsWarned(t *testing.T) {
+	for _, tc := range []struct {
+		margin string
+		warned bool
+	}{
+		{margin: "30s"},
+		{margin: "10s"},
+		{margin: "9s", warned: true},
+		{margin: "0s", warned: true},
+	} {
+		o := NewClusterFailoverOptions()
+		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+		o.AddFlags(fs)
+		if err := fs.Parse([]string{"--fencing-stop-margin=" + tc.margin}); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Validate(); err != nil {
+			t.Fatalf("--fencing-stop-margin=%s: Validate = %v; a short margin is allowed", tc.margin, err)
+		}
+		w := o.Warnings()
+		if got := len(w) > 0; got != tc.warned {
+			t.Errorf("--fencing-stop-margin=%s: warnings %q, want warned %t", tc.margin, w, tc.warned)
+		}
+		if tc.warned && !strings.Contains(w[0], fencing.ScaleRetry.String()) {
+			t.Errorf("--fencing-stop-margin=%s: warning %q does not name the agent's retry %s", tc.margin, w[0], fencing.ScaleRetry)
+		}
+	}
+	if w := NewClusterFailoverOptions().Warnings(); len(w) != 0 {
+		t.Errorf("defaults warned: %q", w)
 	}
 }
 

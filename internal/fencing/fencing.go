@@ -72,6 +72,12 @@ func FencedReplicas(annotations map[string]string) (int32, bool) {
 // one counts as this long.
 const MaxAfter = 7 * 24 * time.Hour
 
+// ScaleRetry is how long past a copy's due time an agent tries a failing
+// ScaleToZero (its replica rule errs) before it deletes the copy instead.
+// The control plane's --fencing-stop-margin must cover it: a copy counted
+// as stopped earlier may still run.
+const ScaleRetry = 10 * time.Second
+
 // Spec is how one copy is fenced.
 type Spec struct {
 	Action policyv1alpha1.FencingAction
