@@ -143,10 +143,17 @@ func describeQueues(what string, before, after map[string]queueStats, top int) s
 		n, wait, workAvg float64
 	}
 	var rows []row
+	var reset []string
 	for name, a := range after {
 		b := before[name]
 		n := a.WaitCount - b.WaitCount
-		if n <= 0 {
+		if n < 0 || a.WaitSum < b.WaitSum || a.WorkCount < b.WorkCount || a.WorkSum < b.WorkSum {
+			// The histograms start again when they hold too many native
+			// buckets (at most once an hour): what the window held is lost.
+			reset = append(reset, name)
+			continue
+		}
+		if n == 0 {
 			continue
 		}
 		work := 0.0
@@ -163,10 +170,15 @@ func describeQueues(what string, before, after map[string]queueStats, top int) s
 	for _, r := range rows {
 		parts = append(parts, fmt.Sprintf("%s %.2f s wait, %.0f ms work, %.0f items", r.name, r.wait, 1000*r.workAvg, r.n))
 	}
+	out := what + " (mean per item): " + strings.Join(parts, "; ")
 	if len(parts) == 0 {
-		return what + ": no work queued"
+		out = what + ": no work queued"
 	}
-	return what + " (mean per item): " + strings.Join(parts, "; ")
+	if len(reset) > 0 {
+		slices.Sort(reset)
+		out += fmt.Sprintf("; not measured, their metrics started again during the window: %s", strings.Join(reset, ", "))
+	}
+	return out
 }
 
 // sumByLabel sums the values of metric's samples in a Prometheus text

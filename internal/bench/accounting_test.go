@@ -96,6 +96,18 @@ func TestDescribeQueues(t *testing.T) {
 	if got := describeQueues("queues", after, after, 5); got != "queues: no work queued" {
 		t.Errorf("describeQueues with nothing between = %q", got)
 	}
+	// A histogram that started again (too many native buckets) holds less
+	// than before: named, not measured, never a negative or a silent gap.
+	restarted := map[string]queueStats{
+		"binding-status": {WaitSum: 500, WaitCount: 30, WorkSum: 10, WorkCount: 30},
+		"execution":      {WaitSum: 0.5, WaitCount: 10, WorkSum: 0.2, WorkCount: 10},
+		"quiet":          {WaitSum: 3, WaitCount: 4},
+	}
+	got = describeQueues("queues", restarted, after, 5)
+	want = "queues (mean per item): execution 0.01 s wait, 20 ms work, 100 items; not measured, their metrics started again during the window: binding-status"
+	if got != want {
+		t.Errorf("describeQueues across a reset =\n%q\nwant\n%q", got, want)
+	}
 }
 
 func TestSumByLabelRefusesAnUnreadableLine(t *testing.T) {
