@@ -9,8 +9,11 @@ import (
 	"net/http"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // Where a scenario's time goes: the CPU each process spent, and how long
@@ -109,25 +112,30 @@ type queueStats struct {
 }
 
 // queueStatsOf reads every controller's queueStats from a Prometheus text
-// exposition.
+// exposition: the workqueue_queue_duration_seconds and
+// workqueue_work_duration_seconds histograms, by their name label.
 func queueStatsOf(exposition string) (map[string]queueStats, error) {
+	fams, err := metricFamilies(exposition)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]queueStats{}
 	for _, m := range []struct {
-		metric string
-		field  func(*queueStats) *float64
+		family     string
+		sum, count func(*queueStats) *float64
 	}{
-		{"workqueue_queue_duration_seconds_sum", func(q *queueStats) *float64 { return &q.WaitSum }},
-		{"workqueue_queue_duration_seconds_count", func(q *queueStats) *float64 { return &q.WaitCount }},
-		{"workqueue_work_duration_seconds_sum", func(q *queueStats) *float64 { return &q.WorkSum }},
-		{"workqueue_work_duration_seconds_count", func(q *queueStats) *float64 { return &q.WorkCount }},
+		{"workqueue_queue_duration_seconds", func(q *queueStats) *float64 { return &q.WaitSum }, func(q *queueStats) *float64 { return &q.WaitCount }},
+		{"workqueue_work_duration_seconds", func(q *queueStats) *float64 { return &q.WorkSum }, func(q *queueStats) *float64 { return &q.WorkCount }},
 	} {
-		sums, err := sumByLabel(exposition, m.metric, "name")
-		if err != nil {
-			return nil, err
-		}
-		for name, v := range sums {
+		for _, sample := range fams[m.family].GetMetric() {
+			name, ok := labelsOf(sample)["name"]
+			h := sample.GetHistogram()
+			if !ok || h == nil {
+				continue
+			}
 			q := out[name]
-			*m.field(&q) = v
+			*m.sum(&q) += h.GetSampleSum()
+			*m.count(&q) += float64(h.GetSampleCount())
 			out[name] = q
 		}
 	}
@@ -181,11 +189,51 @@ func describeQueues(what string, before, after map[string]queueStats, top int) s
 	return out
 }
 
-// sumByLabel sums the values of metric's samples in a Prometheus text
-// exposition by the value of one label; samples without it are left out.
-func sumByLabel(exposition, metric, label string) (map[string]float64, error) {
+// metricFamilies parses a Prometheus text exposition.
+func metricFamilies(exposition string) (map[string]*dto.MetricFamily, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(exposition))
+	if err != nil {
+		return nil, fmt.Errorf("reading the metrics: %w", err)
+	}
+	return fams, nil
+}
+
+// labelsOf returns a sample's labels.
+func labelsOf(m *dto.Metric) map[string]string {
+	out := make(map[string]string, len(m.GetLabel()))
+	for _, l := range m.GetLabel() {
+		out[l.GetName()] = l.GetValue()
+	}
+	return out
+}
+
+// eachValue calls fn with the labels and value of each sample of the
+// counter, gauge or untyped metric family in a Prometheus text exposition.
+func eachValue(exposition, family string, fn func(labels map[string]string, v float64)) error {
+	fams, err := metricFamilies(exposition)
+	if err != nil {
+		return err
+	}
+	for _, m := range fams[family].GetMetric() {
+		switch {
+		case m.Counter != nil:
+			fn(labelsOf(m), m.GetCounter().GetValue())
+		case m.Gauge != nil:
+			fn(labelsOf(m), m.GetGauge().GetValue())
+		case m.Untyped != nil:
+			fn(labelsOf(m), m.GetUntyped().GetValue())
+		}
+	}
+	return nil
+}
+
+// sumByLabel sums the values of a counter's (or gauge's) samples in a
+// Prometheus text exposition by the value of one label; samples without it
+// are left out.
+func sumByLabel(exposition, family, label string) (map[string]float64, error) {
 	out := map[string]float64{}
-	err := eachSample(exposition, metric, func(labels map[string]string, v float64) {
+	err := eachValue(exposition, family, func(labels map[string]string, v float64) {
 		if key, ok := labels[label]; ok {
 			out[key] += v
 		}
@@ -194,76 +242,6 @@ func sumByLabel(exposition, metric, label string) (map[string]float64, error) {
 		return nil, err
 	}
 	return out, nil
-}
-
-// eachSample calls fn with the labels and value of each sample of metric
-// in a Prometheus text exposition; a sample without labels has none.
-func eachSample(exposition, metric string, fn func(labels map[string]string, v float64)) error {
-	for _, line := range strings.Split(exposition, "\n") {
-		rest, ok := strings.CutPrefix(line, metric)
-		if !ok || rest == "" || (rest[0] != '{' && rest[0] != ' ') {
-			continue
-		}
-		labels := map[string]string{}
-		if rest[0] == '{' {
-			var err error
-			if labels, rest, err = parseLabels(rest[1:]); err != nil {
-				return fmt.Errorf("metric line %q: %w", line, err)
-			}
-		}
-		fields := strings.Fields(rest)
-		if len(fields) == 0 {
-			return fmt.Errorf("metric line %q: no value", line)
-		}
-		v, err := strconv.ParseFloat(fields[0], 64)
-		if err != nil {
-			return fmt.Errorf("metric line %q: %w", line, err)
-		}
-		fn(labels, v)
-	}
-	return nil
-}
-
-// parseLabels reads a sample's labels, s starting after its "{", with the
-// exposition's escapes in values (\\, \", \n); it returns what follows
-// the closing "}".
-func parseLabels(s string) (map[string]string, string, error) {
-	out := map[string]string{}
-	for {
-		s = strings.TrimLeft(s, " ,")
-		if rest, ok := strings.CutPrefix(s, "}"); ok {
-			return out, rest, nil
-		}
-		name, rest, ok := strings.Cut(s, "=\"")
-		if !ok || strings.ContainsAny(name, "{},\" ") {
-			return nil, "", fmt.Errorf("unreadable labels at %q", s)
-		}
-		var v strings.Builder
-		closed := false
-		for i := 0; i < len(rest); i++ {
-			c := rest[i]
-			switch {
-			case c == '\\' && i+1 < len(rest):
-				i++
-				if rest[i] == 'n' {
-					v.WriteByte('\n')
-				} else {
-					v.WriteByte(rest[i])
-				}
-			case c == '"':
-				s, closed = rest[i+1:], true
-			default:
-				v.WriteByte(c)
-			}
-			if closed {
-				break
-			}
-		}
-		if !closed {
-			return nil, "", fmt.Errorf("label %s: value not closed", name)
-		}
-		out[name] = v.String()
-	}
 }
 
 // scrapeMetrics reads the controller manager's metrics endpoint.

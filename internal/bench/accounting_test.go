@@ -63,16 +63,19 @@ func TestAccountedProcessesIncludeTheBenchAndTheEnvironment(t *testing.T) {
 const queueExposition = `# HELP workqueue_queue_duration_seconds How long in seconds an item stays in workqueue before being requested
 # TYPE workqueue_queue_duration_seconds histogram
 workqueue_queue_duration_seconds_bucket{controller="binding-status",name="binding-status",le="1"} 10
+workqueue_queue_duration_seconds_bucket{controller="binding-status",name="binding-status",le="+Inf"} 20
 workqueue_queue_duration_seconds_sum{controller="binding-status",name="binding-status"} 120
 workqueue_queue_duration_seconds_count{controller="binding-status",name="binding-status"} 20
-workqueue_work_duration_seconds_sum{controller="binding-status",name="binding-status"} 5
-workqueue_work_duration_seconds_count{controller="binding-status",name="binding-status"} 20
 workqueue_queue_duration_seconds_sum{controller="execution",name="execution"} 1
 workqueue_queue_duration_seconds_count{controller="execution",name="execution"} 110
-workqueue_work_duration_seconds_sum{controller="execution",name="execution"} 2.2
-workqueue_work_duration_seconds_count{controller="execution",name="execution"} 110
 workqueue_queue_duration_seconds_sum{controller="quiet",name="quiet"} 3
 workqueue_queue_duration_seconds_count{controller="quiet",name="quiet"} 4
+# HELP workqueue_work_duration_seconds How long in seconds processing an item from workqueue takes.
+# TYPE workqueue_work_duration_seconds histogram
+workqueue_work_duration_seconds_sum{controller="binding-status",name="binding-status"} 5
+workqueue_work_duration_seconds_count{controller="binding-status",name="binding-status"} 20
+workqueue_work_duration_seconds_sum{controller="execution",name="execution"} 2.2
+workqueue_work_duration_seconds_count{controller="execution",name="execution"} 110
 `
 
 func TestDescribeQueues(t *testing.T) {

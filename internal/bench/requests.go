@@ -46,7 +46,7 @@ var longRunningVerbs = []string{"WATCH", "WATCHLIST", "CONNECT"}
 // Prometheus text exposition, by kind, watches left out.
 func requestCountsOf(exposition string) (map[requestKind]float64, error) {
 	out := map[requestKind]float64{}
-	err := eachSample(exposition, "apiserver_request_total", func(l map[string]string, v float64) {
+	err := eachValue(exposition, "apiserver_request_total", func(l map[string]string, v float64) {
 		if slices.Contains(longRunningVerbs, l["verb"]) {
 			return
 		}

@@ -74,7 +74,7 @@ func TestRequestsBetween(t *testing.T) {
 	}
 }
 
-func TestEachSampleRefusesUnreadableLines(t *testing.T) {
+func TestEachValueRefusesUnreadableLines(t *testing.T) {
 	for _, line := range []string{
 		`m{name="x"`,
 		`m{name="x} 1`,
@@ -82,19 +82,19 @@ func TestEachSampleRefusesUnreadableLines(t *testing.T) {
 		`m{name="x"} many`,
 		`m{name="x"}`,
 	} {
-		err := eachSample(line, "m", func(map[string]string, float64) {})
+		err := eachValue(line+"\n", "m", func(map[string]string, float64) {})
 		if err == nil {
-			t.Errorf("eachSample(%q): no error", line)
+			t.Errorf("eachValue(%q): no error", line)
 		}
 	}
 	var seen []string
-	err := eachSample("m 4\nm{a=\"1\",b=\"x,y}\"} 2 1700000000\nmore 3", "m", func(l map[string]string, v float64) {
+	err := eachValue("m 4\nm{a=\"1\",b=\"x,y}\"} 2 1700000000\nmore 3\n", "m", func(l map[string]string, v float64) {
 		seen = append(seen, fmt.Sprintf("%s|%s|%g", l["a"], l["b"], v))
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"||4", "1|x,y}|2"}; strings.Join(seen, " ") != strings.Join(want, " ") {
-		t.Errorf("eachSample saw %q, want %q (no labels, a comma and a brace inside a value, a timestamp)", seen, want)
+		t.Errorf("eachValue saw %q, want %q (no labels, a comma and a brace inside a value, a timestamp)", seen, want)
 	}
 }
