@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/discovery"
 )
 
 // The control plane's own count of the requests it answered, read from
@@ -152,12 +152,12 @@ func (b *Bench) scrapeRequests(ctx context.Context) map[requestKind]float64 {
 	if b.Env == nil || b.Env.ControlPlaneConfig == nil {
 		return nil
 	}
-	cs, err := kubernetes.NewForConfig(b.Env.ControlPlaneConfig)
+	dc, err := discovery.NewDiscoveryClientForConfig(b.Env.ControlPlaneConfig)
 	if err != nil {
 		b.logf("control-plane requests not counted: %v", err)
 		return nil
 	}
-	body, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	body, err := dc.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		b.logf("control-plane requests not counted: reading the API server's /metrics: %v", err)
 		return nil
