@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -14,28 +15,36 @@ import (
 // the cluster Unhealthy, t2 eviction task written, t3 object created in
 // the new member, t4 new copy Healthy.
 const (
-	FigAppDetect    = "t1-t0"
-	FigAppEvict     = "t2-t1"
-	FigAppRecreate  = "t3-t2"
-	FigAppResched   = "eviction-to-scheduled"
-	FigAppHealthy   = "t4-t3"
-	FigAppTotal     = "t4-t0"
-	FigAppOverhead  = "overhead"
-	FigAppPipeline  = "pipeline"
-	appFailoverName = "nginx"
+	FigAppDetect   = "t1-t0"
+	FigAppEvict    = "t2-t1"
+	FigAppRecreate = "t3-t2"
+	FigAppResched  = "eviction-to-scheduled"
+	FigAppHealthy  = "t4-t3"
+	FigAppTotal    = "t4-t0"
+	FigAppOverhead = "overhead"
+	FigAppPipeline = "pipeline"
+	// FigAppMemberDown, FigAppMemberUp and FigAppControlPlane split the
+	// overhead between the members' own controllers and the control plane.
+	FigAppMemberDown   = "member-down"
+	FigAppMemberUp     = "member-up"
+	FigAppControlPlane = "control-plane"
+	appFailoverName    = "nginx"
 )
 
 func appFailoverFigures(toleration int32) []FigureSpec {
 	return []FigureSpec{
 		{ID: FigAppDetect, Name: "t1 − t0: pods deleted → binding shows the cluster Unhealthy", Unit: UnitSeconds},
+		{ID: FigAppMemberDown, Name: "of which: pods deleted → the member's Deployment counts them unavailable (the member)", Unit: UnitSeconds},
 		{ID: FigAppEvict, Name: fmt.Sprintf("t2 − t1: Unhealthy → eviction task (includes the %d s toleration)", toleration), Unit: UnitSeconds},
 		{ID: FigAppRecreate, Name: "t3 − t2: eviction task → object in the new member", Unit: UnitSeconds},
 		{ID: FigAppResched, Name: "of which: eviction task → scheduled to the new member (scheduler)", Unit: UnitSeconds},
 		{ID: FigAppHealthy, Name: "t4 − t3: object in the new member → binding Healthy there", Unit: UnitSeconds},
+		{ID: FigAppMemberUp, Name: "of which: object in the new member → available there (the member)", Unit: UnitSeconds},
 		{ID: FigAppTotal, Name: "t4 − t0: pods deleted → new copy Healthy", Unit: UnitSeconds},
 		{ID: FigAppOverhead, Name: "overhead: t4 − t0 − tolerationSeconds", Unit: UnitSeconds,
 			Target: &Target{Stat: "max", Limit: 0.2, Reference: "Karmada 0.335–0.385 s"}},
 		{ID: FigAppPipeline, Name: "pipeline: t4 − t0 − (t2 − t1), the overhead with the toleration as applied", Unit: UnitSeconds},
+		{ID: FigAppControlPlane, Name: "control plane's part of the overhead: the overhead without the members' two figures above", Unit: UnitSeconds},
 	}
 }
 
@@ -120,36 +129,91 @@ func (b *Bench) appFailoverRun(ctx context.Context, r *RunResult) error {
 		return err
 	}
 	r.Notes = append(r.Notes, "moved to "+y)
-	t1, ok1 := b.tracker.FirstMark(key, Unhealthy(x), t0)
-	t2, ok2 := b.tracker.FirstMark(key, Evicting(x), t0)
-	t3, ok3 := b.tracker.FirstMark(Key(MemberSource(y), ns, appFailoverName), MarkPresent, t0)
-	t4, _ := b.tracker.FirstMark(key, Healthy(y), t0)
-	if ok1 && ok2 && t2.Sub(t1) < time.Duration(b.Options.Toleration)*time.Second {
-		r.Notes = append(r.Notes, fmt.Sprintf("evicted %s after Unhealthy, before tolerationSeconds %d", t2.Sub(t1).Round(time.Millisecond), b.Options.Toleration))
+	var m appFailoverMarks
+	m.t0 = t0
+	m.unhealthy, _ = b.tracker.FirstMark(key, Unhealthy(x), t0)
+	m.evicted, _ = b.tracker.FirstMark(key, Evicting(x), t0)
+	m.scheduled, _ = b.tracker.FirstMark(key, Scheduled(y), t0)
+	m.created, _ = b.tracker.FirstMark(Key(MemberSource(y), ns, appFailoverName), MarkPresent, t0)
+	m.healthy, _ = b.tracker.FirstMark(key, Healthy(y), t0)
+	m.downInMember, _ = b.tracker.FirstMark(memberKey, MarkUnavailable, t0)
+	if !m.created.IsZero() {
+		m.upInMember, _ = b.tracker.FirstMark(Key(MemberSource(y), ns, appFailoverName), MarkAvailable, m.created)
 	}
-	if ok1 {
-		r.Add(FigAppDetect, "", seconds(t1.Sub(t0)))
+	return m.add(r, time.Duration(b.Options.Toleration)*time.Second)
+}
+
+// appFailoverMarks are the moments of one app-failover run after t0, as
+// the watches saw them; zero when not seen.
+type appFailoverMarks struct {
+	t0 time.Time
+	// unhealthy (t1): the binding shows the failed member Unhealthy.
+	unhealthy time.Time
+	// evicted (t2): the binding has an eviction task from it.
+	evicted time.Time
+	// scheduled: the binding is scheduled to the new member.
+	scheduled time.Time
+	// created (t3): the object exists in the new member.
+	created time.Time
+	// healthy (t4): the binding shows the new member Healthy.
+	healthy time.Time
+	// downInMember: the failed member's Deployment counts fewer available
+	// replicas than desired; upInMember: the new member's counts them all.
+	downInMember, upInMember time.Time
+}
+
+// add records the run's figures in r and returns an error naming the
+// steps that were not seen. The members' own time is what their
+// controllers take to report the pods gone and to make the new copy
+// available; the control plane's part of the overhead is the rest.
+func (m appFailoverMarks) add(r *RunResult, toleration time.Duration) error {
+	seen := func(ts ...time.Time) bool {
+		for _, t := range ts {
+			if t.IsZero() {
+				return false
+			}
+		}
+		return true
 	}
-	if ok1 && ok2 {
-		r.Add(FigAppEvict, "", seconds(t2.Sub(t1)))
+	if seen(m.unhealthy, m.evicted) && m.evicted.Sub(m.unhealthy) < toleration {
+		r.Notes = append(r.Notes, fmt.Sprintf("evicted %s after Unhealthy, before tolerationSeconds %d", m.evicted.Sub(m.unhealthy).Round(time.Millisecond), int(toleration.Seconds())))
+	}
+	if seen(m.unhealthy) {
+		r.Add(FigAppDetect, "", seconds(m.unhealthy.Sub(m.t0)))
+	}
+	if seen(m.downInMember) {
+		r.Add(FigAppMemberDown, "", seconds(m.downInMember.Sub(m.t0)))
+	}
+	if seen(m.unhealthy, m.evicted, m.healthy) {
+		r.Add(FigAppEvict, "", seconds(m.evicted.Sub(m.unhealthy)))
 		// The controller may apply the toleration a little shorter or
 		// longer than configured; this figure is the time spent outside it.
-		r.Add(FigAppPipeline, "", seconds(t4.Sub(t0)-t2.Sub(t1)))
+		r.Add(FigAppPipeline, "", seconds(m.healthy.Sub(m.t0)-m.evicted.Sub(m.unhealthy)))
 	}
-	if ok2 && ok3 {
-		r.Add(FigAppRecreate, "", seconds(t3.Sub(t2)))
+	if seen(m.evicted, m.created) {
+		r.Add(FigAppRecreate, "", seconds(m.created.Sub(m.evicted)))
 	}
-	if sched, ok := b.tracker.FirstMark(key, Scheduled(y), t0); ok && ok2 {
-		r.Add(FigAppResched, "", seconds(sched.Sub(t2)))
+	if seen(m.evicted, m.scheduled) {
+		r.Add(FigAppResched, "", seconds(m.scheduled.Sub(m.evicted)))
 	}
-	if ok3 {
-		r.Add(FigAppHealthy, "", seconds(t4.Sub(t3)))
+	if seen(m.created, m.healthy) {
+		r.Add(FigAppHealthy, "", seconds(m.healthy.Sub(m.created)))
 	}
-	total := t4.Sub(t0)
-	r.Add(FigAppTotal, "", seconds(total))
-	r.Add(FigAppOverhead, "", seconds(total-time.Duration(b.Options.Toleration)*time.Second))
-	if !ok1 || !ok2 || !ok3 {
-		return fmt.Errorf("missed a step: Unhealthy seen %v, eviction task seen %v, new copy seen %v", ok1, ok2, ok3)
+	if seen(m.created, m.upInMember) {
+		r.Add(FigAppMemberUp, "", seconds(m.upInMember.Sub(m.created)))
+	}
+	if !seen(m.healthy) {
+		return errors.New("missed a step: the new copy was not seen Healthy")
+	}
+	overhead := m.healthy.Sub(m.t0) - toleration
+	r.Add(FigAppTotal, "", seconds(m.healthy.Sub(m.t0)))
+	r.Add(FigAppOverhead, "", seconds(overhead))
+	if seen(m.downInMember, m.created, m.upInMember) {
+		members := m.downInMember.Sub(m.t0) + m.upInMember.Sub(m.created)
+		r.Add(FigAppControlPlane, "", seconds(overhead-members))
+	}
+	if !seen(m.unhealthy, m.evicted, m.created) {
+		return fmt.Errorf("missed a step: Unhealthy seen %v, eviction task seen %v, new copy seen %v", seen(m.unhealthy), seen(m.evicted), seen(m.created))
 	}
 	return nil
 }

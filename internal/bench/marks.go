@@ -16,8 +16,11 @@ import (
 const (
 	MarkPresent   = "present"
 	MarkAvailable = "available"
-	MarkReady     = "ready"
-	MarkNotReady  = "notready"
+	// MarkUnavailable is a Deployment whose current status has fewer
+	// available replicas than desired.
+	MarkUnavailable = "unavailable"
+	MarkReady       = "ready"
+	MarkNotReady    = "notready"
 
 	markScheduled = "scheduled:"
 	markHealthy   = "healthy:"
@@ -97,16 +100,23 @@ func ClusterMarks(c *clusterv1alpha1.Cluster) []string {
 	return marks
 }
 
-// DeploymentMarks are the marks of a Deployment: present, and available
-// once every desired replica of the current generation is available.
+// DeploymentMarks are the marks of a Deployment: present; available once
+// every desired replica of the current generation is available, and
+// unavailable while its status of the current generation counts fewer
+// available replicas than desired. A status of an older generation is
+// neither.
 func DeploymentMarks(d *appsv1.Deployment) []string {
 	marks := []string{MarkPresent}
 	want := int32(1)
 	if d.Spec.Replicas != nil {
 		want = *d.Spec.Replicas
 	}
-	if d.Status.ObservedGeneration >= d.Generation && d.Status.AvailableReplicas >= want && d.Status.UpdatedReplicas >= want {
+	switch {
+	case d.Status.ObservedGeneration < d.Generation:
+	case d.Status.AvailableReplicas >= want && d.Status.UpdatedReplicas >= want:
 		marks = append(marks, MarkAvailable)
+	case d.Status.AvailableReplicas < want:
+		marks = append(marks, MarkUnavailable)
 	}
 	return marks
 }

@@ -105,8 +105,11 @@ func TestDeploymentMarks(t *testing.T) {
 	}{
 		"just created":            {d: dep(1, 0, ptr.To[int32](2), 0, 0), want: []string{"present"}},
 		"available":               {d: dep(1, 1, ptr.To[int32](2), 2, 2), want: []string{"present", "available"}},
-		"partly available":        {d: dep(1, 1, ptr.To[int32](2), 1, 2), want: []string{"present"}},
+		"partly available":        {d: dep(1, 1, ptr.To[int32](2), 1, 2), want: []string{"present", "unavailable"}},
+		"none available":          {d: dep(1, 1, ptr.To[int32](2), 0, 2), want: []string{"present", "unavailable"}},
+		"available, not updated":  {d: dep(1, 1, ptr.To[int32](2), 2, 1), want: []string{"present"}},
 		"stale status":            {d: dep(2, 1, ptr.To[int32](2), 2, 2), want: []string{"present"}},
+		"stale status, none":      {d: dep(2, 1, ptr.To[int32](2), 0, 0), want: []string{"present"}},
 		"default replicas is one": {d: dep(1, 1, nil, 1, 1), want: []string{"present", "available"}},
 	}
 	for name, tc := range cases {

@@ -43,7 +43,9 @@ namespace removed afterwards):
   propagation       -n Deployments created at once under one policy; also the
                     requests the control plane's API server answered per object
                     (its /metrics, which the bench's user must be allowed to read)
-  app-failover      the seed's nginx: a member's node cordoned, the pods deleted
+  app-failover      the seed's nginx: a member's node cordoned, the pods deleted;
+                    the overhead is also split between the members' own
+                    controllers and the control plane
   cluster-failover  --cluster-failover-n Deployments pinned to one member whose
                     API server is killed (and started again afterwards); also
                     the CPU time of every process it can see from the kill to
