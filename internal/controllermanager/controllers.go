@@ -318,6 +318,7 @@ func allControllers() []controller {
 				Recorder:                recorder(mgr, "workload-rebalancer-controller"),
 				Clock:                   d.clock,
 				MaxConcurrentReconciles: d.opts.Concurrency,
+				SchedulerName:           schedulerName,
 			}).SetupWithManager(mgr)
 		}},
 		{"failback", func(mgr ctrl.Manager, d deps) error {

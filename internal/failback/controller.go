@@ -347,7 +347,7 @@ func (r *Reconciler) follow(ctx context.Context, key string, obj client.Object, 
 	// holding a place under --failback-max-concurrent.
 	untaken := ""
 	if outcome == Open && reschedulePending(spec, status) && !failbackTaskOpen(spec) {
-		untaken = notTaken(obj.GetLabels(), spec, r.SchedulerName)
+		untaken = scheduler.WhyNotTaken(obj.GetLabels(), spec, r.SchedulerName)
 		if untaken != "" {
 			outcome = Incomplete
 		}

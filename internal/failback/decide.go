@@ -104,7 +104,7 @@ func Decide(in Input) Decision {
 	if in.Released {
 		return stay("no policy claims it any more (its policy was deleted, or no longer selects the template): the scheduler leaves it where it is")
 	}
-	if why := notScheduled(in.Spec, in.SchedulerName); why != "" {
+	if why := scheduler.WhyNotScheduled(in.Spec, in.SchedulerName); why != "" {
 		return stay(why)
 	}
 	fb := in.Spec.Failover.Failback
@@ -224,37 +224,9 @@ func noExecuteCleared(c *clusterv1alpha1.Cluster, now time.Time) time.Time {
 // mayMove is the part of Decide that needs no Cluster: rules 1 to 3. A
 // binding it refuses is Stay whatever the clusters.
 func mayMove(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, schedulerName string) bool {
-	return spec.Failover != nil && spec.Failover.Failback != nil && notScheduled(spec, schedulerName) == "" &&
+	return spec.Failover != nil && spec.Failover.Failback != nil && scheduler.WhyNotScheduled(spec, schedulerName) == "" &&
 		len(spec.GracefulEvictionTasks) == 0 && !reschedulePending(spec, status) &&
 		len(failedOverFrom(spec, status, spec.Failover.Failback.AfterApplicationFailover)) > 0
-}
-
-// notScheduled says why the scheduler named schedulerName (empty:
-// scheduler.DefaultSchedulerName) would not take a requested schedule of
-// the binding; "" when it would.
-func notScheduled(spec *workv1alpha2.ResourceBindingSpec, schedulerName string) string {
-	if schedulerName == "" {
-		schedulerName = scheduler.DefaultSchedulerName
-	}
-	switch {
-	case scheduler.HandlesSpec(spec, schedulerName):
-		return ""
-	case spec.Placement == nil:
-		return "it has no placement to schedule"
-	case spec.Suspension != nil && spec.Suspension.Scheduling != nil && *spec.Suspension.Scheduling:
-		return "its scheduling is suspended (spec.suspension.scheduling)"
-	}
-	return fmt.Sprintf("spec.schedulerName %q is not the scheduler %q, which would take the request", spec.SchedulerName, schedulerName)
-}
-
-// notTaken says why no scheduler takes a requested schedule of a binding
-// with these labels and spec ("" when the scheduler named schedulerName
-// does): no policy claims it, or notScheduled.
-func notTaken(labels map[string]string, spec *workv1alpha2.ResourceBindingSpec, schedulerName string) string {
-	if !scheduler.Claimed(labels) {
-		return "no policy claims it any more"
-	}
-	return notScheduled(spec, schedulerName)
 }
 
 // failbackTaskOpen says whether the binding has a Failback eviction task.

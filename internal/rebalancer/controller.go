@@ -26,6 +26,7 @@ import (
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/detector"
 	"github.com/lifeboat-dev/lifeboat/internal/queue"
+	"github.com/lifeboat-dev/lifeboat/internal/scheduler"
 )
 
 // Event reasons on WorkloadRebalancers.
@@ -33,6 +34,10 @@ const (
 	EventReasonFinished         = "RebalanceFinished"
 	EventReasonSelectorFailed   = "WorkloadSelectorFailed"
 	EventReasonTooManyWorkloads = "TooManyWorkloads"
+	// EventReasonNotTaken: a workload waits for a fresh schedule that no
+	// scheduler takes (scheduler.WhyNotTaken); it keeps waiting, without a
+	// result, until one does.
+	EventReasonNotTaken = "RescheduleNotTaken"
 )
 
 // IndexPendingBindings indexes WorkloadRebalancers by the bindings of
@@ -56,6 +61,10 @@ type Reconciler struct {
 	Clock clock.PassiveClock
 	// MaxConcurrentReconciles; 0 means 1.
 	MaxConcurrentReconciles int
+	// SchedulerName is the scheduler that takes the requests (empty:
+	// scheduler.DefaultSchedulerName); a workload whose binding it would
+	// not schedule is named in an Event.
+	SchedulerName string
 }
 
 // SetupWithManager registers the controller: rebalancers, and the
@@ -182,6 +191,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			}
 			log.Info("fresh schedule requested", "workload", describe(w.Workload), "binding", b.obj.GetName(), "rescheduleTriggeredAt", s.trigger.UTC())
 			continue
+		}
+		if s.result == "" {
+			if why := scheduler.WhyNotTaken(b.obj.GetLabels(), b.spec, r.SchedulerName); why != "" {
+				r.Recorder.Eventf(rb, corev1.EventTypeWarning, EventReasonNotTaken,
+					"%s waits for a fresh schedule that no scheduler takes: %s; it gets its result once one does", describe(w.Workload), why)
+			}
 		}
 		w.Result, w.Reason = s.result, s.reason
 	}

@@ -2,6 +2,7 @@ package rebalancer
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,8 +18,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	appsv1alpha1 "github.com/lifeboat-dev/lifeboat/api/apps/v1alpha1"
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/clienttest"
+	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
 
@@ -92,10 +95,12 @@ func (h *harness) scheduled(t *testing.T, name string) {
 
 func makeBinding(name, kind, template string, lastScheduled time.Time) *workv1alpha2.ResourceBinding {
 	return &workv1alpha2.ResourceBinding{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name,
+			Labels: map[string]string{policyv1alpha1.PropagationPolicyPermanentIDLabel: "policy-id"}},
 		Spec: workv1alpha2.ResourceBindingSpec{
-			Resource: workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: kind, Namespace: "default", Name: template},
-			Clusters: []workv1alpha2.TargetCluster{{Name: "member2", Replicas: 2}},
+			Resource:  workv1alpha2.ObjectReference{APIVersion: "apps/v1", Kind: kind, Namespace: "default", Name: template},
+			Placement: &policyv1alpha1.Placement{},
+			Clusters:  []workv1alpha2.TargetCluster{{Name: "member2", Replicas: 2}},
 		},
 		Status: workv1alpha2.ResourceBindingStatus{LastScheduledTime: ptr.To(metav1.NewTime(lastScheduled))},
 	}
@@ -274,5 +279,64 @@ func TestReconcileWorkloadSelector(t *testing.T) {
 	}
 	if h.binding(t, "web-deployment").Spec.RescheduleTriggeredAt == nil {
 		t.Errorf("the selected workload was not requested")
+	}
+}
+
+func TestReconcileNamesAWorkloadNoSchedulerTakes(t *testing.T) {
+	cases := map[string]struct {
+		mutate func(*workv1alpha2.ResourceBinding)
+		want   string // "": no RescheduleNotTaken Event
+	}{
+		"must not: the scheduler takes it, it only has not yet": {},
+		"scheduling suspended": {
+			mutate: func(b *workv1alpha2.ResourceBinding) {
+				b.Spec.Suspension = &workv1alpha2.Suspension{Scheduling: ptr.To(true)}
+			},
+			want: "Warning RescheduleNotTaken apps/v1 Deployment default/nginx waits for a fresh schedule that no scheduler takes: its scheduling is suspended (spec.suspension.scheduling); it gets its result once one does",
+		},
+		"another scheduler's": {
+			mutate: func(b *workv1alpha2.ResourceBinding) { b.Spec.SchedulerName = "edge" },
+			want:   `Warning RescheduleNotTaken apps/v1 Deployment default/nginx waits for a fresh schedule that no scheduler takes: spec.schedulerName "edge" is not the scheduler "default-scheduler", which would take the request; it gets its result once one does`,
+		},
+		"no policy claims it": {
+			mutate: func(b *workv1alpha2.ResourceBinding) { b.Labels = nil },
+			want:   "Warning RescheduleNotTaken apps/v1 Deployment default/nginx waits for a fresh schedule that no scheduler takes: no policy claims it any more; it gets its result once one does",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			b := makeBinding("nginx-deployment", "Deployment", "nginx", t0.Add(-time.Hour))
+			if tc.mutate != nil {
+				tc.mutate(b)
+			}
+			rb := demo(nil)
+			rb.Spec.Workloads = rb.Spec.Workloads[:1]
+			h := newHarness(t, rb, b)
+			rec := record.NewFakeRecorder(10)
+			h.r.Recorder = rec
+			// The request is written, then the binding's change brings
+			// the rebalancer back while the scheduler has not answered.
+			h.reconcile(t)
+			h.reconcile(t)
+			var got []string
+			for _, e := range eventstest.Drain(rec) {
+				if strings.Contains(e, EventReasonNotTaken) {
+					got = append(got, e)
+				}
+			}
+			switch {
+			case tc.want == "" && len(got) > 0:
+				t.Errorf("Events %q for a binding the scheduler takes", got)
+			case tc.want != "" && (len(got) != 1 || got[0] != tc.want):
+				t.Errorf("Events %q, want one %q", got, tc.want)
+			}
+			if b := h.binding(t, "nginx-deployment"); b.Spec.RescheduleTriggeredAt == nil {
+				t.Errorf("the request was not written; a scheduler that takes the binding later would not see it")
+			}
+			status := h.rebalancer(t).Status
+			if r := status.ObservedWorkloads[0].Result; r != "" || status.FinishTime != nil {
+				t.Errorf("result %q, finished %v: the workload was not rebalanced, so it has no result", r, status.FinishTime)
+			}
+		})
 	}
 }

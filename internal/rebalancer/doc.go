@@ -16,7 +16,9 @@
 //     restart neither lose nor repeat a request.
 //  3. A workload is Successful once the scheduler consumed the request
 //     (status.lastScheduledTime not before spec.rescheduleTriggeredAt),
-//     Failed (ReferencedBindingNotFound) when it has no binding.
+//     Failed (ReferencedBindingNotFound) when it has no binding. One whose
+//     binding no scheduler takes (scheduler.WhyNotTaken) waits, named in a
+//     Warning Event.
 //  4. status.finishTime is set when every workload has a result; the
 //     rebalancer is deleted spec.ttlSecondsAfterFinished later.
 //

@@ -134,6 +134,34 @@ func HandlesSpec(spec *workv1alpha2.ResourceBindingSpec, schedulerName string) b
 	return true
 }
 
+// WhyNotScheduled says why the scheduler named schedulerName (empty:
+// DefaultSchedulerName) would not take a requested schedule of a binding
+// with this spec; "" when it would (HandlesSpec).
+func WhyNotScheduled(spec *workv1alpha2.ResourceBindingSpec, schedulerName string) string {
+	if schedulerName == "" {
+		schedulerName = DefaultSchedulerName
+	}
+	switch {
+	case HandlesSpec(spec, schedulerName):
+		return ""
+	case spec.Placement == nil:
+		return "it has no placement to schedule"
+	case spec.Suspension != nil && spec.Suspension.Scheduling != nil && *spec.Suspension.Scheduling:
+		return "its scheduling is suspended (spec.suspension.scheduling)"
+	}
+	return fmt.Sprintf("spec.schedulerName %q is not the scheduler %q, which would take the request", spec.SchedulerName, schedulerName)
+}
+
+// WhyNotTaken says why no scheduler takes a requested schedule of a
+// binding with these labels and spec ("" when the scheduler named
+// schedulerName does): no policy claims it (Claimed), or WhyNotScheduled.
+func WhyNotTaken(labels map[string]string, spec *workv1alpha2.ResourceBindingSpec, schedulerName string) string {
+	if !Claimed(labels) {
+		return "no policy claims it any more"
+	}
+	return WhyNotScheduled(spec, schedulerName)
+}
+
 func (r *Reconciler) schedulerName() string {
 	if r.SchedulerName == "" {
 		return DefaultSchedulerName

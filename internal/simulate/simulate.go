@@ -650,7 +650,7 @@ func (s *sim) evictAndSchedule(outcomes []Outcome, pending []pendingEviction) {
 // scheduler controller does after an eviction: the new placement, or, when
 // nothing fits, the current one kept (minus clusters gone or deleting).
 func (s *sim) schedule(o *Outcome, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, views []clusterv1alpha1.Cluster) (*workv1alpha2.ResourceBindingSpec, error) {
-	if why := unscheduled(spec); why != "" {
+	if why := scheduler.WhyNotScheduled(spec, ""); why != "" {
 		o.step("scheduler: not scheduled (%s); spec.clusters stays %s", why, core.FormatTargets(spec.Clusters))
 		return spec.DeepCopy(), notScheduled(why)
 	}
@@ -833,12 +833,3 @@ const notClaimedReason = "no policy claims it any more (its policy was deleted, 
 type notScheduled string
 
 func (n notScheduled) Error() string { return "no scheduler places it again: " + string(n) }
-
-// unscheduled says why the scheduler would not place a binding again ("" when it
-// would): it is not the default scheduler's (scheduler.HandlesSpec).
-func unscheduled(spec *workv1alpha2.ResourceBindingSpec) string {
-	if !scheduler.HandlesSpec(spec, scheduler.DefaultSchedulerName) {
-		return "its scheduling is suspended, or another scheduler places it"
-	}
-	return ""
-}
