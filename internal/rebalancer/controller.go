@@ -3,6 +3,7 @@ package rebalancer
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -175,6 +176,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// 2 and 3. Request a fresh schedule of each pending workload; collect
 	// the results.
 	status := *rb.Status.DeepCopy()
+	var untaken []string // workloads no scheduler takes, and why
 	for i := range status.ObservedWorkloads {
 		w := &status.ObservedWorkloads[i]
 		if w.Result != "" {
@@ -194,11 +196,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		if s.result == "" {
 			if why := scheduler.WhyNotTaken(b.obj.GetLabels(), b.spec, r.SchedulerName); why != "" {
-				r.Recorder.Eventf(rb, corev1.EventTypeWarning, EventReasonNotTaken,
-					"%s waits for a fresh schedule that no scheduler takes: %s; it gets its result once one does", describe(w.Workload), why)
+				untaken = append(untaken, describe(w.Workload)+": "+why)
 			}
 		}
 		w.Result, w.Reason = s.result, s.reason
+	}
+	if len(untaken) > 0 {
+		r.Recorder.Event(rb, corev1.EventTypeWarning, EventReasonNotTaken, notTakenMessage(untaken))
 	}
 	justFinished := status.FinishTime == nil && finished(status.ObservedWorkloads)
 	if justFinished {
@@ -297,6 +301,24 @@ func writeFailed(ctx context.Context, err error, what string) (ctrl.Result, erro
 		return ctrl.Result{}, nil
 	}
 	return ctrl.Result{}, fmt.Errorf("%s: %w", what, err)
+}
+
+// notTakenNamed is how many workloads a RescheduleNotTaken Event names;
+// it counts the others.
+const notTakenNamed = 3
+
+// notTakenMessage is the message of the one RescheduleNotTaken Event of a
+// pass: each workload with its reason, the first notTakenNamed of them.
+func notTakenMessage(untaken []string) string {
+	named := untaken[:min(len(untaken), notTakenNamed)]
+	msg := strings.Join(named, "; ")
+	if more := len(untaken) - len(named); more > 0 {
+		msg += fmt.Sprintf("; and %d more", more)
+	}
+	if len(untaken) == 1 {
+		return "A workload waits for a fresh schedule that no scheduler takes; it gets its result once one does: " + msg
+	}
+	return fmt.Sprintf("%d workloads wait for a fresh schedule that no scheduler takes; each gets its result once one does: %s", len(untaken), msg)
 }
 
 func count(ws []appsv1alpha1.ObservedWorkload) (ok, failed int) {

@@ -292,15 +292,15 @@ func TestReconcileNamesAWorkloadNoSchedulerTakes(t *testing.T) {
 			mutate: func(b *workv1alpha2.ResourceBinding) {
 				b.Spec.Suspension = &workv1alpha2.Suspension{Scheduling: ptr.To(true)}
 			},
-			want: "Warning RescheduleNotTaken apps/v1 Deployment default/nginx waits for a fresh schedule that no scheduler takes: its scheduling is suspended (spec.suspension.scheduling); it gets its result once one does",
+			want: "Warning RescheduleNotTaken A workload waits for a fresh schedule that no scheduler takes; it gets its result once one does: apps/v1 Deployment default/nginx: its scheduling is suspended (spec.suspension.scheduling)",
 		},
 		"another scheduler's": {
 			mutate: func(b *workv1alpha2.ResourceBinding) { b.Spec.SchedulerName = "edge" },
-			want:   `Warning RescheduleNotTaken apps/v1 Deployment default/nginx waits for a fresh schedule that no scheduler takes: spec.schedulerName "edge" is not the scheduler "default-scheduler", which would take the request; it gets its result once one does`,
+			want:   `Warning RescheduleNotTaken A workload waits for a fresh schedule that no scheduler takes; it gets its result once one does: apps/v1 Deployment default/nginx: spec.schedulerName "edge" is not the scheduler "default-scheduler", which would take the request`,
 		},
 		"no policy claims it": {
 			mutate: func(b *workv1alpha2.ResourceBinding) { b.Labels = nil },
-			want:   "Warning RescheduleNotTaken apps/v1 Deployment default/nginx waits for a fresh schedule that no scheduler takes: no policy claims it any more; it gets its result once one does",
+			want:   "Warning RescheduleNotTaken A workload waits for a fresh schedule that no scheduler takes; it gets its result once one does: apps/v1 Deployment default/nginx: no policy claims it any more",
 		},
 	}
 	for name, tc := range cases {
@@ -338,5 +338,51 @@ func TestReconcileNamesAWorkloadNoSchedulerTakes(t *testing.T) {
 				t.Errorf("result %q, finished %v: the workload was not rebalanced, so it has no result", r, status.FinishTime)
 			}
 		})
+	}
+}
+
+func TestNotTakenMessageNamesTheFirstFew(t *testing.T) {
+	cases := map[string]struct {
+		untaken []string
+		want    string
+	}{
+		"one": {untaken: []string{"a: why"},
+			want: "A workload waits for a fresh schedule that no scheduler takes; it gets its result once one does: a: why"},
+		"three, all named": {untaken: []string{"a: x", "b: y", "c: z"},
+			want: "3 workloads wait for a fresh schedule that no scheduler takes; each gets its result once one does: a: x; b: y; c: z"},
+		"five, three named": {untaken: []string{"a: x", "b: y", "c: z", "d: w", "e: v"},
+			want: "5 workloads wait for a fresh schedule that no scheduler takes; each gets its result once one does: a: x; b: y; c: z; and 2 more"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := notTakenMessage(tc.untaken); got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestReconcileNamesEveryUntakenWorkloadInOneEvent(t *testing.T) {
+	suspended := func(name, template string) *workv1alpha2.ResourceBinding {
+		b := makeBinding(name, "Deployment", template, t0.Add(-time.Hour))
+		b.Spec.Suspension = &workv1alpha2.Suspension{Scheduling: ptr.To(true)}
+		return b
+	}
+	rb := demo(nil)
+	rb.Spec.Workloads = []appsv1alpha1.ObjectReference{deploy("nginx"), deploy("web")}
+	h := newHarness(t, rb, suspended("nginx-deployment", "nginx"), suspended("web-deployment", "web"))
+	rec := record.NewFakeRecorder(10)
+	h.r.Recorder = rec
+	h.reconcile(t)
+	h.reconcile(t)
+	var got []string
+	for _, e := range eventstest.Drain(rec) {
+		if strings.Contains(e, EventReasonNotTaken) {
+			got = append(got, e)
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0], "2 workloads wait") ||
+		!strings.Contains(got[0], "default/nginx") || !strings.Contains(got[0], "default/web") {
+		t.Errorf("Events %q, want one naming both workloads", got)
 	}
 }
