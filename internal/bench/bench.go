@@ -133,15 +133,19 @@ func (o Options) Validate() error {
 		}
 	}
 	selected := func(s string) bool { return slices.Contains(o.Scenarios, s) }
-	if selected(ScenarioPropagation) && o.N < 1 {
-		return fmt.Errorf("-n must be at least 1, got %d", o.N)
+	if selected(ScenarioPropagation) {
+		if err := checkObjects("-n", o.N, 1); err != nil {
+			return err
+		}
 	}
-	if selected(ScenarioClusterFailover) && o.ClusterFailoverN < 1 {
-		return fmt.Errorf("--cluster-failover-n must be at least 1, got %d", o.ClusterFailoverN)
+	if selected(ScenarioClusterFailover) {
+		if err := checkObjects("--cluster-failover-n", o.ClusterFailoverN, 1); err != nil {
+			return err
+		}
 	}
 	if selected(ScenarioFailback) {
-		if o.FailbackN < 1 {
-			return fmt.Errorf("--failback-n must be at least 1, got %d", o.FailbackN)
+		if err := checkObjects("--failback-n", o.FailbackN, 1); err != nil {
+			return err
 		}
 		if w := o.FailbackWindow; w < time.Second || w%time.Second != 0 || w > math.MaxInt32*time.Second {
 			return fmt.Errorf("--failback-window must be whole seconds between 1s and %ds, got %s", math.MaxInt32, w)
@@ -153,8 +157,8 @@ func (o Options) Validate() error {
 		if o.IdleWindow <= 0 {
 			return fmt.Errorf("--idle-window must be positive, got %s", o.IdleWindow)
 		}
-		if o.SteadyBindings < 0 {
-			return fmt.Errorf("--steady-bindings must not be negative, got %d", o.SteadyBindings)
+		if err := checkObjects("--steady-bindings", o.SteadyBindings, 0); err != nil {
+			return err
 		}
 	}
 	// Every scenario but footprint without its steady state waits with
@@ -162,6 +166,19 @@ func (o Options) Validate() error {
 	waits := o.SteadyBindings > 0 || slices.ContainsFunc(o.Scenarios, func(s string) bool { return s != ScenarioFootprint })
 	if waits && o.Timeout <= 0 {
 		return fmt.Errorf("--timeout must be positive, got %s", o.Timeout)
+	}
+	return nil
+}
+
+// MaxObjects bounds the objects one scenario creates: ten times the
+// largest run the bench is meant for, and far below where a wait of
+// --timeout plus a second per object would overflow.
+const MaxObjects = 100_000
+
+// checkObjects refuses a count of objects below least or above MaxObjects.
+func checkObjects(flag string, n, least int) error {
+	if n < least || n > MaxObjects {
+		return fmt.Errorf("%s must be between %d and %d, got %d", flag, least, MaxObjects, n)
 	}
 	return nil
 }

@@ -29,16 +29,20 @@ func TestRunRefusesBadOptions(t *testing.T) {
 		"unknown scenario-runs":           {func(o *Options) { o.ScenarioRuns = map[string]int{"chaos": 1} }, `--scenario-runs: unknown scenario "chaos"`},
 		"scenario-runs zero":              {func(o *Options) { o.ScenarioRuns = map[string]int{ScenarioFailback: 0} }, "failback must run at least once"},
 		"extra pid is a controller":       {func(o *Options) { o.Controllers = map[string]int{"cm": 1}; o.ExtraProcesses = map[string]int{"cm": 2} }, "also a controller process"},
-		"failback n zero":                 {func(o *Options) { o.FailbackN = 0 }, "--failback-n must be at least 1"},
+		"failback n zero":                 {func(o *Options) { o.FailbackN = 0 }, "--failback-n must be between 1 and 100000, got 0"},
 		"propagation member unknown":      {func(o *Options) { o.PropagationMember = "member9" }, `--propagation-member "member9" is not a member`},
 		"failback window fraction":        {func(o *Options) { o.FailbackWindow = 1500 * time.Millisecond }, "whole seconds"},
 		"failback window zero":            {func(o *Options) { o.FailbackWindow = 0 }, "whole seconds"},
 		"failback window past int32":      {func(o *Options) { o.FailbackWindow = (1 << 31) * time.Second }, "whole seconds"},
 		"no scenarios":                    {func(o *Options) { o.Scenarios = nil }, "--scenarios is empty"},
-		"negative n":                      {func(o *Options) { o.N = -1 }, "-n must be at least 1"},
-		"cluster-failover n zero":         {func(o *Options) { o.ClusterFailoverN = 0 }, "--cluster-failover-n must be at least 1"},
+		"negative n":                      {func(o *Options) { o.N = -1 }, "-n must be between 1 and 100000, got -1"},
+		"cluster-failover n zero":         {func(o *Options) { o.ClusterFailoverN = 0 }, "--cluster-failover-n must be between 1 and 100000, got 0"},
 		"idle window zero":                {func(o *Options) { o.IdleWindow = 0 }, "--idle-window must be positive"},
-		"negative steady bindings":        {func(o *Options) { o.SteadyBindings = -1 }, "--steady-bindings must not be negative"},
+		"negative steady bindings":        {func(o *Options) { o.SteadyBindings = -1 }, "--steady-bindings must be between 0 and 100000, got -1"},
+		"n past the bound":                {func(o *Options) { o.N = MaxObjects + 1 }, "-n must be between 1 and 100000, got 100001"},
+		"cluster-failover n past int32":   {func(o *Options) { o.ClusterFailoverN = 1 << 33 }, "--cluster-failover-n must be between 1 and 100000"},
+		"failback n past the bound":       {func(o *Options) { o.FailbackN = MaxObjects + 1 }, "--failback-n must be between 1 and 100000"},
+		"steady bindings past the bound":  {func(o *Options) { o.SteadyBindings = 1 << 40 }, "--steady-bindings must be between 0 and 100000"},
 		"timeout zero":                    {func(o *Options) { o.Timeout = 0 }, "--timeout must be positive"},
 		"cluster-failover member unknown": {func(o *Options) { o.ClusterFailoverMember = "membr1" }, `--cluster-failover-member "membr1" is not a member`},
 	}
@@ -131,5 +135,13 @@ func TestClusterFailoverTargets(t *testing.T) {
 		if tc.fig != "" && !slices.Contains(targeted, tc.fig) {
 			t.Errorf("n=%d: no target on %s (targets on %v)", tc.n, tc.fig, targeted)
 		}
+	}
+}
+
+func TestValidateAcceptsCountsAtTheirBounds(t *testing.T) {
+	o := DefaultOptions()
+	o.N, o.ClusterFailoverN, o.FailbackN, o.SteadyBindings = MaxObjects, MaxObjects, 1, 0
+	if err := o.Validate(); err != nil {
+		t.Errorf("Validate = %v, want nil at the bounds", err)
 	}
 }
