@@ -19,6 +19,12 @@ func TestAppFailoverFigures(t *testing.T) {
 		upInMember:   at(10_260),
 		healthy:      at(10_300),
 	}
+	// but is complete with change applied.
+	but := func(change func(*appFailoverMarks)) appFailoverMarks {
+		m := complete
+		change(&m)
+		return m
+	}
 	cases := map[string]struct {
 		marks   appFailoverMarks
 		want    map[string]float64
@@ -38,39 +44,23 @@ func TestAppFailoverFigures(t *testing.T) {
 			},
 		},
 		"the members' reports not seen: no split": {
-			marks: func() appFailoverMarks {
-				m := complete
-				m.downInMember, m.upInMember = time.Time{}, time.Time{}
-				return m
-			}(),
+			marks:   but(func(m *appFailoverMarks) { m.downInMember, m.upInMember = time.Time{}, time.Time{} }),
 			want:    map[string]float64{FigAppOverhead: 0.300, FigAppHealthy: 0.140},
 			missing: []string{FigAppMemberDown, FigAppMemberUp, FigAppControlPlane},
 		},
 		"evicted before the toleration": {
-			marks: func() appFailoverMarks {
-				m := complete
-				m.evicted = at(5_080)
-				return m
-			}(),
-			want: map[string]float64{FigAppEvict: 5.000},
-			note: "evicted 5s after Unhealthy, before tolerationSeconds 10",
+			marks: but(func(m *appFailoverMarks) { m.evicted = at(5_080) }),
+			want:  map[string]float64{FigAppEvict: 5.000},
+			note:  "evicted 5s after Unhealthy, before tolerationSeconds 10",
 		},
 		"no eviction seen": {
-			marks: func() appFailoverMarks {
-				m := complete
-				m.evicted = time.Time{}
-				return m
-			}(),
+			marks:   but(func(m *appFailoverMarks) { m.evicted = time.Time{} }),
 			want:    map[string]float64{FigAppOverhead: 0.300, FigAppControlPlane: 0.170},
 			missing: []string{FigAppEvict, FigAppPipeline, FigAppRecreate, FigAppResched},
 			err:     "eviction task seen false",
 		},
 		"no Healthy copy seen": {
-			marks: func() appFailoverMarks {
-				m := complete
-				m.healthy = time.Time{}
-				return m
-			}(),
+			marks:   but(func(m *appFailoverMarks) { m.healthy = time.Time{} }),
 			missing: []string{FigAppTotal, FigAppOverhead, FigAppControlPlane, FigAppHealthy, FigAppPipeline},
 			err:     "not seen Healthy",
 		},

@@ -318,12 +318,7 @@ func TestReconcileNamesAWorkloadNoSchedulerTakes(t *testing.T) {
 			// the rebalancer back while the scheduler has not answered.
 			h.reconcile(t)
 			h.reconcile(t)
-			var got []string
-			for _, e := range eventstest.Drain(rec) {
-				if strings.Contains(e, EventReasonNotTaken) {
-					got = append(got, e)
-				}
-			}
+			got := notTakenEvents(rec)
 			switch {
 			case tc.want == "" && len(got) > 0:
 				t.Errorf("Events %q for a binding the scheduler takes", got)
@@ -375,14 +370,20 @@ func TestReconcileNamesEveryUntakenWorkloadInOneEvent(t *testing.T) {
 	h.r.Recorder = rec
 	h.reconcile(t)
 	h.reconcile(t)
-	var got []string
-	for _, e := range eventstest.Drain(rec) {
-		if strings.Contains(e, EventReasonNotTaken) {
-			got = append(got, e)
-		}
-	}
+	got := notTakenEvents(rec)
 	if len(got) != 1 || !strings.Contains(got[0], "2 workloads wait") ||
 		!strings.Contains(got[0], "default/nginx") || !strings.Contains(got[0], "default/web") {
 		t.Errorf("Events %q, want one naming both workloads", got)
 	}
+}
+
+// notTakenEvents drains rec and returns its RescheduleNotTaken Events.
+func notTakenEvents(rec *record.FakeRecorder) []string {
+	var out []string
+	for _, e := range eventstest.Drain(rec) {
+		if strings.Contains(e, EventReasonNotTaken) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
