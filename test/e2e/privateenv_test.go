@@ -61,6 +61,7 @@ func startPrivateEnv(t *testing.T, o envOptions) *privateEnv {
 	args = append(args, o.upFlags...)
 	out, err := lifeboat(t, args...)
 	t.Cleanup(func() {
+		keepLogs(t, dir)
 		if _, err := os.Stat(dir); err == nil {
 			if out, err := lifeboat(t, "down", "--state-dir", dir); err != nil {
 				t.Logf("lifeboat down: %v\n%s", err, out)
@@ -175,4 +176,20 @@ func (e *privateEnv) clusterConditionIs(member, typ string, want metav1.Conditio
 		}
 		return cond.Status == want, fmt.Sprintf("%s %s: %s", cond.Status, cond.Reason, cond.Message), nil
 	}
+}
+
+// keepLogs copies the logs of a failed test's own environment in dir to
+// $LIFEBOAT_E2E_LOGS/<test name>/ before the environment goes away; without
+// that variable, or when the test passed, it does nothing.
+func keepLogs(t *testing.T, dir string) {
+	root := os.Getenv("LIFEBOAT_E2E_LOGS")
+	if root == "" || !t.Failed() {
+		return
+	}
+	dst := filepath.Join(root, strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
+	if err := os.CopyFS(dst, os.DirFS(filepath.Join(dir, "logs"))); err != nil {
+		t.Logf("keeping the environment's logs: %v", err)
+		return
+	}
+	t.Logf("the environment's logs are in %s", dst)
 }
