@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
@@ -21,6 +22,11 @@ func MakeWork(name, cluster string) *WorkWrapper {
 	return &WorkWrapper{workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{
 		Name: name, Namespace: clusterv1alpha1.ExecutionSpacePrefix + cluster, Generation: 1,
 	}}}
+}
+
+func (w *WorkWrapper) UID(uid string) *WorkWrapper {
+	w.Work.UID = types.UID(uid)
+	return w
 }
 
 func (w *WorkWrapper) Label(k, v string) *WorkWrapper {

@@ -132,7 +132,9 @@ func WorkOf(cluster string, obj metav1.Object) (types.NamespacedName, bool) {
 // Work, annotations work.karmada.io/namespace and work.karmada.io/name, and
 // the Work's conflict resolution when the manifest has none), and stamped
 // with the Work's generation (work.lifeboat.dev/generation), which the work
-// status controller reports with the object's status.
+// status controller reports with the object's status, and UID
+// (work.lifeboat.dev/uid), which tells it the copy of an earlier Work of
+// the same name.
 func DesiredObject(manifest *unstructured.Unstructured, work *workv1alpha1.Work) *unstructured.Unstructured {
 	obj := manifest.DeepCopy()
 	delete(obj.Object, "status")
@@ -159,6 +161,9 @@ func DesiredObject(manifest *unstructured.Unstructured, work *workv1alpha1.Work)
 	ann[workv1alpha1.WorkNamespaceAnnotation] = work.Namespace
 	ann[workv1alpha1.WorkNameAnnotation] = work.Name
 	ann[workv1alpha1.WorkGenerationAnnotation] = strconv.FormatInt(work.Generation, 10)
+	if work.UID != "" {
+		ann[workv1alpha1.WorkUIDAnnotation] = string(work.UID)
+	}
 	if _, set := ann[workv1alpha1.ResourceConflictResolutionAnnotation]; !set {
 		if v := work.Annotations[workv1alpha1.ResourceConflictResolutionAnnotation]; v != "" {
 			ann[workv1alpha1.ResourceConflictResolutionAnnotation] = v
@@ -489,6 +494,7 @@ var (
 		workv1alpha1.WorkNamespaceAnnotation,
 		workv1alpha1.WorkNameAnnotation,
 		workv1alpha1.WorkGenerationAnnotation,
+		workv1alpha1.WorkUIDAnnotation,
 		workv1alpha1.ResourceConflictResolutionAnnotation,
 		workv1alpha1.ResourceTemplateUIDAnnotation,
 		workv1alpha1.ResourceTemplateGenerationAnnotationKey,

@@ -79,6 +79,7 @@ func TestWorkOf(t *testing.T) {
 func TestDesiredObject(t *testing.T) {
 	work := MakeWork("nginx", "member1").
 		Generation(7).
+		UID("work-uid").
 		Label(workv1alpha1.WorkPermanentIDLabel, "work-id").
 		Label("resourcebinding.karmada.io/permanent-id", "rb-id").
 		Annotation(workv1alpha1.ResourceConflictResolutionAnnotation, "overwrite").Obj()
@@ -112,6 +113,9 @@ func TestDesiredObject(t *testing.T) {
 	}
 	if ann[workv1alpha1.WorkGenerationAnnotation] != strconv.FormatInt(work.Generation, 10) {
 		t.Errorf("the Work's generation %d must be stamped on the member object: %v", work.Generation, ann)
+	}
+	if ann[workv1alpha1.WorkUIDAnnotation] != string(work.UID) {
+		t.Errorf("the Work's UID %q must be stamped on the member object: %v", work.UID, ann)
 	}
 	if manifest.GetResourceVersion() != "42" {
 		t.Error("the manifest itself must not be modified")
@@ -342,13 +346,13 @@ func TestApplies(t *testing.T) {
 func TestReleasePatch(t *testing.T) {
 	o := memberObj(
 		map[string]string{membercluster.ManagedLabel: "true", workv1alpha1.WorkPermanentIDLabel: "id", "app": "x"},
-		map[string]string{workv1alpha1.WorkNameAnnotation: "w", "note": "keep"},
+		map[string]string{workv1alpha1.WorkNameAnnotation: "w", workv1alpha1.WorkUIDAnnotation: "u", "note": "keep"},
 	)
 	patch, ok := ReleasePatch(o)
 	if !ok {
 		t.Fatal("expected a patch")
 	}
-	want := `{"metadata":{"annotations":{"work.karmada.io/name":null},"labels":{"karmada.io/managed":null,"work.karmada.io/permanent-id":null}}}`
+	want := `{"metadata":{"annotations":{"work.karmada.io/name":null,"work.lifeboat.dev/uid":null},"labels":{"karmada.io/managed":null,"work.karmada.io/permanent-id":null}}}`
 	if string(patch) != want {
 		t.Errorf("patch = %s\nwant    %s", patch, want)
 	}

@@ -10,7 +10,8 @@
 // Member objects are marked karmada.io/managed=true and point back to their
 // Work (annotations work.karmada.io/namespace and work.karmada.io/name, label
 // work.karmada.io/permanent-id), and say which generation of the Work they
-// were applied from (annotation work.lifeboat.dev/generation). An existing object without the managed label
+// were applied from (annotations work.lifeboat.dev/generation and
+// work.lifeboat.dev/uid, the Work's UID). An existing object without the managed label
 // is never overwritten unless the manifest (or the Work) carries
 // work.karmada.io/conflict-resolution: overwrite.
 //

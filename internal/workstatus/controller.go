@@ -223,13 +223,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			retry = err
 		}
 		obj, synced := r.Members.Cached(cluster, mapping.Resource, manifest.GetNamespace(), manifest.GetName())
+		earlier := false
 		if obj != nil {
 			if owner, ok := execution.WorkOf(cluster, obj); !ok || owner != req.NamespacedName {
 				obj = nil
+			} else if !AppliedFrom(obj, &work) {
+				// The copy of an earlier Work of this name: not reported,
+				// and not missing either; the execution controller's apply
+				// stamps the object with this Work.
+				obj, earlier = nil, true
 			}
 		}
 		if obj == nil {
-			missing = missing || synced
+			missing = missing || (synced && !earlier)
 			if prev, ok := Previous(work.Status.ManifestStatuses, id); ok {
 				statuses = append(statuses, prev)
 			}

@@ -9,7 +9,9 @@
 // (Interpreter.InterpretHealth; Unknown when the rule fails),
 // observedGeneration (the Work generation the object was applied from, its
 // work.lifeboat.dev/generation annotation)}. It is written
-// only when it changed. An object missing from its member is not reported
+// only when it changed. An object applied from an earlier Work of the same
+// name (its work.lifeboat.dev/uid annotation names another Work) is not
+// reported for this one. An object missing from its member is not reported
 // (its last entry stays) and its Work is handed back to the execution
 // controller, which recreates it. A write also carries the execution
 // controller's status.conditions when that controller offered them for

@@ -57,6 +57,18 @@ func AppliedGeneration(obj metav1.Object) int64 {
 	return g
 }
 
+// AppliedFrom reports whether a member object was last applied from work:
+// its work.lifeboat.dev/uid annotation names work's UID. An object without
+// the annotation (applied before Lifeboat stamped it) counts as work's. An
+// object of an earlier Work of the same name, deleted and created again,
+// does not: its status describes a copy that is gone or is about to be
+// replaced, and a member informer that lags (its watch waiting out a
+// back-off after the member restarted) may still hold it.
+func AppliedFrom(obj metav1.Object, work *workv1alpha1.Work) bool {
+	uid, ok := obj.GetAnnotations()[workv1alpha1.WorkUIDAnnotation]
+	return !ok || uid == string(work.UID)
+}
+
 // Previous returns the recorded status of id, if any.
 func Previous(statuses []workv1alpha1.ManifestStatus, id workv1alpha1.ResourceIdentifier) (workv1alpha1.ManifestStatus, bool) {
 	for _, s := range statuses {

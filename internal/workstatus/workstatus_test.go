@@ -591,3 +591,64 @@ func TestOfferedConditionsDoNotUndoANewerWrite(t *testing.T) {
 		t.Error("an offer that was not written counts as delivered")
 	}
 }
+
+// A Work deleted and created again keeps its name and generation 1. The
+// copy of the earlier Work, which a lagging member informer may still hold
+// after the member restarted, must not be reported for the new one: its
+// Healthy would close a failback or failover before the new copy runs.
+func TestCopyOfAnEarlierWorkIsNotReported(t *testing.T) {
+	w := work("nginx", true, deployment("nginx", 2, 2, "nginx"))
+	w.UID = "uid-of-the-new-work"
+	stamped := func(ready int64, uid string) *unstructured.Unstructured {
+		d := deployment("nginx", 2, ready, "nginx")
+		d.SetAnnotations(map[string]string{
+			workv1alpha1.WorkNamespaceAnnotation:  w.Namespace,
+			workv1alpha1.WorkNameAnnotation:       w.Name,
+			workv1alpha1.WorkGenerationAnnotation: "1",
+			workv1alpha1.WorkUIDAnnotation:        uid,
+		})
+		return d
+	}
+	f := newFixture(t, w)
+	f.env.Put("member1", mct.Deployments, stamped(2, "uid-of-the-earlier-work"))
+	f.reconcile(w)
+	f.waitQueued(w)
+	if got := f.reconcile(w); len(got.Status.ManifestStatuses) != 0 {
+		t.Fatalf("the earlier Work's copy was reported: %+v", got.Status.ManifestStatuses)
+	}
+	if f.drift.count() != 0 {
+		t.Error("the object is there, only not applied from this Work yet: it must not be reported missing")
+	}
+
+	// The execution controller's apply stamps the object with this Work.
+	f.waitWatching()
+	if _, err := f.env.Member("member1").Resource(mct.Deployments).Namespace("default").Update(f.ctx, stamped(1, string(w.UID)), metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.waitQueued(w)
+	got := f.reconcile(w)
+	if len(got.Status.ManifestStatuses) != 1 || got.Status.ManifestStatuses[0].Health != workv1alpha1.ResourceUnhealthy {
+		t.Fatalf("manifestStatuses once applied from this Work = %+v, want its own (Unhealthy, 1 of 2 ready)", got.Status.ManifestStatuses)
+	}
+}
+
+func TestAppliedFrom(t *testing.T) {
+	w := &workv1alpha1.Work{ObjectMeta: metav1.ObjectMeta{UID: "u2"}}
+	cases := map[string]struct {
+		annotations map[string]string
+		want        bool
+	}{
+		"this Work's":                       {annotations: map[string]string{workv1alpha1.WorkUIDAnnotation: "u2"}, want: true},
+		"an earlier Work's of the name":     {annotations: map[string]string{workv1alpha1.WorkUIDAnnotation: "u1"}, want: false},
+		"not stamped (applied before UIDs)": {annotations: map[string]string{workv1alpha1.WorkGenerationAnnotation: "1"}, want: true},
+		"stamped empty":                     {annotations: map[string]string{workv1alpha1.WorkUIDAnnotation: ""}, want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			obj := &metav1.ObjectMeta{Annotations: tc.annotations}
+			if got := AppliedFrom(obj, w); got != tc.want {
+				t.Errorf("AppliedFrom = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}

@@ -179,6 +179,11 @@ const (
 	// Work it was last applied from (Lifeboat), so that a status read from
 	// the member says which version of the Work it describes.
 	WorkGenerationAnnotation = "work.lifeboat.dev/generation"
+	// WorkUIDAnnotation on a member object is the UID of the Work it was
+	// last applied from (Lifeboat). A Work deleted and created again keeps
+	// its name and starts again at generation 1, so the UID tells the old
+	// Work's copy, which an informer may still hold, from the new one's.
+	WorkUIDAnnotation = "work.lifeboat.dev/uid"
 	// WorkReplicasAnnotation on a Work is the replica count its manifest
 	// was rendered with for its cluster (Lifeboat), so that a health report
 	// for a different share is not taken for the current one.
