@@ -33,6 +33,10 @@
 //     the Work's current generation and share, else Unknown) and its
 //     FullyApplied and PlacementHealthy conditions;
 //   - the template's status subresource, from Interpreter.AggregateStatus.
+//     While the controller has a backlog (as many bindings ready as it has
+//     workers), a binding's status is written first and its template's on a
+//     later pass at low priority, once the bindings whose own status has
+//     news are written; a template is put off once per change at most.
 //
 // Both write only when the value changes. Neither reads member clusters:
 // Work status is written by the execution and work-status controllers.

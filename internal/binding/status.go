@@ -20,7 +20,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
@@ -92,6 +95,11 @@ type StatusReconciler struct {
 	// Starting holds back status changes of clusters that are still
 	// starting (see onlyStarting; default: StartingGrace per binding).
 	Starting *coalesce.Quiet
+	// Backlog says how many bindings wait for a worker of this controller
+	// (default: its queue's ready requests). While at least as many wait as
+	// there are workers, a template's status is written on a later,
+	// low-priority pass (see deferTemplate).
+	Backlog func() int
 }
 
 // placementAnswerWait is how much longer a status write that only takes
@@ -138,14 +146,20 @@ const StartingGrace = 5 * time.Second
 //  2. set FullyApplied;
 //  3. write the binding status if either changed;
 //  4. aggregate the items into the template's status and write it if it
-//     changed.
+//     changed, on a later pass while the controller has a backlog
+//     (deferTemplate).
 func (r *StatusReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	res, err := r.reconcile(ctx, req)
 	if err != nil && kerrors.IsConflict(err) {
 		// Someone else wrote the object first: re-read and re-decide on the
 		// next pass instead of reporting an error.
 		ctrl.LoggerFrom(ctx).V(1).Info("write conflict, requeueing", "error", err.Error())
-		return ctrl.Result{RequeueAfter: conflictRequeue}, nil
+		res, err = ctrl.Result{RequeueAfter: conflictRequeue}, nil
+	}
+	if res.Priority == nil {
+		// Only a put-off template write waits at low priority; whatever
+		// else a pass of one asks for is the binding's own.
+		res.Priority = ptr.To(0)
 	}
 	return res, err
 }
@@ -198,6 +212,9 @@ func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctr
 		// The template's status was brought up to these items already.
 		return ctrl.Result{}, nil
 	}
+	if !same && r.deferTemplate(req.NamespacedName) {
+		return ctrl.Result{RequeueAfter: templateDeferral, Priority: ptr.To(handler.LowPriority)}, nil
+	}
 	if err := r.updateTemplateStatus(ctx, req.NamespacedName, b, items); err != nil {
 		r.templates.setSynced(req.NamespacedName, false)
 		if r.Recorder != nil && !kerrors.IsConflict(err) {
@@ -207,6 +224,33 @@ func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	r.templates.setSynced(req.NamespacedName, true)
 	return ctrl.Result{}, nil
+}
+
+// templateDeferral is how soon a binding whose template write was put off
+// is ready again; it then waits at low priority behind the bindings whose
+// own status has news.
+const templateDeferral = time.Millisecond
+
+// deferTemplate says whether the template write of this pass waits for a
+// later one. It does while the controller has a backlog (at least as many
+// bindings ready as it has workers): the binding's status, which the
+// failover and failback decisions read, is written first for every binding
+// in the backlog, and each template's status after them, at most one
+// write per binding, brought up to the binding's status of that time. A
+// template write is put off once at most: the pass after a deferral writes
+// it whatever the backlog, so a steady backlog cannot starve templates.
+func (r *StatusReconciler) deferTemplate(key types.NamespacedName) bool {
+	if r.Backlog == nil || r.Backlog() < r.workers() {
+		return false
+	}
+	return r.templates.deferOnce(key)
+}
+
+func (r *StatusReconciler) workers() int {
+	if r.MaxConcurrentReconciles <= 0 {
+		return defaultConcurrency
+	}
+	return r.MaxConcurrentReconciles
 }
 
 func (r *StatusReconciler) forget(key types.NamespacedName) {
@@ -594,10 +638,7 @@ func (r *StatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Interpreter == nil {
 		return fmt.Errorf("binding status controller: Interpreter is required")
 	}
-	concurrency := r.MaxConcurrentReconciles
-	if concurrency <= 0 {
-		concurrency = defaultConcurrency
-	}
+	concurrency := r.workers()
 	if r.Writes == nil {
 		r.Writes = coalesce.New(0, nil)
 	}
@@ -610,8 +651,18 @@ func (r *StatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&workv1alpha2.ResourceBinding{}, bindingChanged).
 		Watches(&workv1alpha2.ClusterResourceBinding{}, &handler.EnqueueRequestForObject{}, bindingChanged).
 		Watches(&workv1alpha1.Work{}, handler.EnqueueRequestsFromMapFunc(workToBinding), builder.WithPredicates(workStatusChanged())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency, NewQueue: queue.New}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: concurrency, NewQueue: r.newQueue}).
 		Complete(conflict.Retrying(r))
+}
+
+// newQueue is the controller's queue, whose ready requests are the
+// default Backlog.
+func (r *StatusReconciler) newQueue(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+	q := queue.New(name, rl)
+	if r.Backlog == nil {
+		r.Backlog = q.Len
+	}
+	return q
 }
 
 // workStatusChanged passes Work creations, deletions, status changes and
@@ -647,6 +698,8 @@ type templateMemory struct {
 type templateState struct {
 	synced  bool
 	written string
+	// deferred: a template write was put off since the last one.
+	deferred bool
 }
 
 func (t *templateMemory) synced(key types.NamespacedName) bool {
@@ -656,7 +709,24 @@ func (t *templateMemory) synced(key types.NamespacedName) bool {
 }
 
 func (t *templateMemory) setSynced(key types.NamespacedName, synced bool) {
-	t.update(key, func(s *templateState) { s.synced = synced })
+	t.update(key, func(s *templateState) {
+		s.synced = synced
+		if synced {
+			s.deferred = false
+		}
+	})
+}
+
+// deferOnce marks key's template write put off, unless it was already:
+// it says whether this is the first time since the last write.
+func (t *templateMemory) deferOnce(key types.NamespacedName) bool {
+	first := false
+	t.update(key, func(s *templateState) {
+		first = !s.deferred
+		s.deferred = true
+		s.synced = false
+	})
+	return first
 }
 
 func (t *templateMemory) written(key types.NamespacedName) (string, bool) {

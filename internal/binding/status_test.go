@@ -15,7 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
@@ -673,4 +675,109 @@ func TestOlderWording(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTemplateWriteWaitsBehindABacklog: while at least as many bindings wait
+// as the controller has workers, a pass writes the binding's status and
+// puts the template's off to a low-priority pass; that pass writes it even
+// if the backlog is still there, so a template is put off once at most.
+// Without a backlog, one pass writes both.
+func TestTemplateWriteWaitsBehindABacklog(t *testing.T) {
+	deploy := makeDeployment("nginx", 2)
+	rb := makeBinding("nginx").Cluster("member1", 2).Obj()
+	w := applied(makeWork("member1", rb), true, 2, workv1alpha1.ResourceHealthy)
+	templateKey := "status *unstructured.Unstructured " + client.ObjectKeyFromObject(deploy).String()
+	bindingKey := fmt.Sprintf("%T %s", &workv1alpha2.ResourceBinding{}, client.ObjectKeyFromObject(rb))
+	wrote := func(e *env, key string) bool {
+		for _, s := range e.writes {
+			if strings.HasSuffix(s, key) {
+				return true
+			}
+		}
+		return false
+	}
+	pass := func(e *env) ctrl.Result {
+		t.Helper()
+		e.writes = nil
+		res, err := e.status.Reconcile(context.Background(), reqFor(rb))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+
+	t.Run("backlog", func(t *testing.T) {
+		e := newEnv(t, deploy.DeepCopy(), rb.DeepCopy(), w.DeepCopy())
+		backlog := 5
+		e.status.MaxConcurrentReconciles = 5
+		e.status.Backlog = func() int { return backlog }
+
+		res := pass(e)
+		if !wrote(e, bindingKey) || wrote(e, templateKey) {
+			t.Fatalf("first pass wrote %v; want the binding's status and not the template's", e.writes)
+		}
+		if res.RequeueAfter <= 0 || res.Priority == nil || *res.Priority != handler.LowPriority {
+			t.Fatalf("first pass asked for %+v; want a requeue at low priority", res)
+		}
+		res = pass(e)
+		if !wrote(e, templateKey) || wrote(e, bindingKey) {
+			t.Fatalf("second pass, backlog still %d, wrote %v; want the template's status alone", backlog, e.writes)
+		}
+		if res.RequeueAfter != 0 {
+			t.Errorf("second pass asked for a requeue: %+v", res)
+		}
+		var got appsv1.Deployment
+		if err := e.client.Get(context.Background(), client.ObjectKeyFromObject(deploy), &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.ReadyReplicas != 2 {
+			t.Errorf("template readyReplicas = %d, want 2", got.Status.ReadyReplicas)
+		}
+
+		// The next change is put off again, once.
+		changed := e.work("member1", "Deployment", "default", "nginx")
+		applied(changed, true, 1, workv1alpha1.ResourceUnhealthy)
+		if err := e.client.Status().Update(context.Background(), changed); err != nil {
+			t.Fatal(err)
+		}
+		if pass(e); !wrote(e, bindingKey) || wrote(e, templateKey) {
+			t.Fatalf("after a change: wrote %v; want the binding's status alone", e.writes)
+		}
+		if pass(e); !wrote(e, templateKey) {
+			t.Fatalf("the pass after the deferral wrote %v; want the template's status", e.writes)
+		}
+	})
+
+	t.Run("no backlog", func(t *testing.T) {
+		e := newEnv(t, deploy.DeepCopy(), rb.DeepCopy(), w.DeepCopy())
+		e.status.MaxConcurrentReconciles = 5
+		e.status.Backlog = func() int { return 4 }
+		res := pass(e)
+		if !wrote(e, bindingKey) || !wrote(e, templateKey) {
+			t.Fatalf("wrote %v; want the binding's and the template's status in one pass", e.writes)
+		}
+		if res.RequeueAfter != 0 || res.Priority == nil || *res.Priority != 0 {
+			t.Errorf("asked for %+v; want no requeue, normal priority", res)
+		}
+	})
+
+	t.Run("held pass keeps normal priority", func(t *testing.T) {
+		// A binding put off at low priority that is then held for its own
+		// status asks to come back at normal priority.
+		e := newEnv(t, deploy.DeepCopy(), rb.DeepCopy(), w.DeepCopy())
+		e.status.Backlog = func() int { return 100 }
+		e.status.Writes = coalesce.New(0, nil)
+		if pass(e); wrote(e, templateKey) {
+			t.Fatalf("wrote %v; want the template put off", e.writes)
+		}
+		changed := e.work("member1", "Deployment", "default", "nginx")
+		changed.Status.ManifestStatuses[0].Status = &runtime.RawExtension{Raw: []byte(`{"readyReplicas":2,"observedGeneration":9}`)}
+		if err := e.client.Status().Update(context.Background(), changed); err != nil {
+			t.Fatal(err)
+		}
+		res := pass(e)
+		if res.RequeueAfter == 0 || res.Priority == nil || *res.Priority != 0 {
+			t.Errorf("a pass held for its own status asked for %+v (writes %v); want a requeue at normal priority", res, e.writes)
+		}
+	})
 }
