@@ -213,6 +213,7 @@ func (r *StatusReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, nil
 	}
 	if !same && r.deferTemplate(req.NamespacedName) {
+		ctrl.LoggerFrom(ctx).V(1).Info("template status put off behind a backlog")
 		return ctrl.Result{RequeueAfter: templateDeferral, Priority: ptr.To(handler.LowPriority)}, nil
 	}
 	if err := r.updateTemplateStatus(ctx, req.NamespacedName, b, items); err != nil {

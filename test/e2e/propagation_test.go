@@ -11,9 +11,12 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 )
@@ -353,4 +356,78 @@ spec:
 	if out, err := lifeboat(t, "status", "--state-dir", suite.state.Dir); err != nil {
 		t.Fatalf("lifeboat status after bad input: %v\n%s", err, out)
 	}
+}
+
+// Many Deployments created and then scaled at once: the binding-status
+// controller has a backlog, during which it writes each binding's status
+// first and the template's on a later pass. Every template's status must
+// still catch up with its copy, after the creation and after the change.
+func TestManyTemplatesCatchUp(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const n = 40
+	ns := newNamespace(t, "many-templates")
+	cp := clientFor(t, controlPlaneConfig(t))
+	applyYAML(t, ns, `
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: every-deployment
+spec:
+  resourceSelectors:
+    - apiVersion: apps/v1
+      kind: Deployment
+  placement:
+    clusterAffinity:
+      clusterNames: [member2]
+`)
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("web-%02d", i)
+		d := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: names[i]},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: ptr.To[int32](1),
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": names[i]}},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": names[i]}},
+					Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}},
+				},
+			},
+		}
+		if err := cp.Create(ctx, d); err != nil {
+			t.Fatalf("creating %s: %v", names[i], err)
+		}
+	}
+	templatesShow := func(replicas int32) func(context.Context) (bool, string, error) {
+		return func(ctx context.Context) (bool, string, error) {
+			var list appsv1.DeploymentList
+			if err := cp.List(ctx, &list, client.InNamespace(ns)); err != nil {
+				return false, "", err
+			}
+			var behind []string
+			for _, d := range list.Items {
+				s := d.Status
+				if s.ObservedGeneration != d.Generation || s.Replicas != replicas || s.ReadyReplicas != replicas || s.AvailableReplicas != replicas {
+					behind = append(behind, fmt.Sprintf("%s (generation %d: %+v)", d.Name, d.Generation, s))
+				}
+			}
+			if len(list.Items) != n {
+				return false, fmt.Sprintf("%d templates, want %d", len(list.Items), n), nil
+			}
+			if len(behind) > 0 {
+				return false, fmt.Sprintf("%d of %d templates behind, first %s", len(behind), n, behind[0]), nil
+			}
+			return true, fmt.Sprintf("all %d templates show %d ready", n, replicas), nil
+		}
+	}
+	eventually(t, 3*time.Minute, "every template's status shows its copy ready", templatesShow(1))
+
+	for _, name := range names {
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"replicas":2}}`))
+		if err := cp.Patch(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}, patch); err != nil {
+			t.Fatalf("scaling %s: %v", name, err)
+		}
+	}
+	eventually(t, 3*time.Minute, "every template's status shows its scaled copy ready", templatesShow(2))
 }
