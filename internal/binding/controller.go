@@ -61,6 +61,15 @@ const deletingWorkRequeue = 5 * time.Second
 // --concurrent-resourcebinding-syncs).
 const defaultConcurrency = 5
 
+// workers is a controller's MaxConcurrentReconciles, defaultConcurrency
+// when unset.
+func workers(maxConcurrentReconciles int) int {
+	if maxConcurrentReconciles <= 0 {
+		return defaultConcurrency
+	}
+	return maxConcurrentReconciles
+}
+
 // Reconciler turns ResourceBindings and ClusterResourceBindings into one
 // Work per target cluster. See the package doc for what it writes.
 type Reconciler struct {
@@ -419,10 +428,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Interpreter == nil {
 		return errors.New("binding controller: Interpreter is required")
 	}
-	concurrency := r.MaxConcurrentReconciles
-	if concurrency <= 0 {
-		concurrency = defaultConcurrency
-	}
+	concurrency := workers(r.MaxConcurrentReconciles)
 	bindingChanged := builder.WithPredicates(predicate.Or[client.Object](
 		predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}, deletionStarted()))
 	// Only an override policy's spec (its generation) changes what is

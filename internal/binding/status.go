@@ -241,17 +241,10 @@ const templateDeferral = time.Millisecond
 // template write is put off once at most: the pass after a deferral writes
 // it whatever the backlog, so a steady backlog cannot starve templates.
 func (r *StatusReconciler) deferTemplate(key types.NamespacedName) bool {
-	if r.Backlog == nil || r.Backlog() < r.workers() {
+	if r.Backlog == nil || r.Backlog() < workers(r.MaxConcurrentReconciles) {
 		return false
 	}
 	return r.templates.deferOnce(key)
-}
-
-func (r *StatusReconciler) workers() int {
-	if r.MaxConcurrentReconciles <= 0 {
-		return defaultConcurrency
-	}
-	return r.MaxConcurrentReconciles
 }
 
 func (r *StatusReconciler) forget(key types.NamespacedName) {
@@ -639,7 +632,7 @@ func (r *StatusReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Interpreter == nil {
 		return fmt.Errorf("binding status controller: Interpreter is required")
 	}
-	concurrency := r.workers()
+	concurrency := workers(r.MaxConcurrentReconciles)
 	if r.Writes == nil {
 		r.Writes = coalesce.New(0, nil)
 	}
