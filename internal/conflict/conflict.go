@@ -10,6 +10,12 @@
 // from the API server does not. A reconciler wrapped by Retrying, using a
 // client from Client, runs again at once after a conflicting write, and in
 // that run its Gets go to the API server. Lists still come from the cache.
+//
+// Many of those conflicts can be known before the write is sent: the
+// version the cache gave was replaced by a write this process made (see
+// Versions). A Client with Versions refuses such a write itself, and the
+// run Retrying starts is the same as after the server's refusal, one
+// request fewer.
 package conflict
 
 import (
@@ -76,14 +82,18 @@ func Live(ctx context.Context) bool {
 
 // Client returns c whose writes report conflicts to Retrying and whose Gets
 // read through live in a retried run (live is usually the manager's
-// APIReader).
-func Client(c client.Client, live client.Reader) client.Client {
-	return &watchedClient{Client: c, live: live}
+// APIReader). With versions (shared by every client of the process), its
+// writes record the versions they replace, and a write preconditioned on a
+// replaced version is refused as a Conflict without being sent (see
+// Versions).
+func Client(c client.Client, live client.Reader, versions *Versions) client.Client {
+	return &watchedClient{Client: c, live: live, versions: versions}
 }
 
 type watchedClient struct {
 	client.Client
-	live client.Reader
+	live     client.Reader
+	versions *Versions
 }
 
 func (c *watchedClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
@@ -94,11 +104,19 @@ func (c *watchedClient) Get(ctx context.Context, key client.ObjectKey, obj clien
 }
 
 func (c *watchedClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	return note(ctx, c.Client.Update(ctx, obj, opts...))
+	if err := c.versions.staleUpdate(obj); err != nil {
+		return note(ctx, err)
+	}
+	from := obj.GetResourceVersion()
+	return c.versions.record(ctx, obj, from, c.Client.Update(ctx, obj, opts...))
 }
 
 func (c *watchedClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	return note(ctx, c.Client.Patch(ctx, obj, patch, opts...))
+	if err := c.versions.stalePatch(obj, patch); err != nil {
+		return note(ctx, err)
+	}
+	from := obj.GetResourceVersion()
+	return c.versions.record(ctx, obj, from, c.Client.Patch(ctx, obj, patch, opts...))
 }
 
 func (c *watchedClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
@@ -106,33 +124,51 @@ func (c *watchedClient) Delete(ctx context.Context, obj client.Object, opts ...c
 }
 
 func (c *watchedClient) Status() client.SubResourceWriter {
-	return &watchedWriter{SubResourceWriter: c.Client.Status()}
+	return &watchedWriter{SubResourceWriter: c.Client.Status(), versions: c.versions}
 }
 
 func (c *watchedClient) SubResource(name string) client.SubResourceClient {
-	return &watchedSubResource{SubResourceClient: c.Client.SubResource(name)}
+	return &watchedSubResource{SubResourceClient: c.Client.SubResource(name), versions: c.versions}
 }
 
 type watchedWriter struct {
 	client.SubResourceWriter
+	versions *Versions
 }
 
 func (w *watchedWriter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	return note(ctx, w.SubResourceWriter.Update(ctx, obj, opts...))
+	if err := w.versions.staleUpdate(obj); err != nil {
+		return note(ctx, err)
+	}
+	from := obj.GetResourceVersion()
+	return w.versions.record(ctx, obj, from, w.SubResourceWriter.Update(ctx, obj, opts...))
 }
 
 func (w *watchedWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	return note(ctx, w.SubResourceWriter.Patch(ctx, obj, patch, opts...))
+	if err := w.versions.stalePatch(obj, patch); err != nil {
+		return note(ctx, err)
+	}
+	from := obj.GetResourceVersion()
+	return w.versions.record(ctx, obj, from, w.SubResourceWriter.Patch(ctx, obj, patch, opts...))
 }
 
 type watchedSubResource struct {
 	client.SubResourceClient
+	versions *Versions
 }
 
 func (w *watchedSubResource) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	return note(ctx, w.SubResourceClient.Update(ctx, obj, opts...))
+	if err := w.versions.staleUpdate(obj); err != nil {
+		return note(ctx, err)
+	}
+	from := obj.GetResourceVersion()
+	return w.versions.record(ctx, obj, from, w.SubResourceClient.Update(ctx, obj, opts...))
 }
 
 func (w *watchedSubResource) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	return note(ctx, w.SubResourceClient.Patch(ctx, obj, patch, opts...))
+	if err := w.versions.stalePatch(obj, patch); err != nil {
+		return note(ctx, err)
+	}
+	from := obj.GetResourceVersion()
+	return w.versions.record(ctx, obj, from, w.SubResourceClient.Patch(ctx, obj, patch, opts...))
 }

@@ -81,7 +81,7 @@ func TestRetrying(t *testing.T) {
 				},
 			}).Build()
 			live := &countingReader{Reader: base}
-			c := Client(base, live)
+			c := Client(base, live, nil)
 
 			runs := 0
 			r := Retrying(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -122,7 +122,7 @@ func TestClientWithoutRetryingReadsTheCache(t *testing.T) {
 	base := fake.NewClientBuilder().WithObjects(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cm"}}).Build()
 	live := &countingReader{Reader: base}
 	var got corev1.ConfigMap
-	if err := Client(base, live).Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: "cm"}, &got); err != nil {
+	if err := Client(base, live, nil).Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: "cm"}, &got); err != nil {
 		t.Fatal(err)
 	}
 	if live.gets != 0 {

@@ -57,6 +57,9 @@ type deps struct {
 	templateStatuses *templates.Statuses
 	// workIndex is the Works' index the binding controllers share.
 	workIndex *binding.WorkIndex
+	// versions are the object versions the controllers' own writes
+	// replaced (conflict.Versions).
+	versions *conflict.Versions
 	// guard knows the stored objects the caches leave out because they
 	// cannot be decoded.
 	guard *undecodable.Guard
@@ -174,7 +177,7 @@ func allControllers() []controller {
 		}},
 		{"policy-check", func(mgr ctrl.Manager, d deps) error {
 			return (&policycheck.Reconciler{
-				Client:                  watched(mgr),
+				Client:                  watched(mgr, d),
 				Recorder:                recorder(mgr, "policy-check-controller"),
 				Kinds:                   d.served,
 				Types:                   mgr.GetScheme(),
@@ -193,7 +196,7 @@ func allControllers() []controller {
 		}},
 		{"scheduler", func(mgr ctrl.Manager, d deps) error {
 			return (&scheduler.Reconciler{
-				Client:                  watched(mgr),
+				Client:                  watched(mgr, d),
 				Recorder:                recorder(mgr, "lifeboat-scheduler"),
 				Clock:                   d.clock,
 				SchedulerName:           schedulerName,
@@ -206,7 +209,7 @@ func allControllers() []controller {
 		}},
 		{"binding", func(mgr ctrl.Manager, d deps) error {
 			return (&binding.Reconciler{
-				Client:                  watched(mgr),
+				Client:                  watched(mgr, d),
 				Recorder:                recorder(mgr, "binding-controller"),
 				Interpreter:             d.interpreter,
 				Templates:               templateReader(mgr, d),
@@ -220,7 +223,7 @@ func allControllers() []controller {
 		{"binding-status", func(mgr ctrl.Manager, d deps) error {
 			return (&binding.StatusReconciler{
 				DefaultPurgeMode:        d.opts.ClusterFailover.PurgeMode(),
-				Client:                  watched(mgr),
+				Client:                  watched(mgr, d),
 				Templates:               templateReader(mgr, d),
 				Recorder:                recorder(mgr, "binding-status-controller"),
 				Interpreter:             d.interpreter,
@@ -235,14 +238,14 @@ func allControllers() []controller {
 		}},
 		{"execution", func(mgr ctrl.Manager, d deps) error {
 			exec := &execution.Reconciler{
-				Client:                  watched(mgr),
+				Client:                  watched(mgr, d),
 				Recorder:                recorder(mgr, "execution-controller"),
 				Interpreter:             d.interpreter,
 				Members:                 d.members,
 				MaxConcurrentReconciles: d.opts.Concurrency,
 			}
 			ws := &workstatus.Reconciler{
-				Client:                  watched(mgr),
+				Client:                  watched(mgr, d),
 				Recorder:                recorder(mgr, "work-status-controller"),
 				Interpreter:             d.interpreter,
 				Members:                 d.members,
@@ -277,7 +280,7 @@ func allControllers() []controller {
 		}},
 		{"application-failover", func(mgr ctrl.Manager, d deps) error {
 			return (&failover.ApplicationFailoverReconciler{
-				Client:                  watched(mgr),
+				Client:                  watched(mgr, d),
 				Recorder:                recorder(mgr, "application-failover-controller"),
 				Clock:                   d.clock,
 				Gates:                   d.opts.FeatureGates,
@@ -301,7 +304,7 @@ func allControllers() []controller {
 				return err
 			}
 			return (&failover.TaintManager{
-				Client:                  watched(mgr),
+				Client:                  watched(mgr, d),
 				Recorder:                rec,
 				Clock:                   d.clock,
 				Gates:                   d.opts.FeatureGates,
@@ -313,7 +316,7 @@ func allControllers() []controller {
 		}},
 		{"workload-rebalancer", func(mgr ctrl.Manager, d deps) error {
 			return (&rebalancer.Reconciler{
-				Client:                  watched(mgr),
+				Client:                  watched(mgr, d),
 				Templates:               mgr.GetAPIReader(),
 				Recorder:                recorder(mgr, "workload-rebalancer-controller"),
 				Clock:                   d.clock,
@@ -332,7 +335,7 @@ func allControllers() []controller {
 				return err
 			}
 			return (&failback.Reconciler{
-				Client:                  watched(mgr),
+				Client:                  watched(mgr, d),
 				Recorder:                recorder(mgr, "failback-controller"),
 				Clock:                   d.clock,
 				Gate:                    gate,
@@ -343,7 +346,7 @@ func allControllers() []controller {
 		}},
 		{"graceful-eviction", func(mgr ctrl.Manager, d deps) error {
 			return (&failover.GracefulEvictionReconciler{
-				Client:                  watched(mgr),
+				Client:                  watched(mgr, d),
 				Recorder:                recorder(mgr, "graceful-eviction-controller"),
 				Clock:                   d.clock,
 				Metrics:                 d.metrics,
@@ -359,9 +362,11 @@ func allControllers() []controller {
 
 // watched is the manager's client for controllers wrapped by
 // conflict.Retrying: a conflicting write makes them run again at once,
-// reading from the API server.
-func watched(mgr ctrl.Manager) client.Client {
-	return conflict.Client(mgr.GetClient(), mgr.GetAPIReader())
+// reading from the API server. The versions their writes replaced are
+// shared, so that a write made on a version another controller's write
+// replaced is refused before it is sent.
+func watched(mgr ctrl.Manager, d deps) client.Client {
+	return conflict.Client(mgr.GetClient(), mgr.GetAPIReader(), d.versions)
 }
 
 // templateReader reads templates from the detector's informers where they

@@ -30,6 +30,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/apidiscovery"
 	"github.com/lifeboat-dev/lifeboat/internal/binding"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
+	"github.com/lifeboat-dev/lifeboat/internal/conflict"
 	"github.com/lifeboat-dev/lifeboat/internal/failback"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
 	"github.com/lifeboat-dev/lifeboat/internal/features"
@@ -404,6 +405,7 @@ func Run(ctx context.Context, o *Options) error {
 		workIndex:        &binding.WorkIndex{},
 		guard:            guard,
 		served:           servedKinds,
+		versions:         conflict.NewVersions(nil),
 	}
 	log := ctrl.LoggerFrom(ctx)
 	for _, c := range allControllers() {
