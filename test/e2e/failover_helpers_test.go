@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -331,7 +332,7 @@ func (w *deploymentWatch) String() string {
 	defer w.mu.Unlock()
 	var parts []string
 	for _, e := range w.events {
-		parts = append(parts, fmt.Sprintf("%s %s %s ready=%d", e.at.Format("15:04:05.000"), e.member, e.typ, e.obj.Status.ReadyReplicas))
+		parts = append(parts, fmt.Sprintf("%s %s %s ready=%d version=%s", e.at.Format("15:04:05.000"), e.member, e.typ, e.obj.Status.ReadyReplicas, e.obj.ResourceVersion))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -373,6 +374,52 @@ func (w *deploymentWatch) goneAt(member string) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// receivedOutOfOrder marks an availableThenGone detail whose two events the
+// test's watches delivered in the other order than they were written.
+const receivedOutOfOrder = "the watches delivered them in the other order"
+
+// goneEvent is the first event in member that shows the Deployment going:
+// the first that carries a deletionTimestamp, or its DELETED event.
+func (w *deploymentWatch) goneEvent(member string) (deploymentEvent, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, e := range w.events {
+		if e.member == member && (e.obj.DeletionTimestamp != nil || e.typ == watch.Deleted) {
+			return e, true
+		}
+	}
+	return deploymentEvent{}, false
+}
+
+// availableThenGone checks that the copy in to was fully available before
+// the copy in from went. The local environment's members keep their
+// objects in one etcd, so the resourceVersions of their events are
+// revisions of one store, ordered as they were written: a deletion made
+// after the controllers saw the copy in to available has the higher one,
+// whichever of the test's two watches delivered its event first (under
+// load one can lag the other by more than the controllers take to act).
+// Where a version is not a number, the order the events were received in
+// decides. ok is false when an event is missing; detail says what was seen.
+func (w *deploymentWatch) availableThenGone(to, from string) (inOrder, ok bool, detail string) {
+	available, okA := w.first(to, fullyAvailable)
+	gone, okG := w.goneEvent(from)
+	if !okA || !okG {
+		return false, false, fmt.Sprintf("available in %s: %t, gone from %s: %t", to, okA, from, okG)
+	}
+	detail = fmt.Sprintf("%s available (received %s, version %s), %s gone (received %s, version %s)",
+		to, available.at.Format("15:04:05.000"), available.obj.ResourceVersion,
+		from, gone.at.Format("15:04:05.000"), gone.obj.ResourceVersion)
+	a, errA := strconv.ParseUint(available.obj.ResourceVersion, 10, 64)
+	g, errG := strconv.ParseUint(gone.obj.ResourceVersion, 10, 64)
+	if errA == nil && errG == nil {
+		if (a < g) != available.at.Before(gone.at) {
+			detail += "; " + receivedOutOfOrder
+		}
+		return a < g, true, detail
+	}
+	return available.at.Before(gone.at), true, detail
 }
 
 // assertFailoverRecorded checks what a user finds after an application
