@@ -19,6 +19,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
 	"github.com/lifeboat-dev/lifeboat/internal/dependencies"
 	"github.com/lifeboat-dev/lifeboat/internal/detector"
+	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
 	"github.com/lifeboat-dev/lifeboat/internal/execution"
 	"github.com/lifeboat-dev/lifeboat/internal/failback"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
@@ -60,6 +61,9 @@ type deps struct {
 	// versions are the object versions the controllers' own writes
 	// replaced (conflict.Versions).
 	versions *conflict.Versions
+	// events is the failover Events' budget the scheduler and the
+	// graceful-eviction controller share (nil: every Event recorded).
+	events *eventbudget.Budget
 	// guard knows the stored objects the caches leave out because they
 	// cannot be decoded.
 	guard *undecodable.Guard
@@ -198,6 +202,7 @@ func allControllers() []controller {
 			return (&scheduler.Reconciler{
 				Client:                  watched(mgr, d),
 				Recorder:                recorder(mgr, "lifeboat-scheduler"),
+				Events:                  d.events,
 				Clock:                   d.clock,
 				SchedulerName:           schedulerName,
 				MaxConcurrentReconciles: d.opts.Concurrency,
@@ -240,6 +245,7 @@ func allControllers() []controller {
 			exec := &execution.Reconciler{
 				Client:                  watched(mgr, d),
 				Recorder:                recorder(mgr, "execution-controller"),
+				Events:                  d.events,
 				Interpreter:             d.interpreter,
 				Members:                 d.members,
 				MaxConcurrentReconciles: d.opts.Concurrency,
@@ -348,6 +354,7 @@ func allControllers() []controller {
 			return (&failover.GracefulEvictionReconciler{
 				Client:                  watched(mgr, d),
 				Recorder:                recorder(mgr, "graceful-eviction-controller"),
+				Events:                  d.events,
 				Clock:                   d.clock,
 				Metrics:                 d.metrics,
 				DefaultGracePeriod:      d.opts.ClusterFailover.GracefulEvictionTimeout,

@@ -31,6 +31,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/binding"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
+	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
 	"github.com/lifeboat-dev/lifeboat/internal/failback"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
 	"github.com/lifeboat-dev/lifeboat/internal/features"
@@ -387,7 +388,22 @@ func Run(ctx context.Context, o *Options) error {
 	if err := servedKinds.SetupWithManager(mgr); err != nil {
 		return err
 	}
+	events, err := eventbudget.New(eventbudget.Options{
+		Burst:      o.ClusterFailover.FailoverEventBurst,
+		Reader:     mgr.GetClient(),
+		Recorder:   recorder(mgr, "failover-event-summary"),
+		Registerer: ctrlmetrics.Registry,
+	})
+	if err != nil {
+		return err
+	}
+	if events != nil {
+		if err := mgr.Add(events); err != nil {
+			return fmt.Errorf("adding the failover Events' budget: %w", err)
+		}
+	}
 	d := deps{
+		events:      events,
 		interpreter: interp,
 		ricLayer:    ricLayer,
 		clock:       clock.RealClock{},

@@ -32,6 +32,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
 	"github.com/lifeboat-dev/lifeboat/internal/enqueue"
+	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
 	"github.com/lifeboat-dev/lifeboat/internal/fencing"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
@@ -62,8 +63,12 @@ type MemberCache interface {
 // Reconciler applies Works to their member clusters. Its fields are its
 // dependencies; Client should be the manager's (cached) client.
 type Reconciler struct {
-	Client      client.Client
-	Recorder    record.EventRecorder
+	Client   client.Client
+	Recorder record.EventRecorder
+	// Events holds back SyncWorkloadSucceed Events about one cluster's
+	// Works past its burst and summarises them on the Cluster (nil: every
+	// Event is recorded).
+	Events      *eventbudget.Budget
 	Clock       clock.PassiveClock
 	Interpreter interpreter.Interpreter
 	Members     MemberCache
@@ -295,7 +300,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if previous == nil || previous.Status != applied.Status || previous.Reason != applied.Reason {
 		if applied.Status == metav1.ConditionTrue {
-			r.event(&work, corev1.EventTypeNormal, EventSyncSucceeded, applied.Message)
+			cluster, _ := strings.CutPrefix(work.Namespace, clusterv1alpha1.ExecutionSpacePrefix)
+			if r.Events.Allow(cluster, corev1.EventTypeNormal, EventSyncSucceeded, "Work "+work.Namespace+"/"+work.Name) {
+				r.event(&work, corev1.EventTypeNormal, EventSyncSucceeded, applied.Message)
+			}
 		} else {
 			r.event(&work, corev1.EventTypeWarning, EventSyncFailed, applied.Message)
 		}

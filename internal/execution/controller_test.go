@@ -31,6 +31,7 @@ import (
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
+	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
 	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 	mct "github.com/lifeboat-dev/lifeboat/internal/membercluster/memberclustertest"
@@ -1270,5 +1271,34 @@ func TestForbiddenHint(t *testing.T) {
 		if got := forbiddenHint(err, "member1", gvr); got != "" {
 			t.Errorf("hint for %v = %q, want none", err, got)
 		}
+	}
+}
+
+// Past the budget's burst, the SyncWorkloadSucceed Events of one member's
+// Works are counted for a summary on the Cluster; another member's are
+// recorded.
+func TestAppliedEventsOfOneMemberAreBudgeted(t *testing.T) {
+	works := []*workv1alpha1.Work{
+		MakeWork("a", "member1").Manifest(deployment("a", 1)).Obj(),
+		MakeWork("b", "member1").Manifest(deployment("b", 1)).Obj(),
+		MakeWork("c", "member2").Manifest(deployment("c", 1)).Obj(),
+	}
+	f := newFixture(t, works[0], works[1], works[2])
+	budget, err := eventbudget.New(eventbudget.Options{Burst: 1, Clock: f.r.Clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.r.Events = budget
+	for _, w := range works {
+		f.mustReconcile(w)
+		if c := meta.FindStatusCondition(f.get(w).Status.Conditions, workv1alpha1.WorkApplied); c == nil || c.Status != metav1.ConditionTrue {
+			t.Errorf("%s: Applied = %+v, want True whatever its Event", w.Name, c)
+		}
+	}
+	if evs := f.eventsSaid(); len(evs) != 2 {
+		t.Errorf("events = %q, want member1's first and member2's", evs)
+	}
+	if sums := budget.Due(true); len(sums) != 1 || sums[0].Cluster != "member1" || !strings.Contains(sums[0].Message, "Work karmada-es-member1/") {
+		t.Errorf("summaries = %+v, want one for member1 naming the Work", sums)
 	}
 }

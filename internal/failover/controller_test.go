@@ -26,6 +26,7 @@ import (
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
 	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 	"github.com/lifeboat-dev/lifeboat/internal/features"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
@@ -831,5 +832,64 @@ func TestGracefulEvictionUndoneWhenTheClusterRecovers(t *testing.T) {
 	}
 	if e.rb(nginx).ResourceVersion != rv || len(e.events()) != 0 {
 		t.Error("the pass after the undo wrote or announced again")
+	}
+}
+
+// A mass failover's per-workload Events past the budget's burst are
+// summarised on the evicted Cluster; every binding's status still records
+// its eviction, and another cluster's failover keeps its own Events.
+func TestGracefulEvictionSummarisesAMassFailoversEvents(t *testing.T) {
+	names := []string{"a", "b", "c"}
+	var objs []client.Object
+	for _, n := range names {
+		objs = append(objs, makeBinding(n).clusters("member1").health("member1", workv1alpha2.ResourceHealthy).
+			health("member2", workv1alpha2.ResourceUnhealthy).
+			task(makeTask("member2", policyv1alpha1.PurgeModeNever, 0, "member2")).obj())
+	}
+	objs = append(objs, makeBinding("d").clusters("member2").health("member2", workv1alpha2.ResourceHealthy).
+		health("member3", workv1alpha2.ResourceUnhealthy).
+		task(makeTask("member3", policyv1alpha1.PurgeModeNever, 0, "member3")).obj())
+	e := newEnv(t, nil, objs...)
+	e.clock.SetTime(at(100000))
+	budget, err := eventbudget.New(eventbudget.Options{Burst: 2, Clock: e.clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.gracefulEviction()
+	r.Events = budget
+	for _, n := range append(names, "d") {
+		if _, err := r.reconcile(context.Background(), resourceBindingKind, reqFor(n+"-deployment")); err != nil {
+			t.Fatal(err)
+		}
+		if h := e.rb(n + "-deployment").Status.FailoverHistory; len(h) != 1 {
+			t.Errorf("%s: history = %+v, want its eviction recorded whatever its Events", n, h)
+		}
+	}
+	events := e.events()
+	count := func(parts ...string) int {
+		n := 0
+		for _, ev := range events {
+			if containsEvent([]string{ev}, parts...) {
+				n++
+			}
+		}
+		return n
+	}
+	// Binding and template each: the first two workloads of member2's
+	// failover, and member3's one.
+	if got := count(EventReasonEvicted, "member2"); got != 4 {
+		t.Errorf("%d EvictWorkloadFromCluster Events about member2, want 4 (two workloads): %v", got, events)
+	}
+	if got := count(EventReasonEvicted, "member3"); got != 2 {
+		t.Errorf("%d EvictWorkloadFromCluster Events about member3, want 2: %v", got, events)
+	}
+	sums := budget.Due(true)
+	var said []string
+	for _, s := range sums {
+		said = append(said, s.Cluster+" "+s.Reason+" "+s.Message)
+	}
+	if !containsEvent(said, "member2 "+EventReasonEvicted, "1 more", "Deployment default/c") ||
+		!containsEvent(said, "member2 "+EventReasonReplacementHealthy, "1 more") || len(sums) != 2 {
+		t.Errorf("summaries = %q, want member2's eviction and replacement of workload c", said)
 	}
 }

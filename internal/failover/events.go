@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
 )
 
 // Event reasons. Karmada's names where Karmada has the event.
@@ -83,4 +84,15 @@ func eventBoth(rec record.EventRecorder, obj client.Object, spec *workv1alpha2.R
 	if spec.Resource.Kind != "" && spec.Resource.Name != "" {
 		rec.Event(templateObject(spec), eventType, reason, msg)
 	}
+}
+
+// eventFrom records an event on the binding and on its resource template,
+// unless budget holds it back: a failover's Events about the workloads
+// leaving one cluster are counted in a summary on that Cluster past the
+// budget's burst (eventbudget).
+func eventFrom(budget *eventbudget.Budget, cluster string, rec record.EventRecorder, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, eventType, reason, format string, args ...interface{}) {
+	if rec == nil || !budget.Allow(cluster, eventType, reason, eventbudget.Workload(obj, spec)) {
+		return
+	}
+	eventBoth(rec, obj, spec, eventType, reason, format, args...)
 }

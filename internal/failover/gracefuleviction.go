@@ -28,6 +28,7 @@ import (
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
 	"github.com/lifeboat-dev/lifeboat/internal/fencing"
 	"github.com/lifeboat-dev/lifeboat/internal/scheduler/core"
 )
@@ -48,6 +49,10 @@ type GracefulEvictionReconciler struct {
 	Client client.Client
 	// Recorder records Events on bindings and resource templates.
 	Recorder record.EventRecorder
+	// Events holds back the per-workload Events of a mass failover past
+	// its burst and summarises them on the evicted Cluster (nil: every
+	// Event is recorded).
+	Events *eventbudget.Budget
 	// Clock tells the time; clock.RealClock{} in production.
 	Clock clock.PassiveClock
 	// Metrics may be nil.
@@ -311,7 +316,7 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 		for _, c := range plan.cancelled {
 			log.Info("eviction undone", "cluster", c.task.FromCluster, "reason", c.reason)
 			r.Metrics.cancelled(c.task.Reason)
-			eventBoth(r.Recorder, obj, spec, "Normal", EventReasonEvictionCancelled,
+			eventFrom(r.Events, c.task.FromCluster, r.Recorder, obj, spec, "Normal", EventReasonEvictionCancelled,
 				"The eviction from cluster %s is cancelled: %s.", c.task.FromCluster, c.reason)
 		}
 		for _, a := range plan.abandoned {
@@ -334,7 +339,7 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 			if note, ok := healedNow[rm.task.FromCluster]; ok {
 				msg += " The replacement was " + note + "."
 			}
-			eventBoth(r.Recorder, obj, spec, "Normal", EventReasonEvictionSucceed, "%s", msg)
+			eventFrom(r.Events, rm.task.FromCluster, r.Recorder, obj, spec, "Normal", EventReasonEvictionSucceed, "%s", msg)
 		}
 	}
 	r.Metrics.setOpenTasks(key, len(spec.GracefulEvictionTasks))
@@ -462,7 +467,7 @@ func (r *GracefulEvictionReconciler) reportHistory(obj client.Object, spec *work
 		if h.Message != "" {
 			msg += ": " + h.Message
 		}
-		eventBoth(r.Recorder, obj, spec, "Warning", EventReasonEvicted, "%s", msg)
+		eventFrom(r.Events, h.FromCluster, r.Recorder, obj, spec, "Warning", EventReasonEvicted, "%s", msg)
 	}
 	for _, h := range change.healed {
 		if !movedHealthy(h.Reason) {
@@ -483,7 +488,7 @@ func (r *GracefulEvictionReconciler) reportHistory(obj client.Object, spec *work
 // replacementHealthy records that the replacement of the copy evicted from
 // cluster is healthy; note says where and how long it took.
 func (r *GracefulEvictionReconciler) replacementHealthy(obj client.Object, spec *workv1alpha2.ResourceBindingSpec, from, note string) {
-	eventBoth(r.Recorder, obj, spec, "Normal", EventReasonReplacementHealthy,
+	eventFrom(r.Events, from, r.Recorder, obj, spec, "Normal", EventReasonReplacementHealthy,
 		"The replacement of the copy evicted from %s is %s.", from, note)
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
 	"github.com/lifeboat-dev/lifeboat/internal/fencing"
 )
 
@@ -58,6 +59,10 @@ type ClusterFailoverOptions struct {
 	// a Pull cluster counts as stopped: the time the stop takes in the
 	// member, and the clocks' disagreement (see internal/fencing).
 	FencingStopMargin time.Duration
+	// FailoverEventBurst is how many per-workload Events of one kind about
+	// one cluster's workloads are recorded at once before the rest are
+	// summarised on the Cluster (eventbudget); 0 records every Event.
+	FailoverEventBurst int
 }
 
 // NewClusterFailoverOptions returns the defaults.
@@ -72,6 +77,7 @@ func NewClusterFailoverOptions() *ClusterFailoverOptions {
 		GracefulEvictionTimeout:         DefaultGracePeriod,
 		GracefulEvictionHold:            DefaultGracefulEvictionHold,
 		FencingStopMargin:               DefaultFencingStopMargin,
+		FailoverEventBurst:              eventbudget.DefaultBurst,
 	}
 }
 
@@ -97,6 +103,9 @@ func (o *ClusterFailoverOptions) AddFlags(fs *pflag.FlagSet) {
 		"Grace period of eviction tasks that set no gracePeriodSeconds: how long a Gracefully eviction waits for a healthy replacement, and how long a Directly eviction waits for an unreachable old cluster before creating the new copy anyway (Karmada's flag, same default).")
 	fs.DurationVar(&o.FencingStopMargin, "fencing-stop-margin", o.FencingStopMargin,
 		"A copy in a Pull cluster that its agent fenced (scaled to zero or deleted, once it could not renew the cluster's Lease for the lease duration plus the copy's toleration) counts as stopped this long after that; a Directly failover then creates the new copy without waiting for the old one's deletion. Cover the time the stop takes in the member (pod termination), the difference between the member's and the control plane's clocks, and the 10 s an agent tries a failing ScaleToZero rule before it deletes the copy; a shorter margin is accepted with a warning in the log.")
+	fs.IntVar(&o.FailoverEventBurst, "failover-event-burst", o.FailoverEventBurst,
+		fmt.Sprintf("How many Events of one kind about one cluster's workloads are recorded on each workload's objects at once (on bindings and templates: an eviction from the cluster, the new placement, the task closed, the eviction cancelled, the replacement healthy; on Works: applied to the cluster); past it one more every %s, and the rest are counted in one Event on the Cluster every %s, so that a mass failover does not flood the API server or lose Events in the recorder's queue. 0 records every Event. Lifeboat's flag.",
+			eventbudget.DefaultRefill, eventbudget.DefaultSummaryPeriod))
 	fs.DurationVar(&o.GracefulEvictionHold, "graceful-eviction-hold", o.GracefulEvictionHold,
 		"How long a workload's clean-up after a failover (its failover history, closing a Gracefully eviction task and so deleting the old copy) may wait while other evicted workloads still wait for their replacement, so that a mass failover places replacements first; 0.1 s longer for each eviction still waiting for the scheduler, up to ten times as long. 0 never waits. Lifeboat's flag.")
 }
@@ -132,6 +141,8 @@ func (o *ClusterFailoverOptions) Validate() error {
 		return fmt.Errorf("--secondary-resource-eviction-rate must not be negative, got %g", o.SecondaryResourceEvictionRate)
 	case o.UnhealthyClusterThreshold <= 0 || o.UnhealthyClusterThreshold > 1:
 		return fmt.Errorf("--unhealthy-cluster-threshold must be in (0, 1], got %g", o.UnhealthyClusterThreshold)
+	case o.FailoverEventBurst < 0:
+		return fmt.Errorf("--failover-event-burst must not be negative, got %d", o.FailoverEventBurst)
 	case o.LargeClusterNumThreshold < 0:
 		return fmt.Errorf("--large-cluster-num-threshold must not be negative, got %d", o.LargeClusterNumThreshold)
 	}

@@ -32,6 +32,7 @@ import (
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
 	"github.com/lifeboat-dev/lifeboat/internal/features"
 	"github.com/lifeboat-dev/lifeboat/internal/fencing"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
@@ -749,6 +750,14 @@ func TestClusterFailoverOptions(t *testing.T) {
 				return o.GracefulEvictionHold == 0 && NewWave(o.GracefulEvictionHold) == nil
 			},
 		},
+		"failover events burst by default": {
+			check: func(o *ClusterFailoverOptions) bool { return o.FailoverEventBurst == eventbudget.DefaultBurst },
+		},
+		"failover events every one": {
+			args:  []string{"--failover-event-burst=0"},
+			check: func(o *ClusterFailoverOptions) bool { return o.FailoverEventBurst == 0 },
+		},
+		"negative failover events burst":    {args: []string{"--failover-event-burst=-1"}, wantErr: true},
 		"negative graceful eviction hold":   {args: []string{"--graceful-eviction-hold=-1s"}, wantErr: true},
 		"zero graceful eviction timeout":    {args: []string{"--graceful-eviction-timeout=0s"}, wantErr: true},
 		"Never is not a cluster purge mode": {args: []string{"--no-execute-taint-eviction-purge-mode=Never"}, wantErr: true},

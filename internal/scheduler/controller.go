@@ -21,6 +21,7 @@ import (
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
+	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
 	"github.com/lifeboat-dev/lifeboat/internal/features"
 	"github.com/lifeboat-dev/lifeboat/internal/scheduler/core"
@@ -58,6 +59,10 @@ type Reconciler struct {
 	Client client.Client
 	// Recorder records events on bindings and resource templates.
 	Recorder record.EventRecorder
+	// Events holds back the ScheduleBindingSucceed Events of a mass
+	// failover past its burst and summarises them on the evicted Cluster
+	// (nil: every Event is recorded).
+	Events *eventbudget.Budget
 	// Clock stamps status.lastScheduledTime and conditions.
 	Clock clock.PassiveClock
 	// SchedulerName is the spec.schedulerName handled (default
@@ -338,7 +343,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 	news := specWritten || pass.Fresh || !wasScheduled || schedErr != nil
 	if news && (specWritten || statusWritten) {
 		if schedErr == nil {
-			r.event(b, corev1.EventTypeNormal, EventReasonScheduleSucceed, fmt.Sprintf("%s Result: %s", scheduledMessage, formatTargets(b.spec.Clusters)))
+			if r.Events.Allow(evictedFrom(b.spec), corev1.EventTypeNormal, EventReasonScheduleSucceed, eventbudget.Workload(b.obj, b.spec)) {
+				r.event(b, corev1.EventTypeNormal, EventReasonScheduleSucceed, fmt.Sprintf("%s Result: %s", scheduledMessage, formatTargets(b.spec.Clusters)))
+			}
 			log.V(2).Info("binding scheduled", "trigger", pass.Trigger, "clusters", formatTargets(b.spec.Clusters), "affinityName", result.AffinityName)
 		} else {
 			r.event(b, corev1.EventTypeWarning, EventReasonScheduleFailed, failMessage)
@@ -384,6 +391,15 @@ func (r *Reconciler) unschedulableRetry() time.Duration {
 		return defaultUnschedulableRetry
 	}
 	return r.UnschedulableRetry
+}
+
+// evictedFrom is the cluster of the binding's newest eviction task, whose
+// failover a new placement is part of; "" without a task.
+func evictedFrom(spec *workv1alpha2.ResourceBindingSpec) string {
+	if n := len(spec.GracefulEvictionTasks); n > 0 {
+		return spec.GracefulEvictionTasks[n-1].FromCluster
+	}
+	return ""
 }
 
 // event records an event on the binding and on its resource template.

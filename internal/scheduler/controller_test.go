@@ -23,6 +23,7 @@ import (
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/clienttest"
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
+	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
 	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 	st "github.com/lifeboat-dev/lifeboat/internal/scheduler/schedtesting"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
@@ -636,5 +637,44 @@ func TestReconcileLeavesBindingsOnUnreadableClusters(t *testing.T) {
 				t.Errorf("spec.clusters = %v, want %v", got.Spec.Clusters, tc.want)
 			}
 		})
+	}
+}
+
+// A new placement after an eviction counts against the budget of the
+// evicted cluster's failover; a placement without an eviction task is
+// always announced.
+func TestScheduleEventOfAMassFailoverIsBudgeted(t *testing.T) {
+	evicted := func(name string) *workv1alpha2.ResourceBinding {
+		return st.MakeBinding("default", name).Replicas(2).Placement(seedPlacement()).Generation(2).
+			EvictionTask("member2").
+			Annotation(workv1alpha2.AppliedPlacementAnnotation, appliedJSON(t, seedPlacement())).
+			SchedulerStatus(1, &metav1.Time{Time: testNow.Add(-time.Hour)}, "").
+			Condition(scheduledCondition()).Obj()
+	}
+	h := newHarness(t, st.MakeCluster("member1").Free(10, "").Obj(), st.MakeCluster("member2").Free(100, "").Obj(),
+		st.MakeCluster("member3").Free(10, "").Obj(), evicted("a"), evicted("b"),
+		st.MakeBinding("default", "fresh").Replicas(2).Placement(seedPlacement()).Obj())
+	budget, err := eventbudget.New(eventbudget.Options{Burst: 1, Clock: clocktesting.NewFakePassiveClock(testNow)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.r.Events = budget
+	for _, name := range []string{"a-deployment", "b-deployment", "fresh-deployment"} {
+		if _, got := h.reconcileRB(t, name); len(got.Spec.Clusters) == 0 {
+			t.Fatalf("%s not placed", name)
+		}
+	}
+	var succeeded int
+	for _, ev := range h.drainEvents() {
+		if strings.Contains(ev, EventReasonScheduleSucceed) {
+			succeeded++
+		}
+	}
+	// Binding and template: workload a's and the fresh one's.
+	if succeeded != 4 {
+		t.Errorf("%d ScheduleBindingSucceed Events, want 4", succeeded)
+	}
+	if sums := budget.Due(true); len(sums) != 1 || sums[0].Cluster != "member2" || !strings.Contains(sums[0].Message, "1 more") {
+		t.Errorf("summaries = %+v, want one for member2's failover", sums)
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/failover"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv"
 )
 
@@ -778,6 +779,42 @@ func massFailover(t *testing.T, e *cfEnv) {
 		"taintToObservedAllHealthy": observed.Sub(added).Round(time.Second).String(),
 	})
 	t.Logf("MASS FAILOVER of %d Deployments from %s: %s", n, member, summary)
+
+	// Past the Events' burst (50 by default), the evictions' Events are
+	// counted on the Cluster; every eviction is on its binding or in a
+	// count, none lost in the recorder's queue.
+	cfEventually(t, 3*time.Minute, fmt.Sprintf("%d evictions from %s recorded on their bindings or counted on the Cluster", n, member), func(ctx context.Context) (bool, string, error) {
+		onBindings, err := e.cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
+			FieldSelector: "involvedObject.kind=ResourceBinding,reason=" + failover.EventReasonEvicted,
+		})
+		if err != nil {
+			return false, "", err
+		}
+		recorded := 0
+		for _, ev := range onBindings.Items {
+			if strings.Contains(ev.Message, "from cluster "+member) {
+				recorded++
+			}
+		}
+		sums, err := e.clusterEvents(ctx, failover.EventReasonEvicted)
+		if err != nil {
+			return false, "", err
+		}
+		counted, summaries := 0, 0
+		for _, ev := range sums {
+			var more int
+			if ev.InvolvedObject.Name == member && strings.Contains(ev.Message, "workloads of cluster "+member) {
+				if _, err := fmt.Sscanf(ev.Message, "%d more", &more); err == nil {
+					counted += more
+					summaries++
+				}
+			}
+		}
+		// More than n would be an eviction said twice: the wait fails
+		// with what it saw.
+		return recorded+counted == n && summaries > 0 && recorded < n,
+			fmt.Sprintf("%d on bindings, %d counted in %d summaries on %s", recorded, counted, summaries, member), nil
+	})
 
 	// The member returns: every stale copy is deleted there.
 	e.start(t, member)
