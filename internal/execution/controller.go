@@ -65,9 +65,9 @@ type MemberCache interface {
 type Reconciler struct {
 	Client   client.Client
 	Recorder record.EventRecorder
-	// Events holds back SyncWorkloadSucceed Events about one cluster's
-	// Works past its burst and summarises them on the Cluster (nil: every
-	// Event is recorded).
+	// Events holds back SyncWorkloadSucceed and CleanupFailed Events about
+	// one cluster's Works past its burst and summarises them on the
+	// Cluster (nil: every Event is recorded).
 	Events      *eventbudget.Budget
 	Clock       clock.PassiveClock
 	Interpreter interpreter.Interpreter
@@ -300,10 +300,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if previous == nil || previous.Status != applied.Status || previous.Reason != applied.Reason {
 		if applied.Status == metav1.ConditionTrue {
-			cluster, _ := strings.CutPrefix(work.Namespace, clusterv1alpha1.ExecutionSpacePrefix)
-			if r.Events.Allow(cluster, corev1.EventTypeNormal, EventSyncSucceeded, "Work "+work.Namespace+"/"+work.Name) {
-				r.event(&work, corev1.EventTypeNormal, EventSyncSucceeded, applied.Message)
-			}
+			r.budgetedEvent(&work, corev1.EventTypeNormal, EventSyncSucceeded, applied.Message)
 		} else {
 			r.event(&work, corev1.EventTypeWarning, EventSyncFailed, applied.Message)
 		}
@@ -649,7 +646,7 @@ func (r *Reconciler) cleanupPending(ctx context.Context, work *workv1alpha1.Work
 	cond := metav1.Condition{Type: ConditionCleanup, Status: metav1.ConditionFalse, ObservedGeneration: work.Generation,
 		Reason: ReasonCleanupPending, Message: truncate("Member objects could not be deleted yet, retrying: "+conditionError(cause), 4000)}
 	if prev := meta.FindStatusCondition(conditions, ConditionCleanup); prev == nil || prev.Reason != cond.Reason {
-		r.event(work, corev1.EventTypeWarning, EventCleanupFailed, truncate("Member objects could not be deleted yet, retrying: "+cause.Error(), 4000))
+		r.budgetedEvent(work, corev1.EventTypeWarning, EventCleanupFailed, truncate("Member objects could not be deleted yet, retrying: "+cause.Error(), 4000))
 	}
 	r.setCondition(&conditions, cond)
 	if err := r.writeConditions(ctx, work, conditions); err != nil {
@@ -779,6 +776,16 @@ func conditionsSaid(conditions []metav1.Condition) string {
 		fmt.Fprintf(&b, "%s=%s/%s/%d/%s\n", c.Type, c.Status, c.Reason, c.ObservedGeneration, c.Message)
 	}
 	return b.String()
+}
+
+// budgetedEvent records an Event on the Work unless r.Events holds it back
+// to count it on the Work's Cluster: one of many about the same member at
+// once, as in a mass failover.
+func (r *Reconciler) budgetedEvent(work *workv1alpha1.Work, eventType, reason, message string) {
+	cluster, _ := strings.CutPrefix(work.Namespace, clusterv1alpha1.ExecutionSpacePrefix)
+	if r.Events.Allow(cluster, eventType, reason, "Work "+work.Namespace+"/"+work.Name) {
+		r.event(work, eventType, reason, message)
+	}
 }
 
 func (r *Reconciler) event(work *workv1alpha1.Work, eventType, reason, message string) {
