@@ -1274,10 +1274,10 @@ func TestForbiddenHint(t *testing.T) {
 	}
 }
 
-// Past the budget's burst, the SyncWorkloadSucceed Events of one member's
-// Works are counted for a summary on the Cluster; another member's are
-// recorded.
-func TestAppliedEventsOfOneMemberAreBudgeted(t *testing.T) {
+// Past the budget's burst, the SyncWorkloadSucceed and CleanupFailed
+// Events of one member's Works are counted for a summary on the Cluster;
+// another member's are recorded.
+func TestEventsOfOneMembersWorksAreBudgeted(t *testing.T) {
 	works := []*workv1alpha1.Work{
 		MakeWork("a", "member1").Manifest(deployment("a", 1)).Obj(),
 		MakeWork("b", "member1").Manifest(deployment("b", 1)).Obj(),
@@ -1300,5 +1300,24 @@ func TestAppliedEventsOfOneMemberAreBudgeted(t *testing.T) {
 	}
 	if sums := budget.Due(true); len(sums) != 1 || sums[0].Cluster != "member1" || !strings.Contains(sums[0].Message, "Work karmada-es-member1/") {
 		t.Errorf("summaries = %+v, want one for member1 naming the Work", sums)
+	}
+
+	// member1 goes down and both its Works are deleted: the first one's
+	// CleanupFailed is recorded, the second's counted; both Works say it.
+	f.env.SetReachable("member1", false)
+	for _, w := range works[:2] {
+		deleteWork(t, f, w)
+		if _, err := f.reconcile(w); err != nil {
+			t.Fatal(err)
+		}
+		if c := meta.FindStatusCondition(f.get(w).Status.Conditions, ConditionCleanup); c == nil || c.Reason != ReasonCleanupPending {
+			t.Errorf("%s: Cleanup = %+v, want pending whatever its Event", w.Name, c)
+		}
+	}
+	if evs := f.eventsSaid(); len(evs) != 1 || !strings.Contains(evs[0], EventCleanupFailed) {
+		t.Errorf("events = %q, want one %s", evs, EventCleanupFailed)
+	}
+	if sums := budget.Due(true); len(sums) != 1 || sums[0].Reason != EventCleanupFailed || sums[0].EventType != corev1.EventTypeWarning {
+		t.Errorf("summaries = %+v, want member1's CleanupFailed", sums)
 	}
 }
