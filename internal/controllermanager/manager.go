@@ -388,12 +388,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err := servedKinds.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	events, err := eventbudget.New(eventbudget.Options{
-		Burst:      o.ClusterFailover.FailoverEventBurst,
-		Reader:     mgr.GetClient(),
-		Recorder:   recorder(mgr, "failover-event-summary"),
-		Registerer: ctrlmetrics.Registry,
-	})
+	events, err := eventBudget(mgr, o.ClusterFailover.FailoverEventBurst)
 	if err != nil {
 		return err
 	}
@@ -497,4 +492,28 @@ func cacheTransform(obj any) (any, error) {
 		return nil, err
 	}
 	return packed.WorkTransform(obj)
+}
+
+// eventBudget is the process's budget of per-workload Events, with its own
+// recorder for the summaries; nil when burst is 0.
+func eventBudget(mgr ctrl.Manager, burst int) (*eventbudget.Budget, error) {
+	if burst <= 0 {
+		return nil, nil
+	}
+	rec, err := eventbudget.NewRecorder(mgr.GetConfig(), mgr.GetScheme(), "failover-event-summary")
+	if err != nil {
+		return nil, err
+	}
+	b, err := eventbudget.New(eventbudget.Options{
+		Burst:        burst,
+		Reader:       mgr.GetClient(),
+		Recorder:     rec,
+		StopRecorder: rec.Stop,
+		Registerer:   ctrlmetrics.Registry,
+	})
+	if err != nil {
+		rec.Stop()
+		return nil, err
+	}
+	return b, nil
 }

@@ -62,6 +62,10 @@ const (
 // maxSummaryPeriod bounds the time between two summaries of one kind.
 const maxSummaryPeriod = 5 * time.Minute
 
+// summaryChecks is how many times per summary period Start looks for
+// summaries due: a summary comes at most a fifth of a period late.
+const summaryChecks = 5
+
 // examplesKept is how many workloads a summary names.
 const examplesKept = 3
 
@@ -79,8 +83,15 @@ type Budget struct {
 	recorder record.EventRecorder
 	held     *prometheus.CounterVec
 
+	// stopRecorder is called once the last summaries are recorded.
+	stopRecorder func()
+
 	mu      sync.Mutex
 	buckets map[key]*bucket
+	// closed is set by the last summaries: a controller still finishing
+	// a reconcile then records its Events itself, as nothing would say
+	// its count any more.
+	closed bool
 }
 
 // key is one reason about one cluster.
@@ -116,8 +127,11 @@ type Options struct {
 	Clock clock.PassiveClock
 	// Reader reads the Cluster a summary is recorded on.
 	Reader client.Reader
-	// Recorder records the summaries.
+	// Recorder records the summaries (NewRecorder's, say).
 	Recorder record.EventRecorder
+	// StopRecorder, if set, is called after the last summaries are
+	// recorded, when Start returns.
+	StopRecorder func()
 	// Registerer takes the lifeboat_events_summarised_total counter (nil:
 	// none).
 	Registerer prometheus.Registerer
@@ -135,10 +149,11 @@ func New(o Options) (*Budget, error) {
 		clock:         o.Clock,
 		reader:        o.Reader,
 		recorder:      o.Recorder,
+		stopRecorder:  o.StopRecorder,
 		buckets:       map[key]*bucket{},
 		held: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lifeboat_events_summarised_total",
-			Help: "Per-workload failover Events not recorded on each binding and template but counted in a summary Event on the evicted Cluster, by reason.",
+			Help: "Per-workload Events (a failover's, and those of Works applied to or cleaned up from a member) not recorded on each object but counted in a summary Event on the Cluster, by reason.",
 		}, []string{"reason"}),
 	}
 	if b.refill <= 0 {
@@ -170,6 +185,9 @@ func (b *Budget) Allow(cluster, eventType, reason, workload string) bool {
 	now := b.clock.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.closed {
+		return true
+	}
 	k := key{cluster: cluster, reason: reason}
 	bk := b.buckets[k]
 	if bk == nil {
@@ -197,12 +215,13 @@ func (b *Budget) Allow(cluster, eventType, reason, workload string) bool {
 	return false
 }
 
-// fill adds the tokens earned since the last fill, up to burst.
+// fill adds the tokens earned since the last fill, up to burst. A clock
+// that went back earns nothing until it passes the last fill again.
 func (bk *bucket) fill(now time.Time, burst int, refill time.Duration) {
 	if elapsed := now.Sub(bk.filled); elapsed > 0 {
 		bk.tokens = min(float64(burst), bk.tokens+float64(elapsed)/float64(refill))
+		bk.filled = now
 	}
-	bk.filled = now
 }
 
 // Summary is one Event a Budget records on a Cluster.
@@ -213,8 +232,8 @@ type Summary struct {
 // Due takes the summaries whose period has passed: one per reason and
 // cluster that held Events back at least its period ago (the summary
 // period, doubled for each summary of the kind before), or all of them
-// when final. Buckets with nothing held back and a full burst again are
-// forgotten.
+// when final; after a final Due, Allow lets every Event through. Buckets
+// with nothing held back and a full burst again are forgotten.
 func (b *Budget) Due(final bool) []Summary {
 	if b == nil {
 		return nil
@@ -222,6 +241,9 @@ func (b *Budget) Due(final bool) []Summary {
 	now := b.clock.Now()
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if final {
+		b.closed = true
+	}
 	var out []Summary
 	for k, bk := range b.buckets {
 		if bk.heldBack > 0 && (final || now.Sub(bk.since) >= b.period(bk.summaries)) {
@@ -273,10 +295,11 @@ func (b *Budget) message(k key, bk *bucket, now time.Time) string {
 		bk.heldBack, k.reason, k.cluster, now.Sub(bk.since).Round(time.Second), total, names, b.burst, b.refill)
 }
 
-// Start records the summaries every summary period until ctx ends, then
-// the last ones. It is a manager Runnable.
+// Start records the summaries as they come due until ctx ends, then the
+// last ones, which is best effort: the process may end before they are
+// sent. It is a manager Runnable.
 func (b *Budget) Start(ctx context.Context) error {
-	t := time.NewTicker(b.summaryPeriod)
+	t := time.NewTicker(b.summaryPeriod / summaryChecks)
 	defer t.Stop()
 	for {
 		select {
@@ -286,6 +309,9 @@ func (b *Budget) Start(ctx context.Context) error {
 			last, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			b.record(last, b.Due(true))
 			cancel()
+			if b.stopRecorder != nil {
+				b.stopRecorder()
+			}
 			return nil
 		case <-t.C:
 			b.record(ctx, b.Due(false))

@@ -182,7 +182,9 @@ func TestSummaryIsRecordedOnTheCluster(t *testing.T) {
 	rec := record.NewFakeRecorder(10)
 	rec.IncludeObject = true
 	clk := clocktesting.NewFakeClock(t0)
-	b, err := New(Options{Burst: 1, Clock: clk, Reader: fake.NewClientBuilder().WithScheme(s).WithObjects(member1).Build(), Recorder: rec})
+	stopped := false
+	b, err := New(Options{Burst: 1, Clock: clk, Reader: fake.NewClientBuilder().WithScheme(s).WithObjects(member1).Build(), Recorder: rec,
+		StopRecorder: func() { stopped = true }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,6 +205,14 @@ func TestSummaryIsRecordedOnTheCluster(t *testing.T) {
 	if len(events) != 1 || !strings.HasPrefix(events[0], "Warning EvictWorkloadFromCluster 2 more EvictWorkloadFromCluster Events") ||
 		!strings.Contains(events[0], "kind=Cluster") {
 		t.Errorf("events at shutdown = %q, want one summary on the Cluster", events)
+	}
+	if !stopped {
+		t.Error("the summaries' recorder was not stopped after the last summaries")
+	}
+	// Nothing would count an Event held back now: a reconcile still
+	// finishing records its own.
+	if got := allowN(b, "member1", "EvictWorkloadFromCluster", 10, 5); got != 5 {
+		t.Errorf("after the last summaries: %d of 5 allowed", got)
 	}
 }
 

@@ -782,7 +782,10 @@ func conditionsSaid(conditions []metav1.Condition) string {
 // to count it on the Work's Cluster: one of many about the same member at
 // once, as in a mass failover.
 func (r *Reconciler) budgetedEvent(work *workv1alpha1.Work, eventType, reason, message string) {
-	cluster, _ := strings.CutPrefix(work.Namespace, clusterv1alpha1.ExecutionSpacePrefix)
+	cluster, ok := strings.CutPrefix(work.Namespace, clusterv1alpha1.ExecutionSpacePrefix)
+	if !ok {
+		cluster = ""
+	}
 	if r.Events.Allow(cluster, eventType, reason, "Work "+work.Namespace+"/"+work.Name) {
 		r.event(work, eventType, reason, message)
 	}

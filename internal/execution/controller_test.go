@@ -1298,7 +1298,9 @@ func TestEventsOfOneMembersWorksAreBudgeted(t *testing.T) {
 	if evs := f.eventsSaid(); len(evs) != 2 {
 		t.Errorf("events = %q, want member1's first and member2's", evs)
 	}
-	if sums := budget.Due(true); len(sums) != 1 || sums[0].Cluster != "member1" || !strings.Contains(sums[0].Message, "Work karmada-es-member1/") {
+	clk := f.r.Clock.(*clocktesting.FakePassiveClock)
+	clk.SetTime(clk.Now().Add(eventbudget.DefaultSummaryPeriod))
+	if sums := budget.Due(false); len(sums) != 1 || sums[0].Cluster != "member1" || !strings.Contains(sums[0].Message, "Work karmada-es-member1/") {
 		t.Errorf("summaries = %+v, want one for member1 naming the Work", sums)
 	}
 

@@ -394,7 +394,8 @@ func (r *Reconciler) unschedulableRetry() time.Duration {
 }
 
 // evictedFrom is the cluster of the binding's newest eviction task, whose
-// failover a new placement is part of; "" without a task.
+// failover a new placement is taken to be part of (one made for another
+// reason while the task is open counts there too); "" without a task.
 func evictedFrom(spec *workv1alpha2.ResourceBindingSpec) string {
 	if n := len(spec.GracefulEvictionTasks); n > 0 {
 		return spec.GracefulEvictionTasks[n-1].FromCluster

@@ -1,0 +1,53 @@
+package eventbudget
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/record"
+)
+
+// Recorder is the summaries' own Event recorder: a broadcaster of its own,
+// so that a summary does not wait behind the per-object Events queued in
+// the controllers' recorder, with the correlator's spam filter keyed by
+// reason as well. client-go's default filter lets 25 Events per object and
+// type through and then one every 5 minutes, which every summary about
+// one Cluster would share; a Budget records at most one per kind every
+// summary period.
+type Recorder struct {
+	record.EventRecorder
+	broadcaster record.EventBroadcaster
+}
+
+// NewRecorder starts a recorder that writes through cfg as component.
+func NewRecorder(cfg *rest.Config, scheme *runtime.Scheme, component string) (*Recorder, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("building the Event summaries' client: %w", err)
+	}
+	b := record.NewBroadcaster(record.WithCorrelatorOptions(record.CorrelatorOptions{
+		SpamKeyFunc: func(e *corev1.Event) string {
+			return e.Source.Component + "/" + string(e.InvolvedObject.UID) + "/" + e.InvolvedObject.Name + "/" + e.Type + "/" + e.Reason
+		},
+		// Bursts of 25 per kind and Cluster, one more every 10 s: a
+		// Budget says less than that.
+		BurstSize: 25,
+		QPS:       0.1,
+		// More than this many summaries of one kind within 10 minutes
+		// would be folded into one.
+		MaxEvents: 100,
+	}))
+	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: cs.CoreV1().Events("")})
+	return &Recorder{EventRecorder: b.NewRecorder(scheme, corev1.EventSource{Component: component}), broadcaster: b}, nil
+}
+
+// Stop stops the broadcaster: what it has not sent yet is dropped.
+func (r *Recorder) Stop() {
+	if r != nil {
+		r.broadcaster.Shutdown()
+	}
+}
