@@ -61,8 +61,9 @@ type deps struct {
 	// versions are the object versions the controllers' own writes
 	// replaced (conflict.Versions).
 	versions *conflict.Versions
-	// events is the failover Events' budget the scheduler and the
-	// graceful-eviction controller share (nil: every Event recorded).
+	// events is the per-workload Events' budget the graceful-eviction,
+	// scheduler and execution controllers share (nil: every Event
+	// recorded).
 	events *eventbudget.Budget
 	// guard knows the stored objects the caches leave out because they
 	// cannot be decoded.
