@@ -61,9 +61,9 @@ type deps struct {
 	// versions are the object versions the controllers' own writes
 	// replaced (conflict.Versions).
 	versions *conflict.Versions
-	// events is the per-workload Events' budget the graceful-eviction,
-	// scheduler and execution controllers share (nil: every Event
-	// recorded).
+	// events is the per-workload Events' budget the detector and the
+	// graceful-eviction, scheduler and execution controllers share (nil:
+	// every Event recorded).
 	events *eventbudget.Budget
 	// guard knows the stored objects the caches leave out because they
 	// cannot be decoded.
@@ -173,6 +173,7 @@ func allControllers() []controller {
 			return (&detector.Detector{
 				Client:          mgr.GetClient(),
 				Recorder:        recorder(mgr, "lifeboat-detector"),
+				Events:          d.events,
 				Interpreter:     d.interpreter,
 				Templates:       d.templateCache,
 				Statuses:        d.templateStatuses,

@@ -394,7 +394,7 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	if events != nil {
 		if err := mgr.Add(events); err != nil {
-			return fmt.Errorf("adding the failover Events' budget: %w", err)
+			return fmt.Errorf("adding the per-workload Events' budget: %w", err)
 		}
 	}
 	d := deps{
@@ -500,7 +500,7 @@ func eventBudget(mgr ctrl.Manager, burst int) (*eventbudget.Budget, error) {
 	if burst <= 0 {
 		return nil, nil
 	}
-	rec, err := eventbudget.NewRecorder(mgr.GetConfig(), mgr.GetScheme(), "failover-event-summary")
+	rec, err := eventbudget.NewRecorder(mgr.GetConfig(), mgr.GetScheme(), "lifeboat-event-summary")
 	if err != nil {
 		return nil, err
 	}

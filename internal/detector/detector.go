@@ -29,6 +29,7 @@ import (
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/apidiscovery"
 	"github.com/lifeboat-dev/lifeboat/internal/coalesce"
+	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	"github.com/lifeboat-dev/lifeboat/internal/packed"
 	"github.com/lifeboat-dev/lifeboat/internal/queue"
@@ -125,6 +126,10 @@ type Detector struct {
 	// Recorder records ApplyPolicySucceed/ApplyPolicyFailed, and
 	// TemplateKindNotServed on bindings. Required.
 	Recorder record.EventRecorder
+	// Events holds back the ApplyPolicySucceed Events of a mass rollout
+	// past its burst per policy, and summarises them on the policy (nil:
+	// every Event recorded).
+	Events *eventbudget.Budget
 	// Interpreter answers GetReplicas. Required.
 	Interpreter interpreter.Interpreter
 	// TemplateWorkers is the template controller's concurrency; 5 by default.

@@ -25,6 +25,7 @@ import (
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/clienttest"
+	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
 	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 	"github.com/lifeboat-dev/lifeboat/internal/packed"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
@@ -747,5 +748,37 @@ func TestPolicyStatusWritesDoNotWakeTheDetector(t *testing.T) {
 				t.Errorf("passes = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// A mass rollout's ApplyPolicySucceed Events past the burst are counted
+// on their policy, each policy with a budget of its own; every template
+// still gets its binding.
+func TestApplyPolicyEventsOfARolloutAreBudgetedPerPolicy(t *testing.T) {
+	e := newTestEnv(t, deployment("default", "a").obj(), deployment("default", "b").obj(), deployment("default", "c").obj(),
+		deployment("shop", "web").obj(), ppObj("default", "pol", "pp-1"), ppObj("shop", "pol", "pp-2"))
+	budget, err := eventbudget.New(eventbudget.Options{Burst: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.d.Events = budget
+	for _, k := range []TemplateKey{
+		{GVK: deploymentGVK, Namespace: "default", Name: "a"},
+		{GVK: deploymentGVK, Namespace: "default", Name: "b"},
+		{GVK: deploymentGVK, Namespace: "default", Name: "c"},
+		{GVK: deploymentGVK, Namespace: "shop", Name: "web"},
+	} {
+		e.reconcile(t, k)
+		e.binding(t, k.Namespace, k.Name+"-deployment")
+	}
+	evs := e.events()
+	if len(evs) != 2 || !strings.Contains(evs[0], "PropagationPolicy default/pol; created binding a-deployment") ||
+		!strings.Contains(evs[1], "PropagationPolicy shop/pol; created binding web-deployment") {
+		t.Errorf("events = %q, want each policy's first", evs)
+	}
+	sums := budget.Due(true)
+	if len(sums) != 1 || sums[0].Subject != eventbudget.Policy("default", "pol") || sums[0].Reason != ReasonApplyPolicySucceed ||
+		!strings.Contains(sums[0].Message, "2 more ApplyPolicySucceed Events") || !strings.Contains(sums[0].Message, "Deployment default/b, Deployment default/c") {
+		t.Errorf("summaries = %+v, want default/pol's two held back", sums)
 	}
 }

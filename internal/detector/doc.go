@@ -61,7 +61,9 @@
 //     (dispatching from the policy; scheduling kept). spec.clusters,
 //     gracefulEvictionTasks, requiredBy, rescheduleTriggeredAt and status
 //     are never touched. A reconcile with nothing to change writes nothing.
-//   - Events ApplyPolicySucceed / ApplyPolicyFailed on the template.
+//   - Events ApplyPolicySucceed / ApplyPolicyFailed on the template; past a
+//     burst per policy, ApplyPolicySucceed is counted in a summary on the
+//     policy instead (eventbudget).
 //
 // Lifeboat rule: when the policy sets spec.failover.application, the
 // binding's spec.propagateDeps is true even if the policy leaves

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 )
 
@@ -179,13 +180,13 @@ func (d *Detector) applyPolicy(ctx context.Context, tmpl *unstructured.Unstructu
 		}
 		d.Echoes.Wrote(string(tmpl.GetUID()), tmpl.GetResourceVersion())
 		log.V(1).Info("created binding", "binding", b.GetName())
-		d.Recorder.Eventf(tmpl, corev1.EventTypeNormal, ReasonApplyPolicySucceed, "Applied %s; created binding %s", p, b.GetName())
+		d.applied(tmpl, p, "Applied %s; created binding %s", p, b.GetName())
 		return reconcile.Result{}, nil
 	}
 	b := existing.DeepCopyObject().(client.Object)
 	if !MergeBinding(b, tmpl, p, r, d.NewID()) {
 		if claimChanged {
-			d.Recorder.Eventf(tmpl, corev1.EventTypeNormal, ReasonApplyPolicySucceed, "Applied %s", p)
+			d.applied(tmpl, p, "Applied %s", p)
 		}
 		return reconcile.Result{}, nil
 	}
@@ -194,9 +195,19 @@ func (d *Detector) applyPolicy(ctx context.Context, tmpl *unstructured.Unstructu
 	}
 	log.V(1).Info("updated binding", "binding", b.GetName())
 	if claimChanged {
-		d.Recorder.Eventf(tmpl, corev1.EventTypeNormal, ReasonApplyPolicySucceed, "Applied %s; updated binding %s", p, b.GetName())
+		d.applied(tmpl, p, "Applied %s; updated binding %s", p, b.GetName())
 	}
 	return reconcile.Result{}, nil
+}
+
+// applied records ApplyPolicySucceed on the template, within the policy's
+// budget of Events: past its burst, a mass rollout's are counted on the
+// policy instead.
+func (d *Detector) applied(tmpl *unstructured.Unstructured, p PolicyRef, format string, args ...any) {
+	workload := eventbudget.Template(tmpl.GetKind(), tmpl.GetNamespace(), tmpl.GetName())
+	if d.Events.Allow(eventbudget.Policy(p.Namespace, p.Name), corev1.EventTypeNormal, ReasonApplyPolicySucceed, workload) {
+		d.Recorder.Eventf(tmpl, corev1.EventTypeNormal, ReasonApplyPolicySucceed, format, args...)
+	}
 }
 
 // failed records ApplyPolicyFailed on the template and returns err for a

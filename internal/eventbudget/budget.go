@@ -1,22 +1,26 @@
-// Package eventbudget keeps the Events of a mass failover within what the
-// control plane can take, without losing count of them.
+// Package eventbudget keeps the Events of a mass failover or a mass
+// rollout within what the control plane can take, without losing count of
+// them.
 //
 // A failover records a few Events on each workload's binding and resource
-// template (the eviction, the new placement, the task closing). One
+// template (the eviction, the new placement, the task closing), and a
+// rollout a few more (the policy applied, the first placement). One
 // workload at a time that is what a user wants in `kubectl describe`. A
-// thousand workloads leaving one failed cluster make thousands of Events
-// within a minute: client-go's recorder sends them one at a time, keeps at
-// most 1,000 waiting and drops the rest unseen, and the ones it does send
-// compete with the failover's own writes for the API server.
+// thousand workloads leaving one failed cluster, or matched by one policy,
+// make thousands of Events within a minute: client-go's recorder sends
+// them one at a time, keeps at most 1,000 waiting and drops the rest
+// unseen, and the ones it does send compete with the controllers' own
+// writes for the API server.
 //
-// A Budget lets the Events of one kind (reason) about one cluster's
-// workloads (those evicted from it, or whose Works were applied to it)
-// through up to a burst, then one more per refill period; the rest are
-// counted, and every summary period one Event on the Cluster says how many
-// there were and names a few of the workloads. Each binding's status still
-// holds every eviction (spec.gracefulEvictionTasks, status.failoverHistory,
-// its conditions), and each Work's its Applied condition, whatever was
-// summarised.
+// A Budget lets the Events of one kind (reason) about one subject's
+// workloads (those evicted from a cluster or whose Works were applied to
+// it, or those a policy propagates) through up to a burst, then one more
+// per refill period; the rest are counted, and every summary period one
+// Event on the subject (the Cluster, the policy) says how many there were
+// and names a few of the workloads. Each binding's status still holds
+// every eviction (spec.gracefulEvictionTasks, status.failoverHistory, its
+// conditions) and its placement, each template its policy's claim, and
+// each Work its Applied condition, whatever was summarised.
 package eventbudget
 
 import (
@@ -30,6 +34,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
@@ -37,20 +42,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 )
 
 // Defaults of a Budget.
 const (
-	// DefaultBurst is how many Events of one reason about one cluster are
-	// recorded on the workloads at once: a failover of up to this many
-	// workloads is described in full.
+	// DefaultBurst is how many Events of one reason about one subject are
+	// recorded on the workloads at once: a failover or a rollout of up to
+	// this many workloads is described in full.
 	DefaultBurst = 50
 	// DefaultRefill is how often one more Event is let through once the
 	// burst is spent; a full burst is back after Burst × Refill of quiet.
 	DefaultRefill = 6 * time.Second
 	// DefaultSummaryPeriod is how long after the first Event held back the
-	// first summary is recorded on the Cluster. Each further summary of
+	// first summary is recorded on the subject. Each further summary of
 	// the same kind waits twice as long as the one before, up to
 	// maxSummaryPeriod, so that a long mass failover says a handful of
 	// summaries: client-go's recorder lets about 25 Events per object and
@@ -69,8 +75,8 @@ const summaryChecks = 5
 // examplesKept is how many workloads a summary names.
 const examplesKept = 3
 
-// Budget decides which per-workload Events of a failover are recorded, and
-// summarises the others on their Cluster. It is safe for concurrent use;
+// Budget decides which per-workload Events of a failover or a rollout are
+// recorded, and summarises the others on their subject. It is safe for concurrent use;
 // one Budget serves every controller of a process. A nil *Budget lets
 // every Event through.
 type Budget struct {
@@ -94,9 +100,75 @@ type Budget struct {
 	closed bool
 }
 
-// key is one reason about one cluster.
+// Subject is the object whose workloads a budgeted Event is about, and on
+// which its summary is recorded: a Cluster, a PropagationPolicy or a
+// ClusterPropagationPolicy. The zero Subject budgets nothing.
+type Subject struct {
+	// Kind is "Cluster", "PropagationPolicy" or "ClusterPropagationPolicy".
+	Kind string
+	// Namespace is a PropagationPolicy's; empty for the others.
+	Namespace string
+	Name      string
+}
+
+// Cluster is the subject of Events about the workloads evicted from the
+// named cluster, or whose Works were applied to it; "" is none.
+func Cluster(name string) Subject {
+	if name == "" {
+		return Subject{}
+	}
+	return Subject{Kind: kindCluster, Name: name}
+}
+
+// Policy is the subject of Events about the workloads a policy propagates:
+// the PropagationPolicy namespace/name, or with an empty namespace the
+// ClusterPropagationPolicy name; an empty name is none.
+func Policy(namespace, name string) Subject {
+	switch {
+	case name == "":
+		return Subject{}
+	case namespace == "":
+		return Subject{Kind: kindClusterPropagationPolicy, Name: name}
+	default:
+		return Subject{Kind: kindPropagationPolicy, Namespace: namespace, Name: name}
+	}
+}
+
+// PolicyOf is the subject of Events about a binding's (or template's)
+// workload: the policy named by its claim annotations, the
+// PropagationPolicy's first; none without a claim.
+func PolicyOf(obj metav1.Object) Subject {
+	a := obj.GetAnnotations()
+	if ns, name := a[policyv1alpha1.PropagationPolicyNamespaceAnnotation], a[policyv1alpha1.PropagationPolicyNameAnnotation]; ns != "" && name != "" {
+		return Policy(ns, name)
+	}
+	return Policy("", a[policyv1alpha1.ClusterPropagationPolicyAnnotation])
+}
+
+// Subject kinds.
+const (
+	kindCluster                  = "Cluster"
+	kindPropagationPolicy        = "PropagationPolicy"
+	kindClusterPropagationPolicy = "ClusterPropagationPolicy"
+)
+
+// String names the subject in a summary: "cluster member1",
+// "PropagationPolicy default/nginx".
+func (s Subject) String() string {
+	switch s.Kind {
+	case kindCluster:
+		return "cluster " + s.Name
+	case kindPropagationPolicy:
+		return s.Kind + " " + s.Namespace + "/" + s.Name
+	default:
+		return s.Kind + " " + s.Name
+	}
+}
+
+// key is one reason about one subject.
 type key struct {
-	cluster, reason string
+	subject Subject
+	reason  string
 }
 
 // bucket is what a key has left to spend, and what it held back since its
@@ -125,7 +197,7 @@ type Options struct {
 	SummaryPeriod time.Duration
 	// Clock (nil: the real one).
 	Clock clock.PassiveClock
-	// Reader reads the Cluster a summary is recorded on.
+	// Reader reads the Cluster or policy a summary is recorded on.
 	Reader client.Reader
 	// Recorder records the summaries (NewRecorder's, say).
 	Recorder record.EventRecorder
@@ -153,7 +225,7 @@ func New(o Options) (*Budget, error) {
 		buckets:       map[key]*bucket{},
 		held: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lifeboat_events_summarised_total",
-			Help: "Per-workload Events (a failover's, and those of Works applied to or cleaned up from a member) not recorded on each object but counted in a summary Event on the Cluster, by reason.",
+			Help: "Per-workload Events (a failover's, a rollout's, and those of Works applied to or cleaned up from a member) not recorded on each object but counted in a summary Event on their Cluster or policy, by reason.",
 		}, []string{"reason"}),
 	}
 	if b.refill <= 0 {
@@ -173,13 +245,14 @@ func New(o Options) (*Budget, error) {
 	return b, nil
 }
 
-// Allow reports whether an Event of reason about a workload of cluster (one
-// evicted from it, placed after such an eviction, or applied to it) should
-// be recorded on the workload's objects. When it returns false the Event is counted for the
-// next summary on the Cluster, with workload (namespace/name) as a
-// possible example. An empty cluster is always allowed.
-func (b *Budget) Allow(cluster, eventType, reason, workload string) bool {
-	if b == nil || cluster == "" {
+// Allow reports whether an Event of reason about a workload of subject (one
+// evicted from a cluster, placed after such an eviction, or applied to it;
+// one a policy propagates) should be recorded on the workload's objects.
+// When it returns false the Event is counted for the next summary on the
+// subject, with workload (namespace/name) as a possible example. The zero
+// Subject is always allowed.
+func (b *Budget) Allow(subject Subject, eventType, reason, workload string) bool {
+	if b == nil || subject.Name == "" {
 		return true
 	}
 	now := b.clock.Now()
@@ -188,7 +261,7 @@ func (b *Budget) Allow(cluster, eventType, reason, workload string) bool {
 	if b.closed {
 		return true
 	}
-	k := key{cluster: cluster, reason: reason}
+	k := key{subject: subject, reason: reason}
 	bk := b.buckets[k]
 	if bk == nil {
 		bk = &bucket{tokens: float64(b.burst), filled: now}
@@ -224,13 +297,14 @@ func (bk *bucket) fill(now time.Time, burst int, refill time.Duration) {
 	}
 }
 
-// Summary is one Event a Budget records on a Cluster.
+// Summary is one Event a Budget records on its subject.
 type Summary struct {
-	Cluster, EventType, Reason, Message string
+	Subject                    Subject
+	EventType, Reason, Message string
 }
 
 // Due takes the summaries whose period has passed: one per reason and
-// cluster that held Events back at least its period ago (the summary
+// subject that held Events back at least its period ago (the summary
 // period, doubled for each summary of the kind before), or all of them
 // when final; after a final Due, Allow lets every Event through. Buckets
 // with nothing held back and a full burst again are forgotten.
@@ -248,7 +322,7 @@ func (b *Budget) Due(final bool) []Summary {
 	for k, bk := range b.buckets {
 		if bk.heldBack > 0 && (final || now.Sub(bk.since) >= b.period(bk.summaries)) {
 			out = append(out, Summary{
-				Cluster:   k.cluster,
+				Subject:   k.subject,
 				EventType: bk.eventType,
 				Reason:    k.reason,
 				Message:   b.message(k, bk, now),
@@ -263,8 +337,8 @@ func (b *Budget) Due(final bool) []Summary {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].Cluster != out[j].Cluster {
-			return out[i].Cluster < out[j].Cluster
+		if a, b := out[i].Subject.String(), out[j].Subject.String(); a != b {
+			return a < b
 		}
 		return out[i].Reason < out[j].Reason
 	})
@@ -290,9 +364,9 @@ func (b *Budget) message(k key, bk *bucket, now time.Time) string {
 	if bk.total > bk.heldBack {
 		total = fmt.Sprintf(" (%d since %s)", bk.total, bk.first.UTC().Format(time.TimeOnly+" MST"))
 	}
-	return fmt.Sprintf("%d more %s Events about workloads of cluster %s in the last %s%s, counted here instead of recorded on each object: %s. "+
-		"Past %d at once, one such Event per %s is recorded on the objects themselves; the bindings' and Works' status hold what each one said.",
-		bk.heldBack, k.reason, k.cluster, now.Sub(bk.since).Round(time.Second), total, names, b.burst, b.refill)
+	return fmt.Sprintf("%d more %s Events about workloads of %s in the last %s%s, counted here instead of recorded on each object: %s. "+
+		"Past %d at once, one such Event per %s is recorded on the objects themselves; the workloads' bindings and Works hold what each one said.",
+		bk.heldBack, k.reason, k.subject, now.Sub(bk.since).Round(time.Second), total, names, b.burst, b.refill)
 }
 
 // Start records the summaries as they come due until ctx ends, then the
@@ -304,7 +378,7 @@ func (b *Budget) Start(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			// The manager's context is done: the Cluster reads use a
+			// The manager's context is done: the subjects' reads use a
 			// fresh one, bounded, so that the last counts are said.
 			last, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			b.record(last, b.Due(true))
@@ -322,36 +396,43 @@ func (b *Budget) Start(ctx context.Context) error {
 // NeedLeaderElection is true: only the leader's controllers record Events.
 func (b *Budget) NeedLeaderElection() bool { return true }
 
-// record records each summary on its Cluster.
+// record records each summary on its subject.
 func (b *Budget) record(ctx context.Context, sums []Summary) {
 	if b.recorder == nil {
 		return
 	}
 	for _, s := range sums {
-		b.recorder.Event(b.clusterRef(ctx, s.Cluster), s.EventType, s.Reason, s.Message)
+		b.recorder.Event(b.subjectRef(ctx, s.Subject), s.EventType, s.Reason, s.Message)
 	}
 }
 
-// clusterRef is the Cluster's reference, with its UID when the reader has
+// subjectRef is the subject's reference, with its UID when the reader has
 // it (kubectl describe matches Events by UID).
-func (b *Budget) clusterRef(ctx context.Context, name string) *corev1.ObjectReference {
-	ref := &corev1.ObjectReference{
-		APIVersion: clusterv1alpha1.SchemeGroupVersion.String(),
-		Kind:       "Cluster",
-		Name:       name,
+func (b *Budget) subjectRef(ctx context.Context, s Subject) *corev1.ObjectReference {
+	var obj client.Object
+	ref := &corev1.ObjectReference{Kind: s.Kind, Namespace: s.Namespace, Name: s.Name}
+	switch s.Kind {
+	case kindCluster:
+		ref.APIVersion = clusterv1alpha1.SchemeGroupVersion.String()
+		obj = &clusterv1alpha1.Cluster{}
+	case kindPropagationPolicy:
+		ref.APIVersion = policyv1alpha1.SchemeGroupVersion.String()
+		obj = &policyv1alpha1.PropagationPolicy{}
+	default:
+		ref.APIVersion = policyv1alpha1.SchemeGroupVersion.String()
+		obj = &policyv1alpha1.ClusterPropagationPolicy{}
 	}
 	if b.reader == nil {
 		return ref
 	}
-	var c clusterv1alpha1.Cluster
-	if err := b.reader.Get(ctx, types.NamespacedName{Name: name}, &c); err != nil {
+	if err := b.reader.Get(ctx, types.NamespacedName{Namespace: s.Namespace, Name: s.Name}, obj); err != nil {
 		if !apierrors.IsNotFound(err) {
-			ctrl.LoggerFrom(ctx).V(1).Info("reading the Cluster of an Event summary", "cluster", name, "error", err.Error())
+			ctrl.LoggerFrom(ctx).V(1).Info("reading the subject of an Event summary", "subject", s.String(), "error", err.Error())
 		}
 		return ref
 	}
-	ref.UID = c.UID
-	ref.ResourceVersion = c.ResourceVersion
+	ref.UID = obj.GetUID()
+	ref.ResourceVersion = obj.GetResourceVersion()
 	return ref
 }
 
@@ -359,12 +440,17 @@ func (b *Budget) clusterRef(ctx context.Context, name string) *corev1.ObjectRefe
 // template, or the binding itself.
 func Workload(obj client.Object, spec *workv1alpha2.ResourceBindingSpec) string {
 	res := spec.Resource
-	switch {
-	case res.Name == "":
+	if res.Name == "" {
 		return client.ObjectKeyFromObject(obj).String()
-	case res.Namespace == "":
-		return res.Kind + "/" + res.Name
-	default:
-		return res.Kind + " " + res.Namespace + "/" + res.Name
 	}
+	return Template(res.Kind, res.Namespace, res.Name)
+}
+
+// Template names a resource template for a summary: "Deployment
+// shop/web", "ClusterRole/view".
+func Template(kind, namespace, name string) string {
+	if namespace == "" {
+		return kind + "/" + name
+	}
+	return kind + " " + namespace + "/" + name
 }

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
@@ -37,7 +38,7 @@ func newBudget(t *testing.T, burst int) (*Budget, *clocktesting.FakeClock, *prom
 func allowN(b *Budget, cluster, reason string, from, n int) int {
 	allowed := 0
 	for i := from; i < from+n; i++ {
-		if b.Allow(cluster, "Warning", reason, fmt.Sprintf("Deployment bench/app-%d", i)) {
+		if b.Allow(Cluster(cluster), "Warning", reason, fmt.Sprintf("Deployment bench/app-%d", i)) {
 			allowed++
 		}
 	}
@@ -50,11 +51,11 @@ func TestBudgetLetsABurstThroughThenOneEveryRefill(t *testing.T) {
 		t.Fatalf("allowed %d of 8 at once, want the burst of 5", got)
 	}
 	clk.Step(DefaultRefill - time.Millisecond)
-	if b.Allow("member1", "Warning", "EvictWorkloadFromCluster", "Deployment bench/app-8") {
+	if b.Allow(Cluster("member1"), "Warning", "EvictWorkloadFromCluster", "Deployment bench/app-8") {
 		t.Fatal("allowed before a refill period passed")
 	}
 	clk.Step(time.Millisecond)
-	if !b.Allow("member1", "Warning", "EvictWorkloadFromCluster", "Deployment bench/app-9") {
+	if !b.Allow(Cluster("member1"), "Warning", "EvictWorkloadFromCluster", "Deployment bench/app-9") {
 		t.Fatal("not allowed once a refill period passed")
 	}
 	mfs, err := reg.Gather()
@@ -128,11 +129,11 @@ func TestBudgetSummarisesWhatItHeldBackOncePerPeriod(t *testing.T) {
 		t.Fatalf("summaries = %+v, want member1's two reasons", sums)
 	}
 	ev, sched := sums[0], sums[1]
-	if ev.Cluster != "member1" || ev.Reason != "EvictWorkloadFromCluster" || ev.EventType != "Warning" {
+	if ev.Subject != Cluster("member1") || ev.Reason != "EvictWorkloadFromCluster" || ev.EventType != "Warning" {
 		t.Errorf("first summary = %+v", ev)
 	}
 	for _, want := range []string{"5 more EvictWorkloadFromCluster Events", "cluster member1", "in the last 10s",
-		"Deployment bench/app-2, Deployment bench/app-3, Deployment bench/app-4 and others", "status hold what each one said"} {
+		"Deployment bench/app-2, Deployment bench/app-3, Deployment bench/app-4 and others", "bindings and Works hold what each one said"} {
 		if !strings.Contains(ev.Message, want) {
 			t.Errorf("message %q does not say %q", ev.Message, want)
 		}
@@ -179,20 +180,32 @@ func TestSummaryIsRecordedOnTheCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	member1 := &clusterv1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "member1", UID: "uid-member1"}}
+	pp := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "uid-pp"}}
+	cpp := &policyv1alpha1.ClusterPropagationPolicy{ObjectMeta: metav1.ObjectMeta{Name: "all", UID: "uid-cpp"}}
 	rec := record.NewFakeRecorder(10)
 	rec.IncludeObject = true
 	clk := clocktesting.NewFakeClock(t0)
 	stopped := false
-	b, err := New(Options{Burst: 1, Clock: clk, Reader: fake.NewClientBuilder().WithScheme(s).WithObjects(member1).Build(), Recorder: rec,
+	b, err := New(Options{Burst: 1, Clock: clk, Reader: fake.NewClientBuilder().WithScheme(s).WithObjects(member1, pp, cpp).Build(), Recorder: rec,
 		StopRecorder: func() { stopped = true }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ref := b.clusterRef(context.Background(), "member1"); ref.UID != "uid-member1" || ref.Kind != "Cluster" {
-		t.Errorf("reference = %+v, want the Cluster with its UID", ref)
-	}
-	if ref := b.clusterRef(context.Background(), "gone"); ref.Name != "gone" || ref.UID != "" {
-		t.Errorf("reference of a Cluster not found = %+v", ref)
+	for _, c := range []struct {
+		subject               Subject
+		apiVersion, kind, uid string
+	}{
+		{Cluster("member1"), "cluster.karmada.io/v1alpha1", "Cluster", "uid-member1"},
+		{Policy("shop", "web"), "policy.karmada.io/v1alpha1", "PropagationPolicy", "uid-pp"},
+		{Policy("", "all"), "policy.karmada.io/v1alpha1", "ClusterPropagationPolicy", "uid-cpp"},
+		{Cluster("gone"), "cluster.karmada.io/v1alpha1", "Cluster", ""},
+		{Policy("shop", "gone"), "policy.karmada.io/v1alpha1", "PropagationPolicy", ""},
+	} {
+		ref := b.subjectRef(context.Background(), c.subject)
+		if ref.APIVersion != c.apiVersion || ref.Kind != c.kind || string(ref.UID) != c.uid ||
+			ref.Namespace != c.subject.Namespace || ref.Name != c.subject.Name {
+			t.Errorf("reference of %s = %+v, want %s %s with UID %q", c.subject, ref, c.apiVersion, c.kind, c.uid)
+		}
 	}
 
 	allowN(b, "member1", "EvictWorkloadFromCluster", 0, 3)
@@ -213,6 +226,71 @@ func TestSummaryIsRecordedOnTheCluster(t *testing.T) {
 	// finishing records its own.
 	if got := allowN(b, "member1", "EvictWorkloadFromCluster", 10, 5); got != 5 {
 		t.Errorf("after the last summaries: %d of 5 allowed", got)
+	}
+}
+
+// A rollout's Events are budgeted per policy, apart from any cluster's,
+// and their summary names the policy.
+func TestBudgetKeepsPoliciesApart(t *testing.T) {
+	b, clk, _ := newBudget(t, 2)
+	web, all := Policy("shop", "web"), Policy("", "all")
+	for _, s := range []Subject{web, all, Cluster("web")} {
+		allowed := 0
+		for i := range 3 {
+			if b.Allow(s, "Normal", "ApplyPolicySucceed", fmt.Sprintf("Deployment shop/app-%d", i)) {
+				allowed++
+			}
+		}
+		if allowed != 2 {
+			t.Errorf("%s: allowed %d of 3, want its own burst of 2", s, allowed)
+		}
+	}
+	if !b.Allow(Policy("shop", ""), "Normal", "ApplyPolicySucceed", "Deployment shop/app-9") {
+		t.Error("an Event without a policy was held back")
+	}
+	clk.Step(DefaultSummaryPeriod)
+	var said []string
+	for _, s := range b.Due(false) {
+		said = append(said, s.Subject.String()+": "+s.Message)
+	}
+	want := []string{
+		"ClusterPropagationPolicy all: 1 more ApplyPolicySucceed Events about workloads of ClusterPropagationPolicy all in the last 10s",
+		"PropagationPolicy shop/web: 1 more ApplyPolicySucceed Events about workloads of PropagationPolicy shop/web in the last 10s",
+		"cluster web: 1 more ApplyPolicySucceed Events about workloads of cluster web in the last 10s",
+	}
+	if len(said) != len(want) {
+		t.Fatalf("summaries = %q, want %d", said, len(want))
+	}
+	for i := range want {
+		if !strings.HasPrefix(said[i], want[i]) {
+			t.Errorf("summary %d = %q, want it to start %q", i, said[i], want[i])
+		}
+	}
+}
+
+func TestPolicyOfReadsTheClaim(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		annotations map[string]string
+		want        Subject
+	}{
+		{"PropagationPolicy", map[string]string{
+			policyv1alpha1.PropagationPolicyNamespaceAnnotation: "shop", policyv1alpha1.PropagationPolicyNameAnnotation: "web",
+		}, Subject{Kind: "PropagationPolicy", Namespace: "shop", Name: "web"}},
+		{"ClusterPropagationPolicy", map[string]string{
+			policyv1alpha1.ClusterPropagationPolicyAnnotation: "all",
+		}, Subject{Kind: "ClusterPropagationPolicy", Name: "all"}},
+		{"a PropagationPolicy's namespace without its name", map[string]string{
+			policyv1alpha1.PropagationPolicyNamespaceAnnotation: "shop", policyv1alpha1.ClusterPropagationPolicyAnnotation: "all",
+		}, Subject{Kind: "ClusterPropagationPolicy", Name: "all"}},
+		{"no claim", nil, Subject{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			obj := &metav1.ObjectMeta{Annotations: c.annotations}
+			if got := PolicyOf(obj); got != c.want {
+				t.Errorf("PolicyOf = %+v, want %+v", got, c.want)
+			}
+		})
 	}
 }
 

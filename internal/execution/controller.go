@@ -786,7 +786,7 @@ func (r *Reconciler) budgetedEvent(work *workv1alpha1.Work, eventType, reason, m
 	if !ok {
 		cluster = ""
 	}
-	if r.Events.Allow(cluster, eventType, reason, "Work "+work.Namespace+"/"+work.Name) {
+	if r.Events.Allow(eventbudget.Cluster(cluster), eventType, reason, "Work "+work.Namespace+"/"+work.Name) {
 		r.event(work, eventType, reason, message)
 	}
 }

@@ -1300,7 +1300,7 @@ func TestEventsOfOneMembersWorksAreBudgeted(t *testing.T) {
 	}
 	clk := f.r.Clock.(*clocktesting.FakePassiveClock)
 	clk.SetTime(clk.Now().Add(eventbudget.DefaultSummaryPeriod))
-	if sums := budget.Due(false); len(sums) != 1 || sums[0].Cluster != "member1" || !strings.Contains(sums[0].Message, "Work karmada-es-member1/") {
+	if sums := budget.Due(false); len(sums) != 1 || sums[0].Subject != eventbudget.Cluster("member1") || !strings.Contains(sums[0].Message, "Work karmada-es-member1/") {
 		t.Errorf("summaries = %+v, want one for member1 naming the Work", sums)
 	}
 

@@ -886,7 +886,7 @@ func TestGracefulEvictionSummarisesAMassFailoversEvents(t *testing.T) {
 	sums := budget.Due(true)
 	var said []string
 	for _, s := range sums {
-		said = append(said, s.Cluster+" "+s.Reason+" "+s.Message)
+		said = append(said, s.Subject.Name+" "+s.Reason+" "+s.Message)
 	}
 	if !containsEvent(said, "member2 "+EventReasonEvicted, "1 more", "Deployment default/c") ||
 		!containsEvent(said, "member2 "+EventReasonReplacementHealthy, "1 more") || len(sums) != 2 {

@@ -91,7 +91,7 @@ func eventBoth(rec record.EventRecorder, obj client.Object, spec *workv1alpha2.R
 // leaving one cluster are counted in a summary on that Cluster past the
 // budget's burst (eventbudget).
 func eventFrom(budget *eventbudget.Budget, cluster string, rec record.EventRecorder, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, eventType, reason, format string, args ...any) {
-	if rec == nil || !budget.Allow(cluster, eventType, reason, eventbudget.Workload(obj, spec)) {
+	if rec == nil || !budget.Allow(eventbudget.Cluster(cluster), eventType, reason, eventbudget.Workload(obj, spec)) {
 		return
 	}
 	eventBoth(rec, obj, spec, eventType, reason, format, args...)

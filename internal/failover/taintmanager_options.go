@@ -60,8 +60,9 @@ type ClusterFailoverOptions struct {
 	// member, and the clocks' disagreement (see internal/fencing).
 	FencingStopMargin time.Duration
 	// FailoverEventBurst is how many per-workload Events of one kind about
-	// one cluster's workloads are recorded at once before the rest are
-	// summarised on the Cluster (eventbudget); 0 records every Event.
+	// one cluster's workloads, or one policy's, are recorded at once before
+	// the rest are summarised on the Cluster or the policy (eventbudget);
+	// 0 records every Event.
 	FailoverEventBurst int
 }
 
@@ -104,7 +105,7 @@ func (o *ClusterFailoverOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.FencingStopMargin, "fencing-stop-margin", o.FencingStopMargin,
 		"A copy in a Pull cluster that its agent fenced (scaled to zero or deleted, once it could not renew the cluster's Lease for the lease duration plus the copy's toleration) counts as stopped this long after that; a Directly failover then creates the new copy without waiting for the old one's deletion. Cover the time the stop takes in the member (pod termination), the difference between the member's and the control plane's clocks, and the 10 s an agent tries a failing ScaleToZero rule before it deletes the copy; a shorter margin is accepted with a warning in the log.")
 	fs.IntVar(&o.FailoverEventBurst, "failover-event-burst", o.FailoverEventBurst,
-		fmt.Sprintf("How many Events of one kind about one cluster's workloads are recorded on each workload's objects at once (on bindings and templates: an eviction from the cluster, the new placement, the task closed, the eviction cancelled, the replacement healthy; on Works: applied to the cluster, or its clean-up there waiting); past it one more every %s, and the rest are counted in an Event on the Cluster %s after the first one held back (later ones of the same kind twice as far apart each time, at most 5 minutes), so that a mass failover does not flood the API server or lose Events in the recorder's queue. 0 records every Event. Lifeboat's flag.",
+		fmt.Sprintf("How many Events of one kind about one cluster's workloads, or one policy's, are recorded on each workload's objects at once (on bindings and templates: an eviction from the cluster, the new placement, the task closed, the eviction cancelled, the replacement healthy; on Works: applied to the cluster, or its clean-up there waiting; on templates: the policy applied, and with bindings the first placement); past it one more every %s, and the rest are counted in an Event on the Cluster or the policy %s after the first one held back (later ones of the same kind twice as far apart each time, at most 5 minutes), so that a mass failover or rollout does not flood the API server or lose Events in the recorder's queue. 0 records every Event. Lifeboat's flag.",
 			eventbudget.DefaultRefill, eventbudget.DefaultSummaryPeriod))
 	fs.DurationVar(&o.GracefulEvictionHold, "graceful-eviction-hold", o.GracefulEvictionHold,
 		"How long a workload's clean-up after a failover (its failover history, closing a Gracefully eviction task and so deleting the old copy) may wait while other evicted workloads still wait for their replacement, so that a mass failover places replacements first; 0.1 s longer for each eviction still waiting for the scheduler, up to ten times as long. 0 never waits. Lifeboat's flag.")

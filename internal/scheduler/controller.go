@@ -343,7 +343,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 	news := specWritten || pass.Fresh || !wasScheduled || schedErr != nil
 	if news && (specWritten || statusWritten) {
 		if schedErr == nil {
-			if r.Events.Allow(evictedFrom(b.spec), corev1.EventTypeNormal, EventReasonScheduleSucceed, eventbudget.Workload(b.obj, b.spec)) {
+			if r.Events.Allow(eventSubject(b), corev1.EventTypeNormal, EventReasonScheduleSucceed, eventbudget.Workload(b.obj, b.spec)) {
 				r.event(b, corev1.EventTypeNormal, EventReasonScheduleSucceed, fmt.Sprintf("%s Result: %s", scheduledMessage, formatTargets(b.spec.Clusters)))
 			}
 			log.V(2).Info("binding scheduled", "trigger", pass.Trigger, "clusters", formatTargets(b.spec.Clusters), "affinityName", result.AffinityName)
@@ -393,14 +393,17 @@ func (r *Reconciler) unschedulableRetry() time.Duration {
 	return r.UnschedulableRetry
 }
 
-// evictedFrom is the cluster of the binding's newest eviction task, whose
-// failover a new placement is taken to be part of (one made for another
-// reason while the task is open counts there too); "" without a task.
-func evictedFrom(spec *workv1alpha2.ResourceBindingSpec) string {
-	if n := len(spec.GracefulEvictionTasks); n > 0 {
-		return spec.GracefulEvictionTasks[n-1].FromCluster
+// eventSubject is what a placement's Event is about for the Events'
+// budget: the cluster of the binding's newest eviction task, whose
+// failover the placement is taken to be part of (one made for another
+// reason while the task is open counts there too), or without a task the
+// policy that propagates the binding's workload (a rollout, or a policy
+// changed).
+func eventSubject(b binding) eventbudget.Subject {
+	if n := len(b.spec.GracefulEvictionTasks); n > 0 {
+		return eventbudget.Cluster(b.spec.GracefulEvictionTasks[n-1].FromCluster)
 	}
-	return ""
+	return eventbudget.PolicyOf(b.obj)
 }
 
 // event records an event on the binding and on its resource template.

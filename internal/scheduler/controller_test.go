@@ -641,9 +641,9 @@ func TestReconcileLeavesBindingsOnUnreadableClusters(t *testing.T) {
 }
 
 // A new placement after an eviction counts against the budget of the
-// evicted cluster's failover; a placement without an eviction task is
-// always announced.
-func TestScheduleEventOfAMassFailoverIsBudgeted(t *testing.T) {
+// evicted cluster's failover, a first placement against its policy's
+// rollout; one without either (no task, no claim) is always announced.
+func TestScheduleEventsOfAMassFailoverOrRolloutAreBudgeted(t *testing.T) {
 	evicted := func(name string) *workv1alpha2.ResourceBinding {
 		return st.MakeBinding("default", name).Replicas(2).Placement(seedPlacement()).Generation(2).
 			EvictionTask("member2").
@@ -651,15 +651,21 @@ func TestScheduleEventOfAMassFailoverIsBudgeted(t *testing.T) {
 			SchedulerStatus(1, &metav1.Time{Time: testNow.Add(-time.Hour)}, "").
 			Condition(scheduledCondition()).Obj()
 	}
+	rolledOut := func(name string) *workv1alpha2.ResourceBinding {
+		return st.MakeBinding("default", name).Replicas(2).Placement(seedPlacement()).
+			Annotation(policyv1alpha1.PropagationPolicyNamespaceAnnotation, "default").
+			Annotation(policyv1alpha1.PropagationPolicyNameAnnotation, "web").Obj()
+	}
 	h := newHarness(t, st.MakeCluster("member1").Free(10, "").Obj(), st.MakeCluster("member2").Free(100, "").Obj(),
 		st.MakeCluster("member3").Free(10, "").Obj(), evicted("a"), evicted("b"),
-		st.MakeBinding("default", "fresh").Replicas(2).Placement(seedPlacement()).Obj())
+		st.MakeBinding("default", "fresh").Replicas(2).Placement(seedPlacement()).Obj(),
+		rolledOut("web1"), rolledOut("web2"))
 	budget, err := eventbudget.New(eventbudget.Options{Burst: 1, Clock: clocktesting.NewFakePassiveClock(testNow)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.r.Events = budget
-	for _, name := range []string{"a-deployment", "b-deployment", "fresh-deployment"} {
+	for _, name := range []string{"a-deployment", "b-deployment", "fresh-deployment", "web1-deployment", "web2-deployment"} {
 		if _, got := h.reconcileRB(t, name); len(got.Spec.Clusters) == 0 {
 			t.Fatalf("%s not placed", name)
 		}
@@ -670,11 +676,19 @@ func TestScheduleEventOfAMassFailoverIsBudgeted(t *testing.T) {
 			succeeded++
 		}
 	}
-	// Binding and template: workload a's and the fresh one's.
-	if succeeded != 4 {
-		t.Errorf("%d ScheduleBindingSucceed Events, want 4", succeeded)
+	// Binding and template of three workloads: the failover's first, the
+	// unclaimed one and the rollout's first (the summaries below name the
+	// two held back).
+	if succeeded != 6 {
+		t.Errorf("%d ScheduleBindingSucceed Events, want 6", succeeded)
 	}
-	if sums := budget.Due(true); len(sums) != 1 || sums[0].Cluster != "member2" || !strings.Contains(sums[0].Message, "1 more") {
-		t.Errorf("summaries = %+v, want one for member2's failover", sums)
+	sums := budget.Due(true)
+	var said []string
+	for _, s := range sums {
+		said = append(said, s.Subject.String()+": "+s.Message)
+	}
+	if len(sums) != 2 || !strings.HasPrefix(said[0], "PropagationPolicy default/web: 1 more") || !strings.Contains(said[0], "web2") ||
+		!strings.HasPrefix(said[1], "cluster member2: 1 more") || !strings.Contains(said[1], "default/b") {
+		t.Errorf("summaries = %q, want one for the policy's rollout naming web2, one for member2's failover naming b", said)
 	}
 }

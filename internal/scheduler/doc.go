@@ -32,7 +32,9 @@
 //
 // Events ScheduleBindingSucceed / ScheduleBindingFailed are recorded on the
 // binding and on the resource template in spec.resource whenever the
-// scheduler wrote something.
+// scheduler wrote something. Past a burst, ScheduleBindingSucceed is counted
+// in a summary instead (eventbudget): on the Cluster of the binding's newest
+// eviction task, or without a task on the policy that claims the workload.
 //
 // Triggers: binding creation and generation changes; Cluster creation,
 // deletion and changes of labels, spec, deletion, Ready, or API enablements

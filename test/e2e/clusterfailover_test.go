@@ -21,6 +21,7 @@ import (
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/detector"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv"
 )
@@ -833,6 +834,33 @@ func massFailover(t *testing.T, e *cfEnv) {
 		// with what it saw.
 		return evicted >= n && recorded+counted == evicted && summaries > 0 && recorded < evicted,
 			fmt.Sprintf("%d evictions since the crash; %d Events on bindings, %d counted in %d summaries on %s", evicted, recorded, counted, summaries, member), nil
+	})
+
+	// The rollout said each template's policy once: on the template, or,
+	// past the burst, counted on the PropagationPolicy.
+	cfEventually(t, 2*time.Minute, "each template's ApplyPolicySucceed on it or counted on its policy", func(ctx context.Context) (bool, string, error) {
+		onTemplates, err := e.cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
+			FieldSelector: "involvedObject.kind=Deployment,reason=" + detector.ReasonApplyPolicySucceed,
+		})
+		if err != nil {
+			return false, "", err
+		}
+		onPolicy, err := e.cs.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
+			FieldSelector: "involvedObject.kind=PropagationPolicy,involvedObject.name=mass,reason=" + detector.ReasonApplyPolicySucceed,
+		})
+		if err != nil {
+			return false, "", err
+		}
+		counted := 0
+		for _, ev := range onPolicy.Items {
+			var more int
+			if _, err := fmt.Sscanf(ev.Message, "%d more", &more); err == nil {
+				counted += more * int(max(ev.Count, 1))
+			}
+		}
+		recorded := len(onTemplates.Items)
+		return recorded+counted == n && len(onPolicy.Items) > 0 && recorded < n,
+			fmt.Sprintf("%d on templates, %d counted in %d summaries on the policy", recorded, counted, len(onPolicy.Items)), nil
 	})
 
 	// The member returns: every stale copy is deleted there.
