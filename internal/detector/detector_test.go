@@ -756,7 +756,8 @@ func TestPolicyStatusWritesDoNotWakeTheDetector(t *testing.T) {
 // still gets its binding.
 func TestApplyPolicyEventsOfARolloutAreBudgetedPerPolicy(t *testing.T) {
 	e := newTestEnv(t, deployment("default", "a").obj(), deployment("default", "b").obj(), deployment("default", "c").obj(),
-		deployment("shop", "web").obj(), ppObj("default", "pol", "pp-1"), ppObj("shop", "pol", "pp-2"))
+		deployment("shop", "web").obj(), deployment("other", "x").obj(), deployment("other", "y").obj(),
+		ppObj("default", "pol", "pp-1"), ppObj("shop", "pol", "pp-2"), cppObj("pol", "cpp-1"))
 	budget, err := eventbudget.New(eventbudget.Options{Burst: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -767,18 +768,22 @@ func TestApplyPolicyEventsOfARolloutAreBudgetedPerPolicy(t *testing.T) {
 		{GVK: deploymentGVK, Namespace: "default", Name: "b"},
 		{GVK: deploymentGVK, Namespace: "default", Name: "c"},
 		{GVK: deploymentGVK, Namespace: "shop", Name: "web"},
+		{GVK: deploymentGVK, Namespace: "other", Name: "x"},
+		{GVK: deploymentGVK, Namespace: "other", Name: "y"},
 	} {
 		e.reconcile(t, k)
 		e.binding(t, k.Namespace, k.Name+"-deployment")
 	}
 	evs := e.events()
-	if len(evs) != 2 || !strings.Contains(evs[0], "PropagationPolicy default/pol; created binding a-deployment") ||
-		!strings.Contains(evs[1], "PropagationPolicy shop/pol; created binding web-deployment") {
+	if len(evs) != 3 || !strings.Contains(evs[0], "PropagationPolicy default/pol; created binding a-deployment") ||
+		!strings.Contains(evs[1], "PropagationPolicy shop/pol; created binding web-deployment") ||
+		!strings.Contains(evs[2], "ClusterPropagationPolicy pol; created binding x-deployment") {
 		t.Errorf("events = %q, want each policy's first", evs)
 	}
 	sums := budget.Due(true)
-	if len(sums) != 1 || sums[0].Subject != eventbudget.Policy("default", "pol") || sums[0].Reason != ReasonApplyPolicySucceed ||
-		!strings.Contains(sums[0].Message, "2 more ApplyPolicySucceed Events") || !strings.Contains(sums[0].Message, "Deployment default/b, Deployment default/c") {
-		t.Errorf("summaries = %+v, want default/pol's two held back", sums)
+	if len(sums) != 2 || sums[0].Subject != eventbudget.Policy("", "pol") || !strings.Contains(sums[0].Message, "1 more ApplyPolicySucceed Events") ||
+		sums[1].Subject != eventbudget.Policy("default", "pol") || sums[1].Reason != ReasonApplyPolicySucceed ||
+		!strings.Contains(sums[1].Message, "2 more ApplyPolicySucceed Events") || !strings.Contains(sums[1].Message, "Deployment default/b, Deployment default/c") {
+		t.Errorf("summaries = %+v, want the ClusterPropagationPolicy's one and default/pol's two held back", sums)
 	}
 }

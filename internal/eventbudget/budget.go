@@ -72,6 +72,10 @@ const maxSummaryPeriod = 5 * time.Minute
 // summaries due: a summary comes at most a fifth of a period late.
 const summaryChecks = 5
 
+// subjectReadTimeout bounds the read of a summary's subject; past it the
+// summary is recorded without the subject's UID.
+const subjectReadTimeout = 5 * time.Second
+
 // examplesKept is how many workloads a summary names.
 const examplesKept = 3
 
@@ -135,14 +139,21 @@ func Policy(namespace, name string) Subject {
 }
 
 // PolicyOf is the subject of Events about a binding's (or template's)
-// workload: the policy named by its claim annotations, the
-// PropagationPolicy's first; none without a claim.
+// workload: the policy of its claim, read as the detector reads it (a
+// PropagationPolicy's permanent-id label, namespace and name annotations
+// first, then a ClusterPropagationPolicy's label and name annotation);
+// none without a complete claim.
 func PolicyOf(obj metav1.Object) Subject {
-	a := obj.GetAnnotations()
-	if ns, name := a[policyv1alpha1.PropagationPolicyNamespaceAnnotation], a[policyv1alpha1.PropagationPolicyNameAnnotation]; ns != "" && name != "" {
-		return Policy(ns, name)
+	l, a := obj.GetLabels(), obj.GetAnnotations()
+	if l[policyv1alpha1.PropagationPolicyPermanentIDLabel] != "" {
+		if ns, name := a[policyv1alpha1.PropagationPolicyNamespaceAnnotation], a[policyv1alpha1.PropagationPolicyNameAnnotation]; ns != "" && name != "" {
+			return Policy(ns, name)
+		}
 	}
-	return Policy("", a[policyv1alpha1.ClusterPropagationPolicyAnnotation])
+	if l[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel] != "" {
+		return Policy("", a[policyv1alpha1.ClusterPropagationPolicyAnnotation])
+	}
+	return Subject{}
 }
 
 // Subject kinds.
@@ -425,6 +436,10 @@ func (b *Budget) subjectRef(ctx context.Context, s Subject) *corev1.ObjectRefere
 	if b.reader == nil {
 		return ref
 	}
+	// A cache that has to start an informer for the kind first must not
+	// hold up the summaries after this one.
+	ctx, cancel := context.WithTimeout(ctx, subjectReadTimeout)
+	defer cancel()
 	if err := b.reader.Get(ctx, types.NamespacedName{Namespace: s.Namespace, Name: s.Name}, obj); err != nil {
 		if !apierrors.IsNotFound(err) {
 			ctrl.LoggerFrom(ctx).V(1).Info("reading the subject of an Event summary", "subject", s.String(), "error", err.Error())

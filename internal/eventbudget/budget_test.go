@@ -269,24 +269,30 @@ func TestBudgetKeepsPoliciesApart(t *testing.T) {
 }
 
 func TestPolicyOfReadsTheClaim(t *testing.T) {
+	ppID := map[string]string{policyv1alpha1.PropagationPolicyPermanentIDLabel: "pp-1"}
+	cppID := map[string]string{policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel: "cpp-1"}
+	both := map[string]string{policyv1alpha1.PropagationPolicyPermanentIDLabel: "pp-1", policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel: "cpp-1"}
+	pp := map[string]string{policyv1alpha1.PropagationPolicyNamespaceAnnotation: "shop", policyv1alpha1.PropagationPolicyNameAnnotation: "web"}
+	cpp := map[string]string{policyv1alpha1.ClusterPropagationPolicyAnnotation: "all"}
+	bothNames := map[string]string{policyv1alpha1.PropagationPolicyNamespaceAnnotation: "shop",
+		policyv1alpha1.PropagationPolicyNameAnnotation: "web", policyv1alpha1.ClusterPropagationPolicyAnnotation: "all"}
 	for _, c := range []struct {
-		name        string
-		annotations map[string]string
-		want        Subject
+		name                string
+		labels, annotations map[string]string
+		want                Subject
 	}{
-		{"PropagationPolicy", map[string]string{
-			policyv1alpha1.PropagationPolicyNamespaceAnnotation: "shop", policyv1alpha1.PropagationPolicyNameAnnotation: "web",
-		}, Subject{Kind: "PropagationPolicy", Namespace: "shop", Name: "web"}},
-		{"ClusterPropagationPolicy", map[string]string{
-			policyv1alpha1.ClusterPropagationPolicyAnnotation: "all",
-		}, Subject{Kind: "ClusterPropagationPolicy", Name: "all"}},
-		{"a PropagationPolicy's namespace without its name", map[string]string{
+		{"PropagationPolicy", ppID, pp, Subject{Kind: "PropagationPolicy", Namespace: "shop", Name: "web"}},
+		{"ClusterPropagationPolicy", cppID, cpp, Subject{Kind: "ClusterPropagationPolicy", Name: "all"}},
+		{"both claims: the PropagationPolicy's", both, bothNames, Subject{Kind: "PropagationPolicy", Namespace: "shop", Name: "web"}},
+		{"a PropagationPolicy's namespace without its name", both, map[string]string{
 			policyv1alpha1.PropagationPolicyNamespaceAnnotation: "shop", policyv1alpha1.ClusterPropagationPolicyAnnotation: "all",
 		}, Subject{Kind: "ClusterPropagationPolicy", Name: "all"}},
-		{"no claim", nil, Subject{}},
+		{"names without a permanent id", nil, bothNames, Subject{}},
+		{"a ClusterPropagationPolicy's id without its name", cppID, pp, Subject{}},
+		{"no claim", nil, nil, Subject{}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			obj := &metav1.ObjectMeta{Annotations: c.annotations}
+			obj := &metav1.ObjectMeta{Labels: c.labels, Annotations: c.annotations}
 			if got := PolicyOf(obj); got != c.want {
 				t.Errorf("PolicyOf = %+v, want %+v", got, c.want)
 			}

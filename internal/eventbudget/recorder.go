@@ -16,8 +16,8 @@ import (
 // the controllers' recorder, with the correlator's spam filter keyed by
 // reason as well. client-go's default filter lets 25 Events per object and
 // type through and then one every 5 minutes, which every summary about
-// one Cluster would share; a Budget records at most one per kind every
-// summary period.
+// one Cluster or policy would share; a Budget records at most one per
+// reason and subject every summary period.
 type Recorder struct {
 	record.EventRecorder
 	broadcaster record.EventBroadcaster
@@ -31,9 +31,10 @@ func NewRecorder(cfg *rest.Config, scheme *runtime.Scheme, component string) (*R
 	}
 	b := record.NewBroadcaster(record.WithCorrelatorOptions(record.CorrelatorOptions{
 		SpamKeyFunc: func(e *corev1.Event) string {
-			return e.Source.Component + "/" + string(e.InvolvedObject.UID) + "/" + e.InvolvedObject.Name + "/" + e.Type + "/" + e.Reason
+			o := e.InvolvedObject
+			return e.Source.Component + "/" + o.Kind + "/" + o.Namespace + "/" + o.Name + "/" + string(o.UID) + "/" + e.Type + "/" + e.Reason
 		},
-		// Bursts of 25 per kind and Cluster, one more every 10 s: a
+		// Bursts of 25 per reason and subject, one more every 10 s: a
 		// Budget says less than that.
 		BurstSize: 25,
 		QPS:       0.1,

@@ -292,6 +292,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 
 	// 4. Write the status.
 	wasScheduled := meta.IsStatusConditionTrue(b.status.Conditions, workv1alpha2.Scheduled)
+	failedBefore := meta.IsStatusConditionFalse(b.status.Conditions, workv1alpha2.Scheduled)
 	before := obj.DeepCopyObject().(client.Object)
 	now := metav1.NewTime(r.clock().Now())
 	cond := metav1.Condition{Type: workv1alpha2.Scheduled, ObservedGeneration: obj.GetGeneration(), LastTransitionTime: now}
@@ -343,7 +344,9 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request, obj client
 	news := specWritten || pass.Fresh || !wasScheduled || schedErr != nil
 	if news && (specWritten || statusWritten) {
 		if schedErr == nil {
-			if r.Events.Allow(eventSubject(b), corev1.EventTypeNormal, EventReasonScheduleSucceed, eventbudget.Workload(b.obj, b.spec)) {
+			// The success after a failure is what a person watching a
+			// stuck workload waits for: never held back.
+			if failedBefore || r.Events.Allow(eventSubject(b), corev1.EventTypeNormal, EventReasonScheduleSucceed, eventbudget.Workload(b.obj, b.spec)) {
 				r.event(b, corev1.EventTypeNormal, EventReasonScheduleSucceed, fmt.Sprintf("%s Result: %s", scheduledMessage, formatTargets(b.spec.Clusters)))
 			}
 			log.V(2).Info("binding scheduled", "trigger", pass.Trigger, "clusters", formatTargets(b.spec.Clusters), "affinityName", result.AffinityName)
@@ -397,8 +400,8 @@ func (r *Reconciler) unschedulableRetry() time.Duration {
 // budget: the cluster of the binding's newest eviction task, whose
 // failover the placement is taken to be part of (one made for another
 // reason while the task is open counts there too), or without a task the
-// policy that propagates the binding's workload (a rollout, or a policy
-// changed).
+// policy that claims the binding's workload (a rollout, a policy or the
+// workload changed).
 func eventSubject(b binding) eventbudget.Subject {
 	if n := len(b.spec.GracefulEvictionTasks); n > 0 {
 		return eventbudget.Cluster(b.spec.GracefulEvictionTasks[n-1].FromCluster)

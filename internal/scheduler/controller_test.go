@@ -641,8 +641,9 @@ func TestReconcileLeavesBindingsOnUnreadableClusters(t *testing.T) {
 }
 
 // A new placement after an eviction counts against the budget of the
-// evicted cluster's failover, a first placement against its policy's
-// rollout; one without either (no task, no claim) is always announced.
+// evicted cluster's failover, another against its policy's (a rollout);
+// one without either (no task, no claim), and a success after a failure,
+// are always announced.
 func TestScheduleEventsOfAMassFailoverOrRolloutAreBudgeted(t *testing.T) {
 	evicted := func(name string) *workv1alpha2.ResourceBinding {
 		return st.MakeBinding("default", name).Replicas(2).Placement(seedPlacement()).Generation(2).
@@ -651,21 +652,30 @@ func TestScheduleEventsOfAMassFailoverOrRolloutAreBudgeted(t *testing.T) {
 			SchedulerStatus(1, &metav1.Time{Time: testNow.Add(-time.Hour)}, "").
 			Condition(scheduledCondition()).Obj()
 	}
-	rolledOut := func(name string) *workv1alpha2.ResourceBinding {
-		return st.MakeBinding("default", name).Replicas(2).Placement(seedPlacement()).
+	rolledOut := func(name string, conds ...metav1.Condition) *workv1alpha2.ResourceBinding {
+		w := st.MakeBinding("default", name).Replicas(2).Placement(seedPlacement()).
 			Annotation(policyv1alpha1.PropagationPolicyNamespaceAnnotation, "default").
-			Annotation(policyv1alpha1.PropagationPolicyNameAnnotation, "web").Obj()
+			Annotation(policyv1alpha1.PropagationPolicyNameAnnotation, "web")
+		for _, c := range conds {
+			w = w.Condition(c)
+		}
+		rb := w.Obj()
+		rb.Labels = map[string]string{policyv1alpha1.PropagationPolicyPermanentIDLabel: "pp-web"}
+		return rb
 	}
+	// web3 could not be placed before: its success is never held back.
+	failed := metav1.Condition{Type: workv1alpha2.Scheduled, Status: metav1.ConditionFalse, Reason: workv1alpha2.BindingReasonNoClusterFit,
+		Message: "0/3 clusters are available", ObservedGeneration: 1, LastTransitionTime: metav1.NewTime(testNow.Add(-time.Minute))}
 	h := newHarness(t, st.MakeCluster("member1").Free(10, "").Obj(), st.MakeCluster("member2").Free(100, "").Obj(),
 		st.MakeCluster("member3").Free(10, "").Obj(), evicted("a"), evicted("b"),
 		st.MakeBinding("default", "fresh").Replicas(2).Placement(seedPlacement()).Obj(),
-		rolledOut("web1"), rolledOut("web2"))
+		rolledOut("web1"), rolledOut("web2"), rolledOut("web3", failed))
 	budget, err := eventbudget.New(eventbudget.Options{Burst: 1, Clock: clocktesting.NewFakePassiveClock(testNow)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.r.Events = budget
-	for _, name := range []string{"a-deployment", "b-deployment", "fresh-deployment", "web1-deployment", "web2-deployment"} {
+	for _, name := range []string{"a-deployment", "b-deployment", "fresh-deployment", "web1-deployment", "web2-deployment", "web3-deployment"} {
 		if _, got := h.reconcileRB(t, name); len(got.Spec.Clusters) == 0 {
 			t.Fatalf("%s not placed", name)
 		}
@@ -676,11 +686,11 @@ func TestScheduleEventsOfAMassFailoverOrRolloutAreBudgeted(t *testing.T) {
 			succeeded++
 		}
 	}
-	// Binding and template of three workloads: the failover's first, the
-	// unclaimed one and the rollout's first (the summaries below name the
-	// two held back).
-	if succeeded != 6 {
-		t.Errorf("%d ScheduleBindingSucceed Events, want 6", succeeded)
+	// Binding and template of four workloads: the failover's first, the
+	// unclaimed one, the rollout's first and the one placed after a
+	// failure (the summaries below name the two held back).
+	if succeeded != 8 {
+		t.Errorf("%d ScheduleBindingSucceed Events, want 8", succeeded)
 	}
 	sums := budget.Due(true)
 	var said []string
