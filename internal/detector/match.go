@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
 )
 
 // PolicyRef is a PropagationPolicy or a ClusterPropagationPolicy as the
@@ -27,6 +28,14 @@ func (p PolicyRef) String() string {
 		return "ClusterPropagationPolicy " + p.Name
 	}
 	return "PropagationPolicy " + p.Namespace + "/" + p.Name
+}
+
+// subject is the policy as the Events' budget keys it.
+func (p PolicyRef) subject() eventbudget.Subject {
+	if p.Cluster {
+		return eventbudget.Policy("", p.Name)
+	}
+	return eventbudget.Policy(p.Namespace, p.Name)
 }
 
 // PropagationPolicyRef is pp as the detector's decisions see it.

@@ -205,11 +205,7 @@ func (d *Detector) applyPolicy(ctx context.Context, tmpl *unstructured.Unstructu
 // policy instead.
 func (d *Detector) applied(tmpl *unstructured.Unstructured, p PolicyRef, format string, args ...any) {
 	workload := eventbudget.Template(tmpl.GetKind(), tmpl.GetNamespace(), tmpl.GetName())
-	subject := eventbudget.Policy(p.Namespace, p.Name)
-	if p.Cluster {
-		subject = eventbudget.Policy("", p.Name)
-	}
-	if d.Events.Allow(subject, corev1.EventTypeNormal, ReasonApplyPolicySucceed, workload) {
+	if d.Events.Allow(p.subject(), corev1.EventTypeNormal, ReasonApplyPolicySucceed, workload) {
 		d.Recorder.Eventf(tmpl, corev1.EventTypeNormal, ReasonApplyPolicySucceed, format, args...)
 	}
 }

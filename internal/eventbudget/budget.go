@@ -4,7 +4,8 @@
 //
 // A failover records a few Events on each workload's binding and resource
 // template (the eviction, the new placement, the task closing), and a
-// rollout a few more (the policy applied, the first placement). One
+// rollout a few more (the policy applied, a placement without an eviction
+// task). One
 // workload at a time that is what a user wants in `kubectl describe`. A
 // thousand workloads leaving one failed cluster, or matched by one policy,
 // make thousands of Events within a minute: client-go's recorder sends
