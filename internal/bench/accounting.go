@@ -86,6 +86,24 @@ func mostFirst(a, b float64, aName, bName string) int {
 	return strings.Compare(aName, bName)
 }
 
+// membersCPU returns the CPU that the members' own processes spent among
+// uses: those named after a member and a dash ("member1-apiserver"), as
+// the local environment names its components. ok is false when none of
+// them is accounted, as on a control plane whose members the bench cannot
+// see.
+func membersCPU(uses []cpuUse, members []string) (seconds float64, ok bool) {
+	for _, u := range uses {
+		for _, m := range members {
+			if strings.HasPrefix(u.Name, m+"-") {
+				seconds += u.Seconds
+				ok = true
+				break
+			}
+		}
+	}
+	return seconds, ok
+}
+
 // describeCPU says, for a run's notes, which processes spent the CPU
 // between two samples: the busiest first, with their share, those under
 // 1 % left out.

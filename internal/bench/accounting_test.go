@@ -42,6 +42,37 @@ func TestCPUBetween(t *testing.T) {
 	}
 }
 
+func TestMembersCPU(t *testing.T) {
+	uses := []cpuUse{
+		{Name: "lifeboat-apiserver", Seconds: 4},
+		{Name: "member1-apiserver", Seconds: 3},
+		{Name: "member1-kwok", Seconds: 0.5},
+		{Name: "member10-scheduler", Seconds: 0.25},
+		{Name: "member2-controller-manager", Seconds: 1},
+		{Name: "etcd", Seconds: 2},
+		{Name: selfProcess, Seconds: 1},
+	}
+	for _, tc := range []struct {
+		name    string
+		members []string
+		want    float64
+		wantOK  bool
+	}{
+		{name: "every member's components", members: []string{"member1", "member2", "member3"}, want: 4.5, wantOK: true},
+		{name: "member1 is no prefix of member10", members: []string{"member1"}, want: 3.5, wantOK: true},
+		{name: "ten members", members: []string{"member1", "member10"}, want: 3.75, wantOK: true},
+		{name: "members the bench cannot see", members: []string{"cluster-a", "cluster-b"}, wantOK: false},
+		{name: "no members", wantOK: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := membersCPU(uses, tc.members)
+			if got != tc.want || ok != tc.wantOK {
+				t.Errorf("membersCPU(%v) = %g, %t; want %g, %t", tc.members, got, ok, tc.want, tc.wantOK)
+			}
+		})
+	}
+}
+
 func TestAccountedProcessesIncludeTheBenchAndTheEnvironment(t *testing.T) {
 	b := &Bench{Options: Options{
 		Controllers:    map[string]int{"cm": 1},

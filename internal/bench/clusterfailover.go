@@ -31,6 +31,7 @@ const (
 	FigCFMoveAllHealthy   = "first-eviction-to-all-healthy"
 	FigCFCPU              = "cpu-stop-to-all-healthy"
 	FigCFCPUPerBinding    = "cpu-per-moved-binding"
+	FigCFCPUMembers       = "cpu-members"
 	FigCFLostAgain        = "lost-healthy-copy-again"
 	FigCFRequests         = "requests-per-moved-binding"
 )
@@ -52,6 +53,7 @@ func clusterFailoverFigures(n int) []FigureSpec {
 		{ID: FigCFMoveAllHealthy, Name: fmt.Sprintf("first eviction → all %d Healthy elsewhere (the move, after the storm guard's settling window)", n), Unit: UnitSeconds},
 		{ID: FigCFCPU, Name: "CPU of every process accounted, stop → all Healthy (each process's share in the run's notes)", Unit: UnitCPU},
 		{ID: FigCFCPUPerBinding, Name: "of which per binding moved", Unit: UnitCPU},
+		{ID: FigCFCPUMembers, Name: "of which the members' own processes (API server, controller manager, scheduler, kwok; the stopped one's API server left out)", Unit: UnitCPU},
 		{ID: FigCFRequests, Name: "control-plane API requests (watches left out), stop → all Healthy, per binding moved (the kinds in the run's notes)", Unit: UnitRequests},
 		{ID: FigCFLostAgain, Name: "bindings without a Healthy copy again after Healthy elsewhere, or before the stop (per run)", Unit: UnitBindings,
 			Target: &Target{Stat: "max", Limit: 0, Reference: "the last Healthy copy is kept: no gap but the failure's"}},
@@ -147,6 +149,9 @@ func (b *Bench) clusterFailoverRun(ctx context.Context, r *RunResult) error {
 	// Where the time went, until all were Healthy or the wait ended.
 	uses, cpu := cpuBetween(cpuBefore, b.sampleCPU())
 	r.Add(FigCFCPU, "", cpu)
+	if members, ok := membersCPU(uses, b.Env.Members); ok {
+		r.Add(FigCFCPUMembers, "", members)
+	}
 	r.Notes = append(r.Notes, describeCPU("CPU from the stop to the end of the wait", uses, cpu))
 	if queuesBefore != nil {
 		if q := b.scrapeQueues(ctx); q != nil {

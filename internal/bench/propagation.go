@@ -20,6 +20,8 @@ const (
 	FigPropAvailableHealthy = "available-to-healthy"
 	FigPropWallLastHealthy  = "wall-to-last-healthy"
 	FigPropRequests         = "requests-per-object"
+	FigPropCPU              = "cpu-create-to-all-healthy"
+	FigPropCPUMembers       = "cpu-members"
 )
 
 func propagationFigures() []FigureSpec {
@@ -35,6 +37,8 @@ func propagationFigures() []FigureSpec {
 		{ID: FigPropWallLastHealthy, Name: "first create call → last binding Healthy (per run)", Unit: UnitSeconds,
 			Target: &Target{Stat: "max", Limit: 3, Reference: "Karmada 14.5 s"}},
 		{ID: FigPropRequests, Name: "control-plane API requests (watches left out), first create call → last binding Healthy, per object (the kinds in the run's notes)", Unit: UnitRequests},
+		{ID: FigPropCPU, Name: "CPU of every process accounted, first create call → last binding Healthy (each process's share and the controllers' queue waits in the run's notes)", Unit: UnitCPU},
+		{ID: FigPropCPUMembers, Name: "of which the members' own processes (API server, controller manager, scheduler, kwok)", Unit: UnitCPU},
 	}
 }
 
@@ -81,7 +85,10 @@ func (b *Bench) propagationRun(ctx context.Context, r *RunResult) error {
 		}
 		objs[i] = d
 	}
-	requestsBefore := b.scrapeRequests(ctx)
+	// The CPU is sampled last, so that parsing the two expositions is not
+	// counted in the batch's window.
+	queuesBefore, requestsBefore := b.scrapeQueues(ctx), b.scrapeRequests(ctx)
+	cpuBefore := b.sampleCPU()
 	start := b.Clock.Now()
 	b.logf("creating %d Deployments in %s", len(objs), ns)
 	if err := createAll(ctx, b.Env.ControlPlane, objs); err != nil {
@@ -92,6 +99,16 @@ func (b *Bench) propagationRun(ctx context.Context, r *RunResult) error {
 			n := countBindings(ns, names, b.healthyElsewhere(""))
 			return n == len(names), fmt.Sprintf("%d/%d Healthy", n, len(names))
 		})
+	// Where the time went: the batch keeps the machine busy from the first
+	// create to the last Healthy, and the members' own components take
+	// their share of it.
+	uses, cpu := cpuBetween(cpuBefore, b.sampleCPU())
+	r.Notes = append(r.Notes, describeCPU("CPU from the first create call to the end of the wait", uses, cpu))
+	if queuesBefore != nil {
+		if q := b.scrapeQueues(ctx); q != nil {
+			r.Notes = append(r.Notes, describeQueues("controller work queues from the first create call to the end of the wait", queuesBefore, q, 6))
+		}
+	}
 	requests := b.requestsSince(ctx, requestsBefore, r, "control-plane API requests from the first create call to the end of the wait", len(names))
 	// Whatever was seen counts, also after a timeout.
 	var last time.Time
@@ -126,6 +143,10 @@ func (b *Bench) propagationRun(ctx context.Context, r *RunResult) error {
 		return err
 	}
 	r.Add(FigPropWallLastHealthy, "", seconds(last.Sub(start)))
+	r.Add(FigPropCPU, "", cpu)
+	if members, ok := membersCPU(uses, b.Env.Members); ok {
+		r.Add(FigPropCPUMembers, "", members)
+	}
 	if requests != nil {
 		r.Add(FigPropRequests, "", requests.Total/float64(len(names)))
 	}

@@ -42,14 +42,19 @@ Scenarios (each run --runs times unless --scenario-runs says otherwise, in a fre
 namespace removed afterwards):
   propagation       -n Deployments created at once under one policy; also the
                     requests the control plane's API server answered per object
-                    (its /metrics, which the bench's user must be allowed to read)
+                    (its /metrics, which the bench's user must be allowed to
+                    read), the CPU time of every process it can see from the
+                    first create call to the last binding Healthy (the members'
+                    own processes' part apart) and each controller's mean
+                    work-queue wait
   app-failover      the seed's nginx: a member's node cordoned, the pods deleted;
                     the overhead is also split between the members' own
                     controllers and the control plane
   cluster-failover  --cluster-failover-n Deployments pinned to one member whose
                     API server is killed (and started again afterwards); also
                     the CPU time of every process it can see from the kill to
-                    the last binding Healthy elsewhere, the control plane's
+                    the last binding Healthy elsewhere (the members' part
+                    apart), the control plane's
                     requests per binding moved, each controller's mean
                     work-queue wait (--controller-metrics-url), and the bindings
                     ever left without a Healthy copy apart from the failure
