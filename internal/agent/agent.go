@@ -28,11 +28,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
+	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
 	"github.com/lifeboat-dev/lifeboat/internal/execution"
 	"github.com/lifeboat-dev/lifeboat/internal/intern"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/customization"
@@ -81,6 +83,10 @@ type Options struct {
 	// QPS and Burst limit the agent's requests to the control plane.
 	QPS   float32
 	Burst int
+	// EventBurst is how many Events of one reason about the Works applied
+	// to or cleaned up from the member are recorded at once; past it they
+	// are counted in an Event on the Cluster (0: every Event recorded).
+	EventBurst int
 
 	HealthProbeBindAddress string
 	MetricsBindAddress     string
@@ -102,6 +108,7 @@ func NewOptions() *Options {
 		Concurrency:            10,
 		QPS:                    200,
 		Burst:                  400,
+		EventBurst:             eventbudget.DefaultBurst,
 		HealthProbeBindAddress: "127.0.0.1:10358",
 		MetricsBindAddress:     "127.0.0.1:10359",
 	}
@@ -122,6 +129,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "Number of Works applied, and reported on, at once.")
 	fs.Float32Var(&o.QPS, "kube-api-qps", o.QPS, "Client-side queries per second to the control plane (each Work's status report is one).")
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Client-side burst to the control plane.")
+	fs.IntVar(&o.EventBurst, "failover-event-burst", o.EventBurst,
+		fmt.Sprintf("How many Events of one reason about this cluster's Works (applied to it, or their clean-up there waiting) are recorded on each Work at once, as the controller manager's flag of the same name does for Push clusters; past it one more every %s, and the rest are counted in an Event on the Cluster %s after the first one held back (later ones twice as far apart each time, at most 5 minutes), so that a mass failover into this cluster does not flood the control plane. 0 records every Event.",
+			eventbudget.DefaultRefill, eventbudget.DefaultSummaryPeriod))
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address serving /healthz and /readyz; \"0\" disables them.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address serving Prometheus /metrics without authentication; \"0\" disables it.")
 }
@@ -174,6 +184,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Concurrency < 1 {
 		errs = append(errs, fmt.Errorf("--concurrency %d: want at least 1", o.Concurrency))
+	}
+	if o.EventBurst < 0 {
+		errs = append(errs, fmt.Errorf("--failover-event-burst %d: want 0 (every Event recorded) or more", o.EventBurst))
 	}
 	return errors.Join(errs...)
 }
@@ -369,10 +382,23 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	//lint:ignore SA1019 the core/v1 recorder, as the controller manager's
 	workRecorder := mgr.GetEventRecorderFor("lifeboat-agent")
+	// The summaries are read from the cache, which holds this agent's own
+	// Cluster, and recorded in the namespace default, as its Ready
+	// changes are.
+	events, err := eventbudget.ForProcess(mgr.GetConfig(), mgr.GetScheme(), mgr.GetClient(), o.EventBurst, ctrlmetrics.Registry)
+	if err != nil {
+		return err
+	}
+	if events != nil {
+		if err := mgr.Add(events); err != nil {
+			return fmt.Errorf("adding the Works' Events' budget: %w", err)
+		}
+	}
 	exec := &execution.Reconciler{
 		Hold:                    fencer.Holds,
 		Client:                  mgr.GetClient(),
 		Recorder:                workRecorder,
+		Events:                  events,
 		Interpreter:             interp,
 		Members:                 members,
 		MaxConcurrentReconciles: o.Concurrency,

@@ -51,6 +51,8 @@ func TestOptionsValidate(t *testing.T) {
 		"no workers":            {func(o *Options) { o.Concurrency = 0 }, "--concurrency"},
 		"no qps":                {func(o *Options) { o.QPS = 0 }, "--kube-api-qps"},
 		"zero collect interval": {func(o *Options) { o.CollectInterval = 0 }, "--cluster-status-collect-interval"},
+		"negative event burst":  {func(o *Options) { o.EventBurst = -1 }, "--failover-event-burst -1"},
+		"every Event recorded":  {func(o *Options) { o.EventBurst = 0 }, ""},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -388,7 +388,7 @@ func Run(ctx context.Context, o *Options) error {
 	if err := servedKinds.SetupWithManager(mgr); err != nil {
 		return err
 	}
-	events, err := eventBudget(mgr, o.ClusterFailover.FailoverEventBurst)
+	events, err := eventbudget.ForProcess(mgr.GetConfig(), mgr.GetScheme(), mgr.GetClient(), o.ClusterFailover.FailoverEventBurst, ctrlmetrics.Registry)
 	if err != nil {
 		return err
 	}
@@ -492,28 +492,4 @@ func cacheTransform(obj any) (any, error) {
 		return nil, err
 	}
 	return packed.WorkTransform(obj)
-}
-
-// eventBudget is the process's budget of per-workload Events, with its own
-// recorder for the summaries; nil when burst is 0.
-func eventBudget(mgr ctrl.Manager, burst int) (*eventbudget.Budget, error) {
-	if burst <= 0 {
-		return nil, nil
-	}
-	rec, err := eventbudget.NewRecorder(mgr.GetConfig(), mgr.GetScheme(), "lifeboat-event-summary")
-	if err != nil {
-		return nil, err
-	}
-	b, err := eventbudget.New(eventbudget.Options{
-		Burst:        burst,
-		Reader:       mgr.GetClient(),
-		Recorder:     rec,
-		StopRecorder: rec.Stop,
-		Registerer:   ctrlmetrics.Registry,
-	})
-	if err != nil {
-		rec.Stop()
-		return nil, err
-	}
-	return b, nil
 }

@@ -3,12 +3,14 @@ package eventbudget
 import (
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Recorder is the summaries' own Event recorder: a broadcaster of its own,
@@ -52,3 +54,33 @@ func (r *Recorder) Stop() {
 		r.broadcaster.Shutdown()
 	}
 }
+
+// ForProcess returns the Budget of a process's controllers with burst, and
+// its own Recorder of summaries writing through cfg as
+// "lifeboat-event-summary"; reader reads the summaries' subjects. nil when
+// burst is not positive (every Event recorded). The caller runs it (Start)
+// for the summaries to be recorded.
+func ForProcess(cfg *rest.Config, scheme *runtime.Scheme, reader client.Reader, burst int, reg prometheus.Registerer) (*Budget, error) {
+	if burst <= 0 {
+		return nil, nil
+	}
+	rec, err := NewRecorder(cfg, scheme, SummaryComponent)
+	if err != nil {
+		return nil, err
+	}
+	b, err := New(Options{
+		Burst:        burst,
+		Reader:       reader,
+		Recorder:     rec,
+		StopRecorder: rec.Stop,
+		Registerer:   reg,
+	})
+	if err != nil {
+		rec.Stop()
+		return nil, err
+	}
+	return b, nil
+}
+
+// SummaryComponent is the source of the summaries' Events.
+const SummaryComponent = "lifeboat-event-summary"

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +32,8 @@ import (
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
+	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
+	"github.com/lifeboat-dev/lifeboat/internal/execution"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv"
 )
 
@@ -59,7 +62,12 @@ const pullLease = 6 * time.Second
 var pullAgentArgs = []string{
 	"--cluster-lease-duration=" + pullLease.String(), "--cluster-lease-renew-interval-fraction=0.25",
 	"--cluster-status-update-frequency=1s", "--cluster-failure-threshold=3s", "--cluster-success-threshold=2s",
+	"--failover-event-burst=" + strconv.Itoa(pullEventBurst),
 }
+
+// pullEventBurst is the pull member's agent's --failover-event-burst: a
+// rollout of more Works than this has its Events counted on the Cluster.
+const pullEventBurst = 2
 
 // TestPullMode runs member3 in Pull mode, on an environment of its own
 // where every path can be cut: member3 is registered with a bootstrap
@@ -82,7 +90,7 @@ func TestPullMode(t *testing.T) {
 	e.scenario(t, "a workload is applied and repaired and updated and deleted in the pull member by its agent", pullPropagation)
 	e.scenario(t, "the seed 000 walkthrough on the pull member", pullSeedWalkthrough)
 	e.scenario(t, "registration refuses expired and revoked and misused tokens and Push clusters", pullBadInput)
-	e.scenario(t, "the agent restarted 5 times during a rollout of 50 workloads deletes and recreates nothing", pullAgentRestarts)
+	e.scenario(t, "the agent restarted 5 times during a rollout of 50 workloads deletes and recreates nothing and counts the Works' Events past its burst on the Cluster", pullAgentRestarts)
 	e.scenario(t, "the agent killed: the Lease expires and the cluster turns Unknown and the workload fails over", pullAgentKilled)
 	e.scenario(t, "the pull member partitioned: the workload fails over and the old copy goes after heal", pullPartitioned)
 	e.scenario(t, "a Directly workload behind a partition is fenced before its replacement starts", pullFenced)
@@ -651,6 +659,7 @@ spec:
 	if len(list.Items) != n {
 		t.Errorf("%d Deployments in %s, want %d", len(list.Items), pullMember, n)
 	}
+	e.pullRolloutEvents(t, ns, began, n)
 	mw.mu.Lock()
 	defer mw.mu.Unlock()
 	uids := map[string]map[types.UID]bool{}
@@ -668,6 +677,59 @@ spec:
 			t.Errorf("Deployment %s was created %d times in the member", name, len(seen))
 		}
 	}
+}
+
+// pullRolloutEvents waits until the rollout of n Works in ns has had its
+// SyncWorkloadSucceed Events said within the agents' budget: some on the
+// Works, the rest counted in summaries on the pull member's Cluster, and
+// none said twice. Each agent process has a budget of its own, and an
+// Event an agent had queued when it was stopped is lost with it, so the
+// totals may fall short of n; without a budget there would be no summary.
+func (e *cfEnv) pullRolloutEvents(t *testing.T, ns string, since time.Time, n int) {
+	t.Helper()
+	cfEventually(t, 2*time.Minute, "the rollout's SyncWorkloadSucceed Events on its Works or counted on the Cluster", func(ctx context.Context) (bool, string, error) {
+		var works workv1alpha1.WorkList
+		if err := e.cp.List(ctx, &works, client.InNamespace(clusterv1alpha1.ExecutionSpacePrefix+pullMember)); err != nil {
+			return false, "", err
+		}
+		ours := map[string]bool{}
+		for _, w := range works.Items {
+			if w.Annotations[workv1alpha2.ResourceBindingNamespaceAnnotationKey] == ns {
+				ours[w.Name] = true
+			}
+		}
+		onWorks, err := e.cs.CoreV1().Events(clusterv1alpha1.ExecutionSpacePrefix+pullMember).List(ctx, metav1.ListOptions{
+			FieldSelector: "involvedObject.kind=Work,reason=" + execution.EventSyncSucceeded,
+		})
+		if err != nil {
+			return false, "", err
+		}
+		recorded := 0
+		for _, ev := range onWorks.Items {
+			if ours[ev.InvolvedObject.Name] {
+				recorded++
+			}
+		}
+		sums, err := e.clusterEvents(ctx, execution.EventSyncSucceeded)
+		if err != nil {
+			return false, "", err
+		}
+		counted, summaries := 0, 0
+		for _, ev := range sums {
+			var more int
+			if ev.InvolvedObject.Name != pullMember || ev.Source.Component != eventbudget.SummaryComponent || ev.LastTimestamp.Time.Before(since) {
+				continue
+			}
+			if _, err := fmt.Sscanf(ev.Message, "%d more", &more); err == nil {
+				counted += more
+				summaries++
+			}
+		}
+		said := fmt.Sprintf("%d Works; %d Events on them, %d counted in %d summaries on %s", len(ours), recorded, counted, summaries, pullMember)
+		// More than the Works would be one said twice: the wait fails with
+		// what it saw.
+		return len(ours) == n && summaries > 0 && counted > 0 && recorded > 0 && recorded+counted <= n, said, nil
+	})
 }
 
 // logAgentErrors logs the error lines of the pull member's agent's log.
