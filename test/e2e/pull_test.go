@@ -687,6 +687,8 @@ spec:
 // totals may fall short of n; without a budget there would be no summary.
 func (e *cfEnv) pullRolloutEvents(t *testing.T, ns string, since time.Time, n int) {
 	t.Helper()
+	var seen string
+	defer func() { t.Logf("the rollout's SyncWorkloadSucceed Events: %s", seen) }()
 	cfEventually(t, 2*time.Minute, "the rollout's SyncWorkloadSucceed Events on its Works or counted on the Cluster", func(ctx context.Context) (bool, string, error) {
 		var works workv1alpha1.WorkList
 		if err := e.cp.List(ctx, &works, client.InNamespace(clusterv1alpha1.ExecutionSpacePrefix+pullMember)); err != nil {
@@ -726,6 +728,7 @@ func (e *cfEnv) pullRolloutEvents(t *testing.T, ns string, since time.Time, n in
 			}
 		}
 		said := fmt.Sprintf("%d Works; %d Events on them, %d counted in %d summaries on %s", len(ours), recorded, counted, summaries, pullMember)
+		seen = said
 		// More than the Works would be one said twice: the wait fails with
 		// what it saw.
 		return len(ours) == n && summaries > 0 && counted > 0 && recorded > 0 && recorded+counted <= n, said, nil
