@@ -26,6 +26,7 @@ import (
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
+	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv"
 )
@@ -631,6 +632,28 @@ func (e *cfEnv) clusterEvents(ctx context.Context, reason string) ([]corev1.Even
 		return nil, err
 	}
 	return list.Items, nil
+}
+
+// summarised adds up the summaries of reason on Cluster cluster since
+// since (an Event budget's, "N more ... Events"): the Events they counted
+// instead of recording them on each object, and how many summaries there
+// were.
+func (e *cfEnv) summarised(ctx context.Context, reason, cluster string, since time.Time) (counted, summaries int, err error) {
+	sums, err := e.clusterEvents(ctx, reason)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, ev := range sums {
+		var more int
+		if ev.InvolvedObject.Name != cluster || ev.Source.Component != eventbudget.SummaryComponent || ev.LastTimestamp.Time.Before(since) {
+			continue
+		}
+		if _, err := fmt.Sscanf(ev.Message, "%d more", &more); err == nil {
+			counted += more
+			summaries++
+		}
+	}
+	return counted, summaries, nil
 }
 
 // waitEvent waits for an Event in ns (every namespace if empty) that

@@ -816,19 +816,9 @@ func massFailover(t *testing.T, e *cfEnv) {
 				recorded++
 			}
 		}
-		sums, err := e.clusterEvents(ctx, failover.EventReasonEvicted)
+		counted, summaries, err := e.summarised(ctx, failover.EventReasonEvicted, member, crashed)
 		if err != nil {
 			return false, "", err
-		}
-		counted, summaries := 0, 0
-		for _, ev := range sums {
-			var more int
-			if ev.InvolvedObject.Name == member && !ev.LastTimestamp.Time.Before(crashed) {
-				if _, err := fmt.Sscanf(ev.Message, "%d more", &more); err == nil {
-					counted += more
-					summaries++
-				}
-			}
 		}
 		// More than the evictions would be one said twice: the wait fails
 		// with what it saw.

@@ -32,7 +32,6 @@ import (
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
-	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
 	"github.com/lifeboat-dev/lifeboat/internal/execution"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv"
 )
@@ -712,20 +711,9 @@ func (e *cfEnv) pullRolloutEvents(t *testing.T, ns string, since time.Time, n in
 				recorded++
 			}
 		}
-		sums, err := e.clusterEvents(ctx, execution.EventSyncSucceeded)
+		counted, summaries, err := e.summarised(ctx, execution.EventSyncSucceeded, pullMember, since)
 		if err != nil {
 			return false, "", err
-		}
-		counted, summaries := 0, 0
-		for _, ev := range sums {
-			var more int
-			if ev.InvolvedObject.Name != pullMember || ev.Source.Component != eventbudget.SummaryComponent || ev.LastTimestamp.Time.Before(since) {
-				continue
-			}
-			if _, err := fmt.Sscanf(ev.Message, "%d more", &more); err == nil {
-				counted += more
-				summaries++
-			}
 		}
 		said := fmt.Sprintf("%d Works; %d Events on them, %d counted in %d summaries on %s", len(ours), recorded, counted, summaries, pullMember)
 		seen = said
