@@ -680,10 +680,12 @@ spec:
 
 // pullRolloutEvents waits until the rollout of n Works in ns has had its
 // SyncWorkloadSucceed Events said within the agents' budget: some on the
-// Works, the rest counted in summaries on the pull member's Cluster, and
-// none said twice. Each agent process has a budget of its own, and an
-// Event an agent had queued when it was stopped is lost with it, so the
-// totals may fall short of n; without a budget there would be no summary.
+// Works, the rest counted in summaries on the pull member's Cluster.
+// Without a budget there would be no summary. The totals are not compared
+// with n: each agent process has a budget of its own, an Event an agent
+// had queued when it was stopped is lost with it, and a Work whose Applied
+// condition a stopped agent had not written yet is applied, and said,
+// again by the next.
 func (e *cfEnv) pullRolloutEvents(t *testing.T, ns string, since time.Time, n int) {
 	t.Helper()
 	var seen string
@@ -717,9 +719,7 @@ func (e *cfEnv) pullRolloutEvents(t *testing.T, ns string, since time.Time, n in
 		}
 		said := fmt.Sprintf("%d Works; %d Events on them, %d counted in %d summaries on %s", len(ours), recorded, counted, summaries, pullMember)
 		seen = said
-		// More than the Works would be one said twice: the wait fails with
-		// what it saw.
-		return len(ours) == n && summaries > 0 && counted > 0 && recorded > 0 && recorded+counted <= n, said, nil
+		return len(ours) == n && summaries > 0 && counted > 0 && recorded > 0, said, nil
 	})
 }
 
