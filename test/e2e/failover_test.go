@@ -152,13 +152,15 @@ func TestFailoverGraciously(t *testing.T) {
 			goneAt, ok = w.goneAt(x)
 			return ok, w.String(), nil
 		})
-		ready, ok := w.first(y, fullyAvailable)
+		inOrder, ok, detail := w.availableThenGone(y, x)
 		if !ok {
-			t.Fatalf("the copy in %s was deleted but the replacement in %s was never seen available: %s", x, y, w)
+			t.Fatalf("the copy in %s was deleted but the replacement in %s was never seen available: %s; %s", x, y, detail, w)
 		}
-		if !ready.at.Before(goneAt) {
-			t.Errorf("the old copy in %s went at %s, before the replacement in %s was available at %s: %s",
-				x, goneAt.Format(time.StampMilli), y, ready.at.Format(time.StampMilli), w)
+		if !inOrder {
+			t.Errorf("the old copy in %s went before the replacement in %s was available: %s; %s", x, y, detail, w)
+		}
+		if strings.HasSuffix(detail, receivedOutOfOrder) {
+			t.Logf("the old copy went after the replacement was available: %s", detail)
 		}
 		if limit := evicted.Add(grace * time.Second); !goneAt.Before(limit) {
 			t.Errorf("the old copy went at %s, not before the grace period ended at %s: the replacement's health did not end the task",
