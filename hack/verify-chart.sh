@@ -40,7 +40,9 @@ render --set etcd.replicas=3 --set apiServer.replicas=2 --set controllerManager.
 # What the rendering must say.
 out=$(render --set controllerManager.resources.limits.memory=1Gi --set etcd.replicas=3)
 out1=$(render)
-for want in '--memory-limit=921Mi' 'lb-lifeboat-etcd-2=http://lb-lifeboat-etcd-2.lb-lifeboat-etcd.lifeboat-system.svc:2380' \
+for want in '--memory-limit=921Mi' 'lb-lifeboat-etcd-2=https://lb-lifeboat-etcd-2.lb-lifeboat-etcd.lifeboat-system.svc:2380' \
+  '--listen-client-urls=https://0.0.0.0:2379' '--client-cert-auth=true' '--peer-client-cert-auth=true' \
+  'https://lb-lifeboat-etcd-0.lb-lifeboat-etcd.lifeboat-system.svc:2379,' '--etcd-certfile=/etc/lifeboat/etcd/client.crt' \
   'runAsNonRoot: true' 'readOnlyRootFilesystem: true' 'automountServiceAccountToken: false' 'kind: PodDisruptionBudget' \
   'name: lb-lifeboat-init' 'startupProbe:'; do
   grep -qF -- "$want" <<<"$out" || { echo "verify-chart: the rendering lacks: $want" >&2; exit 1; }
@@ -75,6 +77,26 @@ if got=$(wrender --set etcd.replicas=3 --set current=1 2>&1); then
 fi
 for want in 'etcd.replicas is 3' 'runs 1 member(s)' 'fixed at install'; do
   grep -qF -- "$want" <<<"$got" || { echo "verify-chart: the refusal of a changed etcd member count lacks: $want" >&2; echo "$got" >&2; exit 1; }
+done
+# etcd's peers keep plain HTTP when the running StatefulSet was founded on
+# it (its member list records http:// peer URLs); new releases use TLS.
+cat >"${wrapper}/templates/peer.yaml" <<'TPL'
+{{- if hasKey .Values "peerCommand" }}
+{{- $sts := dict }}
+{{- if .Values.peerCommand }}
+{{- $sts = dict "spec" (dict "template" (dict "spec" (dict "containers" (list (dict "name" "etcd" "command" .Values.peerCommand))))) }}
+{{- end }}
+peer: {{ include "lifeboat.etcdPeerScheme" (list $ $sts) }}
+{{- end }}
+TPL
+peer() { wrender --show-only templates/peer.yaml "$@" | sed -n 's/^peer: //p'; }
+for c in "http|--set peerCommand={/usr/local/bin/etcd,--listen-peer-urls=http://0.0.0.0:2380}" \
+  "https|--set peerCommand={/usr/local/bin/etcd,--listen-peer-urls=https://0.0.0.0:2380}" \
+  "https|--set peerCommand=" ; do
+  want=${c%%|*}; args=${c#*|}
+  # shellcheck disable=SC2086
+  got=$(peer $args)
+  [[ "$got" == "$want" ]] || { echo "verify-chart: etcd's peer scheme with $args is '$got', want $want" >&2; exit 1; }
 done
 # NOTES.txt, which helm template does not print: rendered by the wrapper
 # chart with the subchart's values (lifeboat.*).
@@ -114,6 +136,32 @@ sans=$(render --set 'apiServer.extraSANs={cafe.be,10.0.0.9,2001:db8::1,lifeboat.
 for want in 'DNS:cafe.be' 'IP Address:10.0.0.9' 'IP Address:2001:DB8:0:0:0:0:0:1' 'DNS:lifeboat.example.com' 'IP Address:127.0.0.1'; do
   grep -qF -- "$want" <<<"$sans" || { echo "verify-chart: the serving certificate's names lack $want:" >&2; echo "$sans" >&2; exit 1; }
 done
+# etcd's certificates: their own CA, not the API server's (which the API
+# server trusts for clients, and whose kube-controller-manager signs client
+# certificates for Pull agents); the members' certificate names every member
+# and loopback; the API server's client certificate is signed by etcd's CA;
+# each pod mounts only its own key.
+etcdpki=$(render --set etcd.replicas=3 | obj Secret lb-lifeboat-etcd-pki)
+pkifile() { sed -n "s/^  $1: //p" <<<"$etcdpki" | base64 -d >"${tmp}/$1"; }
+for f in ca.crt member.crt client.crt; do pkifile "$f"; done
+render | obj Secret lb-lifeboat-pki | sed -n 's/^  ca.crt: //p' | base64 -d >"${tmp}/apiserver-ca.crt"
+for f in member.crt client.crt; do
+  openssl verify -CAfile "${tmp}/ca.crt" "${tmp}/$f" >/dev/null || { echo "verify-chart: etcd's $f is not signed by etcd's CA" >&2; exit 1; }
+  if openssl verify -CAfile "${tmp}/apiserver-ca.crt" "${tmp}/$f" >/dev/null 2>&1; then
+    echo "verify-chart: etcd's $f verifies against the API server's CA; etcd must have a CA of its own" >&2; exit 1
+  fi
+done
+names=$(openssl x509 -noout -ext subjectAltName -in "${tmp}/member.crt")
+for i in 0 1 2; do
+  grep -qF "DNS:lb-lifeboat-etcd-$i.lb-lifeboat-etcd.lifeboat-system.svc," <<<"$names" \
+    || { echo "verify-chart: the etcd members' certificate does not name member $i:" >&2; echo "$names" >&2; exit 1; }
+done
+grep -qF 'IP Address:127.0.0.1' <<<"$names" || { echo "verify-chart: the etcd members' certificate does not name 127.0.0.1" >&2; exit 1; }
+etcdsts=$(obj StatefulSet lb-lifeboat-etcd <<<"$out1")
+apisrv=$(obj Deployment lb-lifeboat-apiserver <<<"$out1")
+if grep -qE 'key: (ca\.key|client\.key)' <<<"$etcdsts" || grep -qE 'key: (ca\.key|member\.key)' <<<"$apisrv"; then
+  echo "verify-chart: an etcd or API server pod mounts a key that is not its own" >&2; exit 1
+fi
 # etcd's data goes with helm uninstall only when it is not to be kept.
 grep -qF 'whenDeleted: Delete' <<<"$out" || { echo "verify-chart: by default the etcd PVCs must go with the release" >&2; exit 1; }
 if ! render --set etcd.storage.keepOnUninstall=true | grep -qF 'whenDeleted: Retain'; then

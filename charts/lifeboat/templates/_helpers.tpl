@@ -92,6 +92,24 @@ template or a client-side dry run).
 {{- end -}}
 
 {{/*
+The scheme of etcd's peer URLs: pass (list $ runningStatefulSetOrNil). https,
+with each peer's certificate checked, unless the running StatefulSet's members
+were founded on plain HTTP: their member list records http:// peer URLs, and a
+member that listened on TLS would not be reached by the others, so such a
+release keeps its peers as they are (docs/install.md, "etcd's TLS").
+*/}}
+{{- define "lifeboat.etcdPeerScheme" -}}
+{{- $sts := index . 1 -}}
+{{- $plain := false -}}
+{{- if $sts -}}
+{{- range $sts.spec.template.spec.containers -}}
+{{- if has "--listen-peer-urls=http://0.0.0.0:2380" (.command | default list) -}}{{- $plain = true -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if $plain }}http{{ else }}https{{ end -}}
+{{- end -}}
+
+{{/*
 A component's affinity: pass (list $ "component" affinityValue replicas). The
 value when set, else, with more than one replica, replicas preferably on
 different nodes.
