@@ -10,6 +10,7 @@ import (
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/claim"
 )
 
 func TestBindingName(t *testing.T) {
@@ -239,12 +240,12 @@ func TestClaim(t *testing.T) {
 		start       func() *templateBuilder
 		do          func(obj metav1.Object) bool
 		wantChanged bool
-		wantClaim   *Claim
+		wantClaim   *claim.Claim
 	}{
 		"claim by PP": {
 			start: func() *templateBuilder { return deployment("default", "nginx") },
 			do:    func(o metav1.Object) bool { return setClaim(o, p) }, wantChanged: true,
-			wantClaim: &Claim{Namespace: "default", Name: "pol", ID: "id-pol"},
+			wantClaim: &claim.Claim{Namespace: "default", Name: "pol", ID: "id-pol"},
 		},
 		"claim by PP again: no change": {
 			start: func() *templateBuilder {
@@ -253,7 +254,7 @@ func TestClaim(t *testing.T) {
 				return b
 			},
 			do: func(o metav1.Object) bool { return setClaim(o, p) }, wantChanged: false,
-			wantClaim: &Claim{Namespace: "default", Name: "pol", ID: "id-pol"},
+			wantClaim: &claim.Claim{Namespace: "default", Name: "pol", ID: "id-pol"},
 		},
 		"PP takes over from CPP": {
 			start: func() *templateBuilder {
@@ -262,12 +263,12 @@ func TestClaim(t *testing.T) {
 				return b
 			},
 			do: func(o metav1.Object) bool { return setClaim(o, p) }, wantChanged: true,
-			wantClaim: &Claim{Namespace: "default", Name: "pol", ID: "id-pol"},
+			wantClaim: &claim.Claim{Namespace: "default", Name: "pol", ID: "id-pol"},
 		},
 		"claim by CPP": {
 			start: func() *templateBuilder { return deployment("default", "nginx") },
 			do:    func(o metav1.Object) bool { return setClaim(o, c) }, wantChanged: true,
-			wantClaim: &Claim{Cluster: true, Name: "cpol", ID: "id-cpol"},
+			wantClaim: &claim.Claim{Cluster: true, Name: "cpol", ID: "id-cpol"},
 		},
 		"remove own claim": {
 			start: func() *templateBuilder {
@@ -284,7 +285,7 @@ func TestClaim(t *testing.T) {
 				return b
 			},
 			do: func(o metav1.Object) bool { return removeClaim(o, false, "id-other") }, wantChanged: false,
-			wantClaim: &Claim{Namespace: "default", Name: "pol", ID: "id-pol"},
+			wantClaim: &claim.Claim{Namespace: "default", Name: "pol", ID: "id-pol"},
 		},
 		"partial claim is no claim": {
 			start: func() *templateBuilder {
@@ -299,7 +300,7 @@ func TestClaim(t *testing.T) {
 			if changed := tc.do(u); changed != tc.wantChanged {
 				t.Fatalf("changed = %v, want %v", changed, tc.wantChanged)
 			}
-			got, ok := ReadClaim(u)
+			got, ok := claim.Read(u)
 			switch {
 			case tc.wantClaim == nil && ok:
 				t.Errorf("claim = %+v, want none", got)

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/claim"
 )
 
 // PolicySource is what choosing a template's policy reads: the policy a
@@ -19,7 +20,7 @@ import (
 type PolicySource interface {
 	// ClaimedPolicy returns the policy a claim names; found is false when
 	// it does not exist.
-	ClaimedPolicy(ctx context.Context, c Claim) (p PolicyRef, found bool, err error)
+	ClaimedPolicy(ctx context.Context, c claim.Claim) (p PolicyRef, found bool, err error)
 	// PropagationPolicies lists the PropagationPolicies of a namespace.
 	PropagationPolicies(ctx context.Context, namespace string) ([]PolicyRef, error)
 	// ClusterPropagationPolicies lists every ClusterPropagationPolicy.
@@ -42,7 +43,7 @@ type Choice struct {
 	// Stale is the template's claim that no longer holds (its policy is
 	// gone, was recreated, or no longer selects the template): it is
 	// removed before Policy claims the template.
-	Stale *Claim
+	Stale *claim.Claim
 	// OtherVersion is the claiming policy when it does not select the
 	// template at the version it was read at but does at another version
 	// of its group and kind: the claim holds, and the template is handled
@@ -69,7 +70,7 @@ type Choice struct {
 func ChoosePolicy(ctx context.Context, src PolicySource, tmpl *unstructured.Unstructured) (Choice, error) {
 	info := infoOf(tmpl)
 	var choice Choice
-	if c, ok := ReadClaim(tmpl); ok {
+	if c, ok := claim.Read(tmpl); ok {
 		p, found, err := src.ClaimedPolicy(ctx, c)
 		if err != nil {
 			return Choice{}, err
@@ -108,7 +109,7 @@ func ReaderSource(r client.Reader) PolicySource { return readerSource{r} }
 
 type readerSource struct{ r client.Reader }
 
-func (s readerSource) ClaimedPolicy(ctx context.Context, c Claim) (PolicyRef, bool, error) {
+func (s readerSource) ClaimedPolicy(ctx context.Context, c claim.Claim) (PolicyRef, bool, error) {
 	if c.Cluster {
 		var cpp policyv1alpha1.ClusterPropagationPolicy
 		if err := s.r.Get(ctx, types.NamespacedName{Name: c.Name}, &cpp); err != nil {

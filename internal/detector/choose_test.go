@@ -5,12 +5,14 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/lifeboat-dev/lifeboat/internal/claim"
 )
 
 // listedPolicies is a PolicySource over fixed policies.
 type listedPolicies []PolicyRef
 
-func (l listedPolicies) ClaimedPolicy(_ context.Context, c Claim) (PolicyRef, bool, error) {
+func (l listedPolicies) ClaimedPolicy(_ context.Context, c claim.Claim) (PolicyRef, bool, error) {
 	for _, p := range l {
 		if p.Cluster == c.Cluster && p.Namespace == c.Namespace && p.Name == c.Name {
 			return p, true, nil

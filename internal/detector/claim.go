@@ -6,35 +6,6 @@ import (
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 )
 
-// Claim is the claim metadata found on a template or binding.
-type Claim struct {
-	// Cluster is true for a ClusterPropagationPolicy claim.
-	Cluster   bool
-	Namespace string
-	Name      string
-	ID        string
-}
-
-// ReadClaim returns the claim on obj. A PropagationPolicy claim needs all
-// three keys (permanent-id label, namespace and name annotations); a
-// ClusterPropagationPolicy claim needs its label and name annotation. ok is
-// false when obj carries no complete claim.
-func ReadClaim(obj metav1.Object) (c Claim, ok bool) {
-	l, a := obj.GetLabels(), obj.GetAnnotations()
-	if id := l[policyv1alpha1.PropagationPolicyPermanentIDLabel]; id != "" {
-		ns, name := a[policyv1alpha1.PropagationPolicyNamespaceAnnotation], a[policyv1alpha1.PropagationPolicyNameAnnotation]
-		if ns != "" && name != "" {
-			return Claim{Namespace: ns, Name: name, ID: id}, true
-		}
-	}
-	if id := l[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel]; id != "" {
-		if name := a[policyv1alpha1.ClusterPropagationPolicyAnnotation]; name != "" {
-			return Claim{Cluster: true, Name: name, ID: id}, true
-		}
-	}
-	return Claim{}, false
-}
-
 // setClaim writes p's claim on obj and removes a claim of the other policy
 // kind. It reports whether anything changed.
 func setClaim(obj metav1.Object, p PolicyRef) bool {

@@ -24,6 +24,7 @@ import (
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/claim"
 	"github.com/lifeboat-dev/lifeboat/internal/clienttest"
 	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
 	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
@@ -148,7 +149,7 @@ func TestReconcileTemplateCreatesBindingThenWritesNothing(t *testing.T) {
 	e.reconcile(t, nginxKey)
 
 	tmpl := e.template(t, "default", "nginx")
-	if c, ok := ReadClaim(tmpl); !ok || c.ID != "pp-1" || c.Name != "pol" {
+	if c, ok := claim.Read(tmpl); !ok || c.ID != "pp-1" || c.Name != "pol" {
 		t.Fatalf("template claim = %+v, %v", c, ok)
 	}
 	rb := e.binding(t, "default", "nginx-deployment")
@@ -305,7 +306,7 @@ func TestReconcileTemplatePolicyChoice(t *testing.T) {
 			e := newTestEnv(t, objs...)
 			e.reconcile(t, nginxKey)
 			tmpl := e.template(t, "default", "nginx")
-			c, ok := ReadClaim(tmpl)
+			c, ok := claim.Read(tmpl)
 			switch {
 			case tc.wantNone:
 				if ok {
@@ -574,11 +575,11 @@ func TestPolicyDeletionReleasesClaims(t *testing.T) {
 	if _, err := e.d.reconcilePropagationPolicy(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "pol"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := ReadClaim(e.template(t, "default", "nginx")); ok {
+	if _, ok := claim.Read(e.template(t, "default", "nginx")); ok {
 		t.Errorf("template still claimed")
 	}
 	rb := e.binding(t, "default", "nginx-deployment") // the binding stays
-	if _, ok := ReadClaim(rb); ok {
+	if _, ok := claim.Read(rb); ok {
 		t.Errorf("binding still claimed: %v %v", rb.Labels, rb.Annotations)
 	}
 	if rb.Spec.Placement == nil {
@@ -617,7 +618,7 @@ func TestPolicyDeletionWithBindingGone(t *testing.T) {
 	if _, err := e.d.reconcilePropagationPolicy(context.Background(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "pol"}}); err != nil {
 		t.Fatalf("releasing a policy whose binding is gone: %v", err)
 	}
-	if _, ok := ReadClaim(e.template(t, "default", "nginx")); ok {
+	if _, ok := claim.Read(e.template(t, "default", "nginx")); ok {
 		t.Errorf("template still claimed")
 	}
 	err := e.c.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: "pol"}, &pol)

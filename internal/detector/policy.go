@@ -17,6 +17,7 @@ import (
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/claim"
 	"github.com/lifeboat-dev/lifeboat/internal/served"
 )
 
@@ -165,7 +166,7 @@ func SelectedTemplates(ctx context.Context, r client.Reader, p PolicyRef, gvk sc
 	var out []*unstructured.Unstructured
 	for i := range list.Items {
 		t := &list.Items[i]
-		c, claimed := ReadClaim(t)
+		c, claimed := claim.Read(t)
 		if matches(p, infoOf(t)) || (claimed && c.Cluster == p.Cluster && c.ID == p.ID) {
 			out = append(out, t)
 		}

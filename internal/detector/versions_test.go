@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/claim"
 )
 
 var (
@@ -85,7 +86,7 @@ func TestReconcileTemplateClaimHoldsAcrossVersions(t *testing.T) {
 		ppObj("default", "new", "pp-new", withPlacement("member2")))
 	serveDeploymentsAtV1beta2(e)
 	e.reconcile(t, nginxV1beta2Key)
-	if c, ok := ReadClaim(e.template(t, "default", "nginx")); !ok || c.ID != "pp-old" {
+	if c, ok := claim.Read(e.template(t, "default", "nginx")); !ok || c.ID != "pp-old" {
 		t.Fatalf("claim after the first pass = %+v, %v; want pp-old", c, ok)
 	}
 
@@ -93,7 +94,7 @@ func TestReconcileTemplateClaimHoldsAcrossVersions(t *testing.T) {
 	for round := range 3 {
 		for _, key := range []TemplateKey{nginxKey, nginxV1beta2Key} {
 			e.reconcile(t, key)
-			if c, ok := ReadClaim(e.template(t, "default", "nginx")); !ok || c.ID != "pp-old" {
+			if c, ok := claim.Read(e.template(t, "default", "nginx")); !ok || c.ID != "pp-old" {
 				t.Fatalf("round %d, %s: claim = %+v, %v; want pp-old", round, key, c, ok)
 			}
 			rb := e.binding(t, "default", "nginx-deployment")
@@ -139,7 +140,7 @@ func TestReconcileTemplatePolicyMovedToAnotherVersion(t *testing.T) {
 	for round := range 3 {
 		for _, key := range []TemplateKey{nginxKey, nginxV1beta2Key} {
 			e.reconcile(t, key)
-			if c, ok := ReadClaim(e.template(t, "default", "nginx")); !ok || c.ID != "pp-1" {
+			if c, ok := claim.Read(e.template(t, "default", "nginx")); !ok || c.ID != "pp-1" {
 				t.Fatalf("round %d, %s: claim = %+v, %v; want pp-1", round, key, c, ok)
 			}
 		}

@@ -45,6 +45,7 @@ import (
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/claim"
 )
 
 // Defaults of a Budget.
@@ -140,21 +141,18 @@ func Policy(namespace, name string) Subject {
 }
 
 // PolicyOf is the subject of Events about a binding's (or template's)
-// workload: the policy of its claim, read as the detector reads it (a
-// PropagationPolicy's permanent-id label, namespace and name annotations
-// first, then a ClusterPropagationPolicy's label and name annotation);
-// none without a complete claim.
+// workload: the policy of its claim, read as the detector reads it
+// (claim.Read); none without a complete claim.
 func PolicyOf(obj metav1.Object) Subject {
-	l, a := obj.GetLabels(), obj.GetAnnotations()
-	if l[policyv1alpha1.PropagationPolicyPermanentIDLabel] != "" {
-		if ns, name := a[policyv1alpha1.PropagationPolicyNamespaceAnnotation], a[policyv1alpha1.PropagationPolicyNameAnnotation]; ns != "" && name != "" {
-			return Policy(ns, name)
-		}
+	c, ok := claim.Read(obj)
+	switch {
+	case !ok:
+		return Subject{}
+	case c.Cluster:
+		return Policy("", c.Name)
+	default:
+		return Policy(c.Namespace, c.Name)
 	}
-	if l[policyv1alpha1.ClusterPropagationPolicyPermanentIDLabel] != "" {
-		return Policy("", a[policyv1alpha1.ClusterPropagationPolicyAnnotation])
-	}
-	return Subject{}
 }
 
 // Subject kinds.

@@ -17,6 +17,7 @@ import (
 	configv1alpha1 "github.com/lifeboat-dev/lifeboat/api/config/v1alpha1"
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/claim"
 	"github.com/lifeboat-dev/lifeboat/internal/detector"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/customization"
@@ -389,7 +390,7 @@ type withPolicy struct {
 	policy detector.PolicyRef
 }
 
-func (s withPolicy) ClaimedPolicy(ctx context.Context, c detector.Claim) (detector.PolicyRef, bool, error) {
+func (s withPolicy) ClaimedPolicy(ctx context.Context, c claim.Claim) (detector.PolicyRef, bool, error) {
 	if c.Cluster == s.policy.Cluster && c.Name == s.policy.Name && (c.Cluster || c.Namespace == s.policy.Namespace) {
 		return s.policy, true, nil
 	}
