@@ -11,6 +11,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 )
 
 // Recorder is the summaries' own Event recorder: a broadcaster of its own,
@@ -84,3 +86,19 @@ func ForProcess(cfg *rest.Config, scheme *runtime.Scheme, reader client.Reader, 
 
 // SummaryComponent is the source of the summaries' Events.
 const SummaryComponent = "lifeboat-event-summary"
+
+// RecordBoth records an Event on a binding and on the resource template its
+// spec.resource names (when it names one): what a user watching either sees.
+func RecordBoth(rec record.EventRecorder, binding client.Object, spec *workv1alpha2.ResourceBindingSpec, eventType, reason, message string) {
+	if rec == nil {
+		return
+	}
+	rec.Event(binding, eventType, reason, message)
+	res := spec.Resource
+	if res.Kind == "" || res.Name == "" {
+		return
+	}
+	rec.Event(&corev1.ObjectReference{
+		APIVersion: res.APIVersion, Kind: res.Kind, Namespace: res.Namespace, Name: res.Name, UID: res.UID, ResourceVersion: res.ResourceVersion,
+	}, eventType, reason, message)
+}

@@ -3,7 +3,6 @@ package failover
 import (
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -61,29 +60,12 @@ const (
 	ReasonFailoverTargetPlaced = "FailoverTargetPlaced"
 )
 
-// templateObject is an object reference to the resource template for
-// event recorders.
-func templateObject(spec *workv1alpha2.ResourceBindingSpec) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion(spec.Resource.APIVersion)
-	u.SetKind(spec.Resource.Kind)
-	u.SetNamespace(spec.Resource.Namespace)
-	u.SetName(spec.Resource.Name)
-	u.SetUID(spec.Resource.UID)
-	u.SetResourceVersion(spec.Resource.ResourceVersion)
-	return u
-}
-
 // eventBoth records an event on the binding and on its resource template.
 func eventBoth(rec record.EventRecorder, obj client.Object, spec *workv1alpha2.ResourceBindingSpec, eventType, reason, format string, args ...interface{}) {
 	if rec == nil {
 		return
 	}
-	msg := fmt.Sprintf(format, args...)
-	rec.Event(obj, eventType, reason, msg)
-	if spec.Resource.Kind != "" && spec.Resource.Name != "" {
-		rec.Event(templateObject(spec), eventType, reason, msg)
-	}
+	eventbudget.RecordBoth(rec, obj, spec, eventType, reason, fmt.Sprintf(format, args...))
 }
 
 // eventFrom records an event on the binding and on its resource template,

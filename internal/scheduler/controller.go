@@ -411,17 +411,7 @@ func eventSubject(b binding) eventbudget.Subject {
 
 // event records an event on the binding and on its resource template.
 func (r *Reconciler) event(b binding, eventType, reason, message string) {
-	if r.Recorder == nil {
-		return
-	}
-	r.Recorder.Event(b.obj, eventType, reason, message)
-	res := b.spec.Resource
-	if res.Name == "" || res.Kind == "" {
-		return
-	}
-	r.Recorder.Event(&corev1.ObjectReference{
-		APIVersion: res.APIVersion, Kind: res.Kind, Namespace: res.Namespace, Name: res.Name, UID: res.UID,
-	}, eventType, reason, message)
+	eventbudget.RecordBoth(r.Recorder, b.obj, b.spec, eventType, reason, message)
 }
 
 // unreadableScheduled returns a cluster of spec.clusters that the cache
