@@ -159,9 +159,15 @@ done
 grep -qF 'IP Address:127.0.0.1' <<<"$names" || { echo "verify-chart: the etcd members' certificate does not name 127.0.0.1" >&2; exit 1; }
 etcdsts=$(obj StatefulSet lb-lifeboat-etcd <<<"$out1")
 apisrv=$(obj Deployment lb-lifeboat-apiserver <<<"$out1")
-if grep -qE 'key: (ca\.key|client\.key)' <<<"$etcdsts" || grep -qE 'key: (ca\.key|member\.key)' <<<"$apisrv"; then
+if grep -qE 'key: (ca\.key|client\.key)' <<<"$etcdsts" || grep -qE 'key: (ca\.key|member\.key|[a-z-]+\.token)' <<<"$apisrv"; then
   echo "verify-chart: an etcd or API server pod mounts a key that is not its own" >&2; exit 1
 fi
+# Every Secret volume of the API server and etcd lists its items: a whole
+# Secret would bring the CAs' keys and the kubeconfigs' tokens along.
+for pod in "$etcdsts" "$apisrv"; do
+  secrets=$(grep -c 'secretName:' <<<"$pod" || true); lists=$(grep -c 'items:' <<<"$pod" || true)
+  [[ "$secrets" == "$lists" ]] || { echo "verify-chart: a Secret volume of etcd or the API server mounts the whole Secret" >&2; exit 1; }
+done
 # etcd's data goes with helm uninstall only when it is not to be kept.
 grep -qF 'whenDeleted: Delete' <<<"$out" || { echo "verify-chart: by default the etcd PVCs must go with the release" >&2; exit 1; }
 if ! render --set etcd.storage.keepOnUninstall=true | grep -qF 'whenDeleted: Retain'; then
