@@ -38,9 +38,12 @@
 //
 // Lifeboat differences from Karmada:
 //   - requiredBy[].clusters are the depending binding's spec.clusters plus
-//     the clusters of its graceful eviction tasks whose purge mode keeps the
-//     old copy (Gracefully/Graciously, Never): Karmada removes a dependency
-//     from an evicted cluster at once, under the old copy it keeps
+//     the clusters of its graceful eviction tasks whose old copy is kept, by
+//     the very rule that keeps the workload's own Work there
+//     (failover.KeepsOldCopy: Gracefully/Graciously and Never, suppressDeletion
+//     true, and Directly too while nothing is placed instead, so the last
+//     copy keeps its ConfigMaps, Secrets and claims): Karmada removes a
+//     dependency from an evicted cluster at once, under the old copy it keeps
 //     (failover reference §2.12).
 //   - A dependency deleted and created again gets its attached binding
 //     replaced (Karmada waits for the garbage collector; none runs here).

@@ -15,6 +15,7 @@ import (
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/failover"
 	"github.com/lifeboat-dev/lifeboat/internal/detector"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 )
@@ -77,9 +78,10 @@ func (p plan) empty() bool {
 // requiredClusters are the clusters a depending binding needs its
 // dependencies in: its scheduled clusters and, as a Lifeboat improvement over
 // Karmada (failover reference §2.12), the clusters of its graceful eviction
-// tasks whose old copy is kept (purge mode other than Directly), so the
-// ConfigMaps of an old copy kept by Gracefully or Never are not removed
-// under it. Sorted by name.
+// tasks whose old copy is kept (failover.KeepsOldCopy: Gracefully or Never,
+// a task the user has not confirmed, and even Directly while nothing is
+// placed instead), so the ConfigMaps, Secrets and claims of a copy that is
+// kept are not removed under it. Sorted by name.
 func requiredClusters(parent *workv1alpha2.ResourceBinding) []workv1alpha2.TargetCluster {
 	seen := map[string]bool{}
 	var out []workv1alpha2.TargetCluster
@@ -90,7 +92,7 @@ func requiredClusters(parent *workv1alpha2.ResourceBinding) []workv1alpha2.Targe
 		}
 	}
 	for _, t := range parent.Spec.GracefulEvictionTasks {
-		if policyv1alpha1.NormalizePurgeMode(t.PurgeMode) == policyv1alpha1.PurgeModeDirectly || seen[t.FromCluster] {
+		if seen[t.FromCluster] || !failover.KeepsOldCopy(&parent.Spec, t.FromCluster) {
 			continue
 		}
 		seen[t.FromCluster] = true

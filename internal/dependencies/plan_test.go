@@ -41,6 +41,13 @@ func (b *bindingBuilder) evicting(cluster string, mode policyv1alpha1.PurgeMode)
 	return b
 }
 
+// suppress sets the last eviction task's suppressDeletion.
+func (b *bindingBuilder) suppress(v bool) *bindingBuilder {
+	tasks := b.rb.Spec.GracefulEvictionTasks
+	tasks[len(tasks)-1].SuppressDeletion = ptr.To(v)
+	return b
+}
+
 func (b *bindingBuilder) requiredBy(parent string, clusters ...string) *bindingBuilder {
 	s := workv1alpha2.BindingSnapshot{Namespace: "default", Name: parent}
 	for _, c := range clusters {
@@ -132,6 +139,39 @@ func TestPlanAttached(t *testing.T) {
 				c := p.Create[0].Spec.RequiredBy[0].Clusters
 				if len(c) != 2 || c[0].Name != "member1" || c[1].Name != "member2" {
 					t.Errorf("clusters = %+v, want member1 and member2", c)
+				}
+			},
+		},
+		"Directly with nothing placed instead: the last copy keeps its dependencies": {
+			parent: makeBinding("nginx-deployment").resource("apps/v1", "Deployment", "nginx", "uid-nginx").
+				evicting("member1", policyv1alpha1.PurgeModeDirectly).obj(),
+			deps: []presentDependency{configMapDep("cfg", "uid-cfg")},
+			want: want{create: []string{"cfg-configmap"}},
+			check: func(t *testing.T, p plan) {
+				if c := p.Create[0].Spec.RequiredBy[0].Clusters; len(c) != 1 || c[0].Name != "member1" {
+					t.Errorf("clusters = %+v, want member1, where the last copy runs", c)
+				}
+			},
+		},
+		"a Directly task the user keeps (suppressDeletion true)": {
+			parent: makeBinding("nginx-deployment").resource("apps/v1", "Deployment", "nginx", "uid-nginx").clusters("member2").
+				evicting("member1", policyv1alpha1.PurgeModeDirectly).suppress(true).obj(),
+			deps: []presentDependency{configMapDep("cfg", "uid-cfg")},
+			want: want{create: []string{"cfg-configmap"}},
+			check: func(t *testing.T, p plan) {
+				if c := p.Create[0].Spec.RequiredBy[0].Clusters; len(c) != 2 || c[0].Name != "member1" || c[1].Name != "member2" {
+					t.Errorf("clusters = %+v, want member1 and member2", c)
+				}
+			},
+		},
+		"a Gracefully task the user confirmed (suppressDeletion false)": {
+			parent: makeBinding("nginx-deployment").resource("apps/v1", "Deployment", "nginx", "uid-nginx").clusters("member2").
+				evicting("member1", policyv1alpha1.PurgeModeGraciously).suppress(false).obj(),
+			deps: []presentDependency{configMapDep("cfg", "uid-cfg")},
+			want: want{create: []string{"cfg-configmap"}},
+			check: func(t *testing.T, p plan) {
+				if c := p.Create[0].Spec.RequiredBy[0].Clusters; len(c) != 1 || c[0].Name != "member2" {
+					t.Errorf("clusters = %+v, want member2 only: the old copy goes", c)
 				}
 			},
 		},

@@ -27,6 +27,13 @@ func NewHooks(gates *features.Gates) Hooks { return Hooks{Gates: gates} }
 // any mode while there is no cluster to fail over to), false otherwise
 // (Directly deletes the old copy first; a user-confirmed task deletes it).
 func (Hooks) KeepWorkFor(spec *workv1alpha2.ResourceBindingSpec, cluster string) bool {
+	return KeepsOldCopy(spec, cluster)
+}
+
+// KeepsOldCopy is KeepWorkFor's rule, for whatever else must stay in
+// cluster as long as the copy an eviction task keeps there (the ConfigMaps,
+// Secrets and claims an attached binding propagates beside it).
+func KeepsOldCopy(spec *workv1alpha2.ResourceBindingSpec, cluster string) bool {
 	task := findTask(spec, cluster)
 	if task == nil {
 		return false
