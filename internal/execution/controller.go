@@ -698,6 +698,15 @@ func (r *Reconciler) cleanupManifest(ctx context.Context, cluster string, work *
 		_, err := r.Members.Patch(ctx, cluster, t.gvr, ns, name, types.MergePatchType, patch)
 		return ignoreMemberNotFound(err)
 	}
+	if c := CascadeOf(observed); !c.None() {
+		other, err := r.takenAlong(ctx, work, c)
+		if err != nil {
+			return err
+		}
+		if other != "" {
+			return r.keepForOthers(ctx, cluster, t.gvr, observed, other)
+		}
+	}
 	// The precondition keeps an object created at the same name since it was
 	// read (by another Work, or by hand) from being deleted as this one.
 	background := metav1.DeletePropagationBackground
@@ -706,6 +715,51 @@ func (r *Reconciler) cleanupManifest(ctx context.Context, cluster string, work *
 		opts.Preconditions = &metav1.Preconditions{UID: &uid}
 	}
 	return ignoreMemberNotFound(r.Members.Delete(ctx, cluster, t.gvr, ns, name, opts))
+}
+
+// takenAlong returns the name of another Work of the same cluster, not
+// being deleted, that has an object the cascade would take along (in the
+// Namespace, of the CustomResourceDefinition's kind); "" for none.
+func (r *Reconciler) takenAlong(ctx context.Context, work *workv1alpha1.Work, c Cascade) (string, error) {
+	var works workv1alpha1.WorkList
+	if err := r.Client.List(ctx, &works, client.InNamespace(work.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return "", fmt.Errorf("listing the Works that may use what deleting it takes along: %w", err)
+	}
+	for i := range works.Items {
+		w := &works.Items[i]
+		if w.Name == work.Name || !w.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if c.TakesFrom(w) {
+			return w.Name, nil
+		}
+	}
+	return "", nil
+}
+
+// keepForOthers leaves a Namespace or CustomResourceDefinition in the member
+// instead of deleting it, because deleting it would delete another Work's
+// objects with it. A Namespace becomes one Lifeboat created (HandOffPatch),
+// which the namespace rule removes once nothing uses it and it is empty; a
+// CustomResourceDefinition is released (ReleasePatch).
+func (r *Reconciler) keepForOthers(ctx context.Context, cluster string, gvr schema.GroupVersionResource, observed *unstructured.Unstructured, other string) error {
+	var patch []byte
+	if observed.GroupVersionKind() == namespaceGVK {
+		p, err := HandOffPatch(observed)
+		if err != nil {
+			return fmt.Errorf("building the hand-off of namespace %s: %w", observed.GetName(), err)
+		}
+		patch = p
+	} else if p, needed := ReleasePatch(observed); needed {
+		patch = p
+	}
+	ctrl.LoggerFrom(ctx).Info("kept in the member: deleting it would delete another Work's objects with it",
+		"kind", observed.GetKind(), "name", observed.GetName(), "work", other)
+	if patch == nil {
+		return nil
+	}
+	_, err := r.Members.Patch(ctx, cluster, gvr, observed.GetNamespace(), observed.GetName(), types.MergePatchType, patch)
+	return ignoreMemberNotFound(err)
 }
 
 // owns tells whether a member object is work's: whether it names the Work.

@@ -1323,3 +1323,54 @@ func TestEventsOfOneMembersWorksAreBudgeted(t *testing.T) {
 		t.Errorf("summaries = %+v, want member1's CleanupFailed", sums)
 	}
 }
+
+// Deleting a Namespace Work while another Work of the cluster keeps objects
+// in that namespace would delete them with it (the member's API server
+// empties a deleted namespace): the namespace stays, as one Lifeboat created
+// (the namespace rule removes it once nothing uses it and it is empty), and
+// the other Work's object is untouched.
+func TestDeletingNamespaceWorkKeepsNamespaceAnotherWorkUses(t *testing.T) {
+	nsWork := MakeWork("team-a-ns", "member1").Manifest(namespace("team-a")).Obj()
+	cm := MakeWork("cm", "member1").Manifest(configMap("team-a", "cm", map[string]interface{}{"k": "v"})).Obj()
+	f := newFixture(t, nsWork, cm)
+	f.mustReconcile(nsWork)
+	f.mustReconcile(cm)
+	if ns := f.env.Lookup("member1", mct.Namespaces, "", "team-a"); ns == nil || !f.r.owns("member1", nsWork, ns) {
+		t.Fatalf("setup: the namespace is not the Namespace Work's: %v", ns)
+	}
+	deleteWork(t, f, nsWork)
+
+	f.mustReconcile(nsWork)
+
+	ns := f.env.Lookup("member1", mct.Namespaces, "", "team-a")
+	if ns == nil {
+		t.Fatal("the namespace was deleted while another Work's ConfigMap is in it")
+	}
+	if !CreatedByLifeboat(ns) || !IsManaged(ns) {
+		t.Errorf("the kept namespace is not handed to the namespace rule: labels %v, annotations %v", ns.GetLabels(), ns.GetAnnotations())
+	}
+	if _, named := WorkOf("member1", ns); named {
+		t.Errorf("the kept namespace still names the deleted Work: %v", ns.GetAnnotations())
+	}
+	if f.env.Lookup("member1", mct.ConfigMaps, "team-a", "cm") == nil {
+		t.Error("the other Work's ConfigMap was deleted")
+	}
+	var got workv1alpha1.Work
+	if err := f.client.Get(context.Background(), client.ObjectKeyFromObject(nsWork), &got); !apierrors.IsNotFound(err) {
+		t.Errorf("the Namespace Work is still there (%v): its finalizer must go once the namespace is handed off", err)
+	}
+
+	// Once the other Work is being deleted too, its objects go anyway: a
+	// second Namespace Work of the same namespace deletes it.
+	again := MakeWork("team-a-ns2", "member1").Manifest(namespace("team-a")).Obj()
+	if err := f.client.Create(f.ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	f.mustReconcile(again)
+	deleteWork(t, f, cm)
+	deleteWork(t, f, again)
+	f.mustReconcile(again)
+	if f.env.Lookup("member1", mct.Namespaces, "", "team-a") != nil {
+		t.Error("the namespace is kept although the only other Work using it is being deleted")
+	}
+}

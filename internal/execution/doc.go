@@ -40,6 +40,14 @@
 //     package orphans remove them once nothing is left in them). An object
 //     whose namespace is terminating is applied again after
 //     NamespaceTerminatingRetry, once the namespace is gone.
+//   - a deleted Work's member objects are deleted (released with
+//     preserveResourcesOnDeletion), except a Namespace or
+//     CustomResourceDefinition whose deletion would take another Work's
+//     objects with it (one in the namespace, or of the kind), another Work of
+//     the same cluster that is not being deleted itself (Cascade): the
+//     Namespace is handed to the namespace rule (HandOffPatch: the Work's
+//     marks removed, lifeboat.dev/created-namespace=true), the
+//     CustomResourceDefinition released (ReleasePatch).
 //
 // Events on Works: SyncWorkloadSucceed, SyncWorkloadFailed (on transitions of
 // Applied) and CleanupFailed.

@@ -2,7 +2,6 @@ package orphans
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -15,45 +14,12 @@ import (
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/execution"
 )
 
 // IndexWorksByMemberNamespace indexes Works by the member namespaces they
 // use (see MemberNamespaces).
 const IndexWorksByMemberNamespace = "orphans.lifeboat.dev/member-namespace"
-
-// MemberNamespaces returns the member namespaces the manifests of w use:
-// those their objects are in, and those v1 Namespace manifests propagate
-// (other cluster-scoped manifests name none).
-func MemberNamespaces(w *workv1alpha1.Work) []string {
-	var out []string
-	add := func(ns string) {
-		if ns != "" && !slices.Contains(out, ns) {
-			out = append(out, ns)
-		}
-	}
-	for i := range w.Spec.Workload.Manifests {
-		raw, err := w.Spec.Workload.Manifests[i].JSON()
-		if err != nil {
-			continue
-		}
-		var head struct {
-			APIVersion string `json:"apiVersion"`
-			Kind       string `json:"kind"`
-			Metadata   struct {
-				Name      string `json:"name"`
-				Namespace string `json:"namespace"`
-			} `json:"metadata"`
-		}
-		if json.Unmarshal(raw, &head) != nil {
-			continue
-		}
-		add(head.Metadata.Namespace)
-		if head.APIVersion == "v1" && head.Kind == "Namespace" {
-			add(head.Metadata.Name)
-		}
-	}
-	return out
-}
 
 // memberNamespaceIndex is the field-index function of
 // IndexWorksByMemberNamespace.
@@ -62,7 +28,7 @@ func memberNamespaceIndex(obj client.Object) []string {
 	if !ok {
 		return nil
 	}
-	return MemberNamespaces(w)
+	return execution.MemberNamespaces(w)
 }
 
 // ControlPlane answers what the rules ask of the control plane.
@@ -161,7 +127,7 @@ func (c ControlPlane) NamespaceInUse(ctx context.Context, cluster, ns string) (b
 		return false, fmt.Errorf("listing the Works of %s: %w", space, err)
 	}
 	for i := range works.Items {
-		if c.Indexed || slices.Contains(MemberNamespaces(&works.Items[i]), ns) {
+		if c.Indexed || slices.Contains(execution.MemberNamespaces(&works.Items[i]), ns) {
 			return true, nil
 		}
 	}

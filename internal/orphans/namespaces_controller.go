@@ -92,7 +92,7 @@ func (r *NamespaceReconciler) workDeleted(_ context.Context, e event.DeleteEvent
 	if !ok {
 		return
 	}
-	for _, ns := range MemberNamespaces(w) {
+	for _, ns := range execution.MemberNamespaces(w) {
 		q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: cluster, Name: ns}})
 	}
 }
