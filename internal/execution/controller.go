@@ -594,14 +594,15 @@ func (r *Reconciler) createNamespace(ctx context.Context, cluster, name string) 
 // member objects of a deleted Work, then removes the finalizer. An
 // unreachable member keeps the finalizer and is retried after its back-off;
 // other Works are not held up. CleanupOnDelete says when the member is left
-// alone: its Cluster is gone, or is being deleted while not Ready.
+// alone: its Cluster is gone, is being deleted while not Ready, or was
+// joined after the Work was made.
 func (r *Reconciler) finalize(ctx context.Context, clusterName string, cluster *clusterv1alpha1.Cluster, work *workv1alpha1.Work) (reconcile.Result, error) {
 	if !controllerutil.ContainsFinalizer(work, workv1alpha1.ExecutionControllerFinalizer) {
 		return reconcile.Result{}, nil
 	}
 	log := ctrl.LoggerFrom(ctx)
-	if !CleanupOnDelete(cluster) {
-		log.Info("cluster is gone or being deleted while not Ready; releasing Work without touching the member")
+	if !CleanupOnDelete(cluster, work) {
+		log.Info("cluster is gone, being deleted while not Ready, or joined after the Work was made; releasing Work without touching the member")
 	} else {
 		var errs []error
 		for i := range work.Spec.Workload.Manifests {

@@ -1374,3 +1374,40 @@ func TestDeletingNamespaceWorkKeepsNamespaceAnotherWorkUses(t *testing.T) {
 		t.Error("the namespace is kept although the only other Work using it is being deleted")
 	}
 }
+
+// A Work left by an earlier Cluster of the same name (unjoined while its
+// member was down: its copies were to stay) is released, not finalized
+// against the member joined again under that name.
+func TestLeftoverWorkOfAnEarlierClusterKeepsItsCopiesAfterARejoin(t *testing.T) {
+	work := MakeWork("web", "member1").Manifest(configMap("default", "web", map[string]interface{}{"k": "v"})).Obj()
+	work.CreationTimestamp = metav1.NewTime(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
+	f := newFixture(t, work)
+	f.mustReconcile(work)
+	if f.env.Lookup("member1", mct.ConfigMaps, "default", "web") == nil {
+		t.Fatal("setup: not applied")
+	}
+	var old clusterv1alpha1.Cluster
+	if err := f.client.Get(f.ctx, client.ObjectKey{Name: "member1"}, &old); err != nil {
+		t.Fatal(err)
+	}
+	joined := old.DeepCopy()
+	if err := f.client.Delete(f.ctx, &old); err != nil {
+		t.Fatal(err)
+	}
+	joined.ResourceVersion, joined.UID = "", "joined-again"
+	joined.CreationTimestamp = metav1.NewTime(time.Date(2025, 1, 2, 0, 0, 0, 0, time.UTC))
+	if err := f.client.Create(f.ctx, joined); err != nil {
+		t.Fatal(err)
+	}
+	deleteWork(t, f, work)
+
+	f.mustReconcile(work)
+
+	if f.env.Lookup("member1", mct.ConfigMaps, "default", "web") == nil {
+		t.Error("the copy of a Work made for an earlier Cluster of the name was deleted from the member joined again")
+	}
+	var got workv1alpha1.Work
+	if err := f.client.Get(f.ctx, client.ObjectKeyFromObject(work), &got); !apierrors.IsNotFound(err) {
+		t.Errorf("the leftover Work is still there (%v): it must be released", err)
+	}
+}

@@ -439,9 +439,16 @@ func Applies(cluster *clusterv1alpha1.Cluster, agent bool) bool {
 // member is not Ready (unjoining a member that is down must not wait for
 // it); yes otherwise, also while a Cluster is being deleted with its member
 // Ready, so that unjoining a reachable member removes what Lifeboat put
-// there (the cluster controller bounds that wait).
-func CleanupOnDelete(cluster *clusterv1alpha1.Cluster) bool {
+// there (the cluster controller bounds that wait). Nor for a Work made
+// before its Cluster: one left by an earlier Cluster of that name (unjoined
+// while its member was down, whose copies were to stay) is released, not
+// finalized against the member joined again under the name.
+func CleanupOnDelete(cluster *clusterv1alpha1.Cluster, work metav1.Object) bool {
 	if cluster == nil {
+		return false
+	}
+	made, joined := work.GetCreationTimestamp(), cluster.CreationTimestamp
+	if !made.IsZero() && !joined.IsZero() && made.Before(&joined) {
 		return false
 	}
 	if cluster.DeletionTimestamp.IsZero() {

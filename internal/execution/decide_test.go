@@ -375,22 +375,36 @@ func TestCleanupOnDelete(t *testing.T) {
 		c.DeletionTimestamp = &now
 		return c
 	}
+	joinedAt := func(c *clusterv1alpha1.Cluster, at time.Time) *clusterv1alpha1.Cluster {
+		c.CreationTimestamp = metav1.NewTime(at)
+		return c
+	}
+	t0 := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
+	madeAt := func(at time.Time) metav1.Object {
+		return &metav1.ObjectMeta{Name: "w", CreationTimestamp: metav1.NewTime(at)}
+	}
+	unknown := &metav1.ObjectMeta{Name: "w"}
 	cases := map[string]struct {
 		cluster *clusterv1alpha1.Cluster
+		work    metav1.Object
 		want    bool
 	}{
-		"cluster gone":                     {nil, false},
-		"cluster Ready":                    {MakeCluster("m").Ready(metav1.ConditionTrue).Obj(), true},
-		"cluster not Ready (waits for it)": {MakeCluster("m").Ready(metav1.ConditionFalse).Obj(), true},
-		"cluster without Ready yet":        {MakeCluster("m").Obj(), true},
-		"unjoined while Ready":             {deleting(MakeCluster("m").Ready(metav1.ConditionTrue).Obj()), true},
-		"unjoined while not Ready":         {deleting(MakeCluster("m").Ready(metav1.ConditionFalse).Obj()), false},
-		"unjoined while Unknown":           {deleting(MakeCluster("m").Ready(metav1.ConditionUnknown).Obj()), false},
-		"unjoined before any probe":        {deleting(MakeCluster("m").Obj()), false},
+		"cluster gone":                      {nil, unknown, false},
+		"cluster Ready":                     {MakeCluster("m").Ready(metav1.ConditionTrue).Obj(), unknown, true},
+		"cluster not Ready (waits for it)":  {MakeCluster("m").Ready(metav1.ConditionFalse).Obj(), unknown, true},
+		"cluster without Ready yet":         {MakeCluster("m").Obj(), unknown, true},
+		"unjoined while Ready":              {deleting(MakeCluster("m").Ready(metav1.ConditionTrue).Obj()), unknown, true},
+		"unjoined while not Ready":          {deleting(MakeCluster("m").Ready(metav1.ConditionFalse).Obj()), unknown, false},
+		"unjoined while Unknown":            {deleting(MakeCluster("m").Ready(metav1.ConditionUnknown).Obj()), unknown, false},
+		"unjoined before any probe":         {deleting(MakeCluster("m").Obj()), unknown, false},
+		"Work made after its Cluster":       {joinedAt(MakeCluster("m").Ready(metav1.ConditionTrue).Obj(), t0), madeAt(t0.Add(time.Minute)), true},
+		"Work made in its Cluster's second": {joinedAt(MakeCluster("m").Ready(metav1.ConditionTrue).Obj(), t0), madeAt(t0), true},
+		"Work of an earlier Cluster of the name, joined again": {
+			joinedAt(MakeCluster("m").Ready(metav1.ConditionTrue).Obj(), t0), madeAt(t0.Add(-time.Hour)), false},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := CleanupOnDelete(tc.cluster); got != tc.want {
+			if got := CleanupOnDelete(tc.cluster, tc.work); got != tc.want {
 				t.Fatalf("CleanupOnDelete = %t, want %t", got, tc.want)
 			}
 		})
