@@ -168,6 +168,12 @@ for pod in "$etcdsts" "$apisrv"; do
   secrets=$(grep -c 'secretName:' <<<"$pod" || true); lists=$(grep -c 'items:' <<<"$pod" || true)
   [[ "$secrets" == "$lists" ]] || { echo "verify-chart: a Secret volume of etcd or the API server mounts the whole Secret" >&2; exit 1; }
 done
+# etcd's quota: three quarters of its volume, at most 8 GiB.
+for c in "8Gi|6442450944" "2Gi|1610612736" "512Mi|402653184" "20Gi|8589934592" "999999Ti|8589934592"; do
+  size=${c%%|*}; want=${c#*|}
+  render --set "etcd.storage.size=$size" | grep -qF -- "--quota-backend-bytes=$want" \
+    || { echo "verify-chart: with etcd.storage.size=$size etcd's quota is not $want bytes" >&2; exit 1; }
+done
 # etcd's data goes with helm uninstall only when it is not to be kept.
 grep -qF 'whenDeleted: Delete' <<<"$out" || { echo "verify-chart: by default the etcd PVCs must go with the release" >&2; exit 1; }
 if ! render --set etcd.storage.keepOnUninstall=true | grep -qF 'whenDeleted: Retain'; then
@@ -215,6 +221,8 @@ printf 'controllerManager:\n  repliacs: 2\n' >"$bad"
 refuse "'repliacs' not allowed" -f "$bad"
 refuse '/controllerManager/replicas' --set controllerManager.replicas=-1
 refuse '/etcd/replicas' --set etcd.replicas=2
+refuse '/etcd/storage/size' --set etcd.storage.size=1000000Gi
+refuse '/etcd/storage/size' --set etcd.storage.size=8G
 refuse '/controllerManager/resources/limits/memory' --set controllerManager.resources.limits.memory=512M
 refuse '/apiServer/service/type' --set apiServer.service.type=Ingress
 refuse '/controllerManager/extraArgs/0' --set 'controllerManager.extraArgs={v=2}'

@@ -110,6 +110,19 @@ release keeps its peers as they are (docs/install.md, "etcd's TLS").
 {{- end -}}
 
 {{/*
+etcd's --quota-backend-bytes: three quarters of each member's volume
+(etcd.storage.size), at most 8 GiB (etcd's own advice), so that etcd says
+NOSPACE and refuses writes, which compaction and defragmentation recover from,
+before its volume is full, which it does not survive.
+*/}}
+{{- define "lifeboat.etcdQuotaBytes" -}}
+{{- $size := .Values.etcd.storage.size -}}
+{{- $n := regexFind "^[0-9]+" $size | int64 -}}
+{{- $mi := mul $n (get (dict "Mi" 1 "Gi" 1024 "Ti" 1048576) (trimPrefix (regexFind "^[0-9]+" $size) $size)) -}}
+{{- min (div (mul $mi 3 1048576) 4) 8589934592 -}}
+{{- end -}}
+
+{{/*
 A component's affinity: pass (list $ "component" affinityValue replicas). The
 value when set, else, with more than one replica, replicas preferably on
 different nodes.
