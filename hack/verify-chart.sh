@@ -269,4 +269,10 @@ arefuse() {
 arefuse 'clusterName is required'
 arefuse '/clusterName' --set clusterName=Edge_1
 arefuse "'replicas' not allowed" --set clusterName=edge1 --set replicas=2
+for flag in --member-lease-namespace=kube-system --health-probe-bind-address=127.0.0.1:9 --metrics-bind-address=:9 --kubeconfig=/x --cluster-name=edge2; do
+  arefuse "extraArgs may not hold ${flag%%=*}:" --set clusterName=edge1 --set "extraArgs={--v=2,${flag}}"
+done
+arender --set clusterName=edge1 --set 'extraArgs={--cluster-lease-duration=40s}' | grep -qF -- '"--cluster-lease-duration=40s"' \
+  || { echo "verify-chart: the agent's extraArgs must pass on flags the chart does not set" >&2; exit 1; }
+grep -qF 'resourceNames: [lifeboat-agent-edge1]' <<<"$out" || { echo "verify-chart: the agent's Lease Role must name its own renewal record" >&2; exit 1; }
 echo "verify-chart: OK"
