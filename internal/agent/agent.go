@@ -240,6 +240,19 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	cpCfg.UserAgent = "lifeboat-agent/" + o.ClusterName
 	cpCfg.QPS, cpCfg.Burst = o.QPS, o.Burst
+	expiry, certified, err := ClientCertificateExpiry(cpCfg)
+	if err != nil {
+		return fmt.Errorf("the control-plane kubeconfig: %w", err)
+	}
+	if certified {
+		if err := CertificateExpiryGauge(ctrlmetrics.Registry, expiry); err != nil {
+			return fmt.Errorf("registering the certificate's expiry: %w", err)
+		}
+		if left := time.Until(expiry); left < CertificateWarning {
+			log.Info("WARNING: the agent's client certificate expires soon and is not renewed; register again (lifeboat token create, lifeboat register) and restart the agent, or the control plane will refuse it and the agent will fence its copies",
+				"expires", expiry.UTC().Format(time.RFC3339), "left", left.Round(time.Minute).String())
+		}
+	}
 	memberCfg, err := loadConfig(o.MemberKubeconfig, o.MemberContext, "member")
 	if err != nil {
 		return err
