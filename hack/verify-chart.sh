@@ -33,6 +33,7 @@ obj() {
 render | go run ./hack/chartcheck --values "${CHART}/values.yaml" --readme "${CHART}/README.md"
 render --set etcd.replicas=3 --set apiServer.replicas=2 --set controllerManager.replicas=3 --set controllerManager.resources.limits.memory=1Gi \
   --set controllerManager.metrics.secure=true --set controllerManager.metrics.serviceMonitor.enabled=true \
+  --set controllerManager.metrics.serviceMonitor.bearerTokenSecret.name=prometheus-lifeboat-token \
   --set apiServer.service.type=NodePort --set apiServer.service.nodePort=31443 --set 'apiServer.extraSANs={lifeboat.example.com,10.0.0.9}' \
   --set networkPolicy.enabled=false --set etcd.storage.keepOnUninstall=true --set 'imagePullSecrets={regcred}' \
   | go run ./hack/chartcheck
@@ -245,6 +246,13 @@ done
 render --set 'controllerManager.extraArgs={--v=2,--leader-elect-lease-duration=30s}' | grep -qF -- '"--leader-elect-lease-duration=30s"' \
   || { echo "verify-chart: controllerManager.extraArgs must pass on flags the chart does not set" >&2; exit 1; }
 refuse 'from controllerManager.metrics.port; set that instead' --set 'controllerManager.extraArgs={--metrics-bind-address=:9090}'
+# A secure endpoint answers 401 to a scrape without a token: the
+# ServiceMonitor sends the one its Secret holds, and is refused without it.
+refuse 'bearerTokenSecret.name is required with controllerManager.metrics.secure' \
+  --set controllerManager.metrics.secure=true --set controllerManager.metrics.serviceMonitor.enabled=true
+sm=$(render --set controllerManager.metrics.secure=true --set controllerManager.metrics.serviceMonitor.enabled=true \
+  --set controllerManager.metrics.serviceMonitor.bearerTokenSecret.name=prom | obj ServiceMonitor lb-lifeboat-controller-manager)
+grep -qF 'credentials: {name: prom, key: token}' <<<"$sm" || { echo "verify-chart: the secure ServiceMonitor sends no bearer token:" >&2; echo "$sm" >&2; exit 1; }
 refuse 'controllerManager.metrics.port is 10357' --set controllerManager.metrics.port=10357
 refuse 'controllerManager.podDisruptionBudget.minAvailable is 2 with controllerManager.replicas 2' --set controllerManager.podDisruptionBudget.minAvailable=2
 refuse '/controllerManager/podDisruptionBudget/minAvailable' --set controllerManager.podDisruptionBudget.minAvailable=2147483648
