@@ -207,11 +207,12 @@ func updateComponent(dir, name string, change func(*Component)) error {
 // that none loses another's update and each decides on what the others
 // last wrote.
 func withStateLock(dir string, change func(*State) error) error {
+	// No lock file is left where there is no environment.
+	if _, err := Load(dir); err != nil {
+		return err
+	}
 	lock, err := os.OpenFile(filepath.Join(dir, ".state.lock"), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
-		if _, lerr := Load(dir); errors.Is(lerr, ErrNotFound) {
-			return lerr // no directory: no environment
-		}
 		return fmt.Errorf("locking state: %w", err)
 	}
 	defer lock.Close()
@@ -249,5 +250,26 @@ func Load(dir string) (*State, error) {
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, fmt.Errorf("parsing %s: %w", filepath.Join(abs, stateFile), err)
 	}
+	if !sameDir(s.Dir, abs) {
+		// Everything the state names (the processes' files, what down
+		// removes) is under the directory it records: a copy acted on would
+		// stop, or remove, the original.
+		return nil, fmt.Errorf("%s records the environment of %s, not of %s (a copy, or a moved directory): use --state-dir %s",
+			filepath.Join(abs, stateFile), s.Dir, abs, s.Dir)
+	}
 	return &s, nil
+}
+
+// sameDir says whether recorded, a state's own directory, is dir, through
+// symbolic links too.
+func sameDir(recorded, dir string) bool {
+	if recorded == "" || !filepath.IsAbs(recorded) {
+		return false
+	}
+	if filepath.Clean(recorded) == filepath.Clean(dir) {
+		return true
+	}
+	a, errA := filepath.EvalSymlinks(recorded)
+	b, errB := filepath.EvalSymlinks(dir)
+	return errA == nil && errB == nil && a == b
 }

@@ -1,7 +1,12 @@
 package localenv
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -56,5 +61,58 @@ func TestUpdateUnknownComponent(t *testing.T) {
 	}
 	if err := updateComponent(dir, "nope", func(*Component) {}); err == nil {
 		t.Fatal("updating an unknown component succeeded")
+	}
+}
+
+// A state directory copied elsewhere records the original's directory:
+// down on the copy must neither remove the original nor stop its
+// processes. The copy is refused, naming both; the original, or a symbolic
+// link to it, is read.
+func TestStateOfAnotherDirectoryIsRefused(t *testing.T) {
+	original := t.TempDir()
+	keep := filepath.Join(original, "data.txt")
+	if err := os.WriteFile(keep, []byte("precious"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&State{Dir: original}).save(); err != nil {
+		t.Fatal(err)
+	}
+	copied := t.TempDir()
+	data, err := os.ReadFile(filepath.Join(original, stateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(copied, stateFile), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	err = Down(copied, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "records the environment of "+original) {
+		t.Fatalf("Down on a copy: %v, want a refusal naming %s", err, original)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Fatalf("Down on a copy removed the original: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(copied, ".state.lock")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused directory got a lock file: %v", err)
+	}
+
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(original, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(link); err != nil {
+		t.Errorf("the original through a symbolic link: %v", err)
+	}
+	if _, err := Load(original); err != nil {
+		t.Errorf("the original: %v", err)
+	}
+	// No environment at all: no lock file either.
+	empty := t.TempDir()
+	if err := Down(empty, io.Discard); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Down where there is no environment: %v, want ErrNotFound", err)
+	}
+	if _, err := os.Stat(filepath.Join(empty, ".state.lock")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a directory without an environment got a lock file: %v", err)
 	}
 }
