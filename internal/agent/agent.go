@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sync"
 	"time"
@@ -158,7 +159,7 @@ func (o *Options) Validate() error {
 		// margin.
 		errs = append(errs, fmt.Errorf("--cluster-lease-duration %s: want whole seconds (the Lease holds seconds)", o.LeaseDuration))
 	}
-	if o.LeaseRenewFraction <= 0 || o.LeaseRenewFraction >= 1 {
+	if !(o.LeaseRenewFraction > 0 && o.LeaseRenewFraction < 1) { // NaN too
 		errs = append(errs, fmt.Errorf("--cluster-lease-renew-interval-fraction %g: want a fraction between 0 and 1, such as 0.25", o.LeaseRenewFraction))
 	} else if o.LeaseDuration >= time.Second && o.RenewInterval() < minRenewInterval {
 		errs = append(errs, fmt.Errorf("--cluster-lease-duration %s x --cluster-lease-renew-interval-fraction %g renews every %s: want at least %s (each renewal gets one interval to be answered)",
@@ -179,8 +180,8 @@ func (o *Options) Validate() error {
 	if o.FailureThreshold < 0 || o.SuccessThreshold < 0 {
 		errs = append(errs, errors.New("--cluster-failure-threshold and --cluster-success-threshold must not be negative"))
 	}
-	if o.QPS <= 0 || o.Burst < 1 {
-		errs = append(errs, fmt.Errorf("--kube-api-qps %g and --kube-api-burst %d: want positive values", o.QPS, o.Burst))
+	if !(o.QPS > 0) || math.IsInf(float64(o.QPS), 0) || o.Burst < 1 { // NaN too
+		errs = append(errs, fmt.Errorf("--kube-api-qps %g and --kube-api-burst %d: want positive, finite values", o.QPS, o.Burst))
 	}
 	if o.Concurrency < 1 {
 		errs = append(errs, fmt.Errorf("--concurrency %d: want at least 1", o.Concurrency))

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -53,6 +54,9 @@ func TestOptionsValidate(t *testing.T) {
 		"zero collect interval": {func(o *Options) { o.CollectInterval = 0 }, "--cluster-status-collect-interval"},
 		"negative event burst":  {func(o *Options) { o.EventBurst = -1 }, "--failover-event-burst -1"},
 		"every Event recorded":  {func(o *Options) { o.EventBurst = 0 }, ""},
+		"fraction NaN":          {func(o *Options) { o.LeaseRenewFraction = math.NaN() }, "--cluster-lease-renew-interval-fraction NaN"},
+		"qps NaN":               {func(o *Options) { o.QPS = float32(math.NaN()) }, "--kube-api-qps NaN"},
+		"qps +Inf":              {func(o *Options) { o.QPS = float32(math.Inf(1)) }, "--kube-api-qps +Inf"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -234,6 +234,21 @@ func memoryLimit(s string) (int64, error) {
 	return n, nil
 }
 
+// checkClientFlags refuses a client rate, burst or worker count that cannot
+// work: a rate that is not a positive, finite number, a burst or a count
+// below 1.
+func checkClientFlags(qps float32, burst, concurrency int) error {
+	switch {
+	case !(qps > 0) || math.IsInf(float64(qps), 0): // NaN too
+		return fmt.Errorf("--kube-api-qps must be a positive, finite number, got %g", qps)
+	case burst < 1:
+		return fmt.Errorf("--kube-api-burst must be at least 1, got %d", burst)
+	case concurrency < 1:
+		return fmt.Errorf("--concurrent-syncs must be at least 1, got %d", concurrency)
+	}
+	return nil
+}
+
 func (o *Options) restConfig() (*rest.Config, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	if o.Kubeconfig != "" {
@@ -249,6 +264,9 @@ func (o *Options) restConfig() (*rest.Config, error) {
 
 // Run starts the manager and blocks until ctx is done.
 func Run(ctx context.Context, o *Options) error {
+	if err := checkClientFlags(o.QPS, o.Burst, o.Concurrency); err != nil {
+		return err
+	}
 	if err := o.Cluster.Validate(); err != nil {
 		return err
 	}

@@ -140,3 +140,35 @@ func TestRunValidatesClusterOptions(t *testing.T) {
 		t.Errorf("Run = %v, want an error naming --cluster-status-update-frequency", err)
 	}
 }
+
+// Client flags that cannot work are refused, naming the flag: NaN and
+// infinite rates as well as negative ones, which comparisons alone let by.
+func TestCheckClientFlags(t *testing.T) {
+	cases := map[string]struct {
+		qps         float32
+		burst, cons int
+		want        string
+	}{
+		"defaults":          {1000, 2000, 10, ""},
+		"qps zero":          {0, 2000, 10, "--kube-api-qps"},
+		"qps negative":      {-1, 2000, 10, "--kube-api-qps"},
+		"qps NaN":           {float32(math.NaN()), 2000, 10, "--kube-api-qps must be a positive, finite number, got NaN"},
+		"qps +Inf":          {float32(math.Inf(1)), 2000, 10, "--kube-api-qps must be a positive, finite number, got +Inf"},
+		"burst zero":        {1000, 0, 10, "--kube-api-burst must be at least 1, got 0"},
+		"burst negative":    {1000, -1, 10, "--kube-api-burst"},
+		"no workers":        {1000, 2000, 0, "--concurrent-syncs must be at least 1, got 0"},
+		"negative workers":  {1000, 2000, -1, "--concurrent-syncs"},
+		"one of everything": {1, 1, 1, ""},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := checkClientFlags(tc.qps, tc.burst, tc.cons)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("= %v, want nil", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("= %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package failback
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -462,7 +463,7 @@ func TestOptionsValidate(t *testing.T) {
 	if err := NewOptions().Validate(); err != nil {
 		t.Errorf("defaults: %v", err)
 	}
-	for _, o := range []Options{{MaxConcurrent: -1, Rate: 1}, {MaxConcurrent: 1, Rate: -0.5}} {
+	for _, o := range []Options{{MaxConcurrent: -1, Rate: 1}, {MaxConcurrent: 1, Rate: -0.5}, {MaxConcurrent: 1, Rate: math.NaN()}, {MaxConcurrent: 1, Rate: math.Inf(1)}} {
 		if err := o.Validate(); err == nil {
 			t.Errorf("%+v accepted", o)
 		}

@@ -2,6 +2,7 @@ package failback
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/spf13/pflag"
 )
@@ -34,8 +35,8 @@ func (o *Options) Validate() error {
 	switch {
 	case o.MaxConcurrent < 0:
 		return fmt.Errorf("--failback-max-concurrent must not be negative, got %d", o.MaxConcurrent)
-	case o.Rate < 0:
-		return fmt.Errorf("--failback-rate must not be negative, got %g", o.Rate)
+	case !(o.Rate >= 0) || math.IsInf(o.Rate, 0): // NaN too
+		return fmt.Errorf("--failback-rate must be a finite number, not negative, got %g", o.Rate)
 	}
 	return nil
 }

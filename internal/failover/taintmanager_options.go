@@ -2,6 +2,7 @@ package failover
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -136,11 +137,15 @@ func (o *ClusterFailoverOptions) Validate() error {
 		return fmt.Errorf("--fencing-stop-margin must not be negative, got %s", o.FencingStopMargin)
 	case o.GracefulEvictionHold < 0:
 		return fmt.Errorf("--graceful-eviction-hold must not be negative, got %s", o.GracefulEvictionHold)
+	case math.IsNaN(o.ResourceEvictionRate) || math.IsInf(o.ResourceEvictionRate, 0):
+		return fmt.Errorf("--resource-eviction-rate must be a finite number, got %g", o.ResourceEvictionRate)
+	case math.IsNaN(o.SecondaryResourceEvictionRate) || math.IsInf(o.SecondaryResourceEvictionRate, 0):
+		return fmt.Errorf("--secondary-resource-eviction-rate must be a finite number, got %g", o.SecondaryResourceEvictionRate)
 	case o.ResourceEvictionRate < 0:
 		return fmt.Errorf("--resource-eviction-rate must not be negative, got %g", o.ResourceEvictionRate)
 	case o.SecondaryResourceEvictionRate < 0:
 		return fmt.Errorf("--secondary-resource-eviction-rate must not be negative, got %g", o.SecondaryResourceEvictionRate)
-	case o.UnhealthyClusterThreshold <= 0 || o.UnhealthyClusterThreshold > 1:
+	case !(o.UnhealthyClusterThreshold > 0 && o.UnhealthyClusterThreshold <= 1): // NaN too
 		return fmt.Errorf("--unhealthy-cluster-threshold must be in (0, 1], got %g", o.UnhealthyClusterThreshold)
 	case o.FailoverEventBurst < 0:
 		return fmt.Errorf("--failover-event-burst must not be negative, got %d", o.FailoverEventBurst)

@@ -764,6 +764,10 @@ func TestClusterFailoverOptions(t *testing.T) {
 		"negative rate":                     {args: []string{"--resource-eviction-rate=-1"}, wantErr: true},
 		"threshold above 1":                 {args: []string{"--unhealthy-cluster-threshold=1.5"}, wantErr: true},
 		"zero threshold":                    {args: []string{"--unhealthy-cluster-threshold=0"}, wantErr: true},
+		"NaN threshold":                     {args: []string{"--unhealthy-cluster-threshold=NaN"}, wantErr: true},
+		"NaN rate":                          {args: []string{"--resource-eviction-rate=NaN"}, wantErr: true},
+		"infinite rate":                     {args: []string{"--resource-eviction-rate=+Inf"}, wantErr: true},
+		"NaN secondary rate":                {args: []string{"--secondary-resource-eviction-rate=NaN"}, wantErr: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
