@@ -140,3 +140,35 @@ func TestFlagUsagesHaveNoBackquotes(t *testing.T) {
 		}
 	}
 }
+
+// A subcommand a group does not have fails, naming it (and the closest one),
+// as an unknown top-level command does; the group alone prints its help.
+func TestUnknownSubcommandsFail(t *testing.T) {
+	cases := map[string]struct {
+		args []string
+		want string
+	}{
+		"unknown token subcommand": {[]string{"token", "revoke"}, `unknown command "revoke" for "lifeboat token"`},
+		"misspelt token create":    {[]string{"token", "creat"}, `did you mean "create"?`},
+		"unknown env subcommand":   {[]string{"env", "bogus"}, `unknown command "bogus" for "lifeboat env"`},
+		"the group alone":          {[]string{"token"}, ""},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			root := NewRootCommand()
+			var out bytes.Buffer
+			root.SetOut(&out)
+			root.SetErr(&out)
+			root.SetArgs(tc.args)
+			err := root.Execute()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("Execute = %v, want its help", err)
+			case tc.want == "" && !strings.Contains(out.String(), "Available Commands"):
+				t.Fatalf("no help printed:\n%s", out.String())
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("Execute = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}

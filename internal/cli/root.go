@@ -5,6 +5,8 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 )
 
@@ -38,5 +40,29 @@ unhealthy, Lifeboat moves the workload to another cluster and carries its state 
 		newFailbackCommand(),
 	)
 	root.AddCommand(newClusterCommands()...)
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every command that only groups others
+// (lifeboat token, lifeboat env) fail on a subcommand it does not have, as
+// the root does: cobra would print the group's help and exit 0, so a
+// misspelt subcommand in a script would look like success.
+func refuseUnknownSubcommands(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		if c.HasSubCommands() && !c.Runnable() {
+			c.Args = cobra.ArbitraryArgs
+			c.RunE = func(c *cobra.Command, args []string) error {
+				if len(args) == 0 {
+					return c.Help()
+				}
+				msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+				if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+					msg += fmt.Sprintf("; did you mean %q?", s[0])
+				}
+				return fmt.Errorf("%s (see %q)", msg, c.CommandPath()+" --help")
+			}
+		}
+		refuseUnknownSubcommands(c)
+	}
 }
