@@ -74,7 +74,21 @@ func ValidateTokenRequest(clusterName string, ttl time.Duration) error {
 	if ttl <= 0 {
 		return fmt.Errorf("token lifetime %s: a bootstrap token must expire; give a positive --ttl such as 1h or 24h", ttl)
 	}
+	if ttl < MinTokenTTL {
+		return fmt.Errorf("token lifetime %s: shorter than %s, so expired when made (the token's expiry has whole seconds); give a --ttl such as 1h or 24h", ttl, MinTokenTTL)
+	}
 	return nil
+}
+
+// MinTokenTTL is the shortest lifetime of a bootstrap token: its expiry is
+// written in whole seconds.
+const MinTokenTTL = time.Second
+
+// ValidateServerURL checks a control plane URL as lifeboat register needs
+// it: https://HOST[:PORT].
+func ValidateServerURL(s string) error {
+	_, err := parseServerURL(s)
+	return err
 }
 
 // TokenSecret builds the bootstrap token Secret of tok for clusterName,

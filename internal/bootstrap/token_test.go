@@ -111,6 +111,8 @@ func TestTokenSecretRefuses(t *testing.T) {
 	}{
 		"a token that never expires": {cluster: "member1", ttl: 0, tok: tok, want: "must expire"},
 		"a negative lifetime":        {cluster: "member1", ttl: -time.Hour, tok: tok, want: "must expire"},
+		"a nanosecond":               {cluster: "member1", ttl: time.Nanosecond, tok: tok, want: "shorter than 1s, so expired when made"},
+		"999 milliseconds":           {cluster: "member1", ttl: 999 * time.Millisecond, tok: tok, want: "shorter than 1s"},
 		"upper case":                 {cluster: "Member1", ttl: time.Hour, tok: tok, want: "karmada-es-Member1"},
 		"a dot":                      {cluster: "member.1", ttl: time.Hour, tok: tok, want: "invalid cluster name"},
 		"empty":                      {cluster: "", ttl: time.Hour, tok: tok, want: "empty"},

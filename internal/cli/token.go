@@ -69,6 +69,11 @@ do both).`,
 			if err := bootstrap.ValidateTokenRequest(o.Cluster, o.TTL); err != nil {
 				return err
 			}
+			if serverURL != "" {
+				if err := bootstrap.ValidateServerURL(serverURL); err != nil {
+					return fmt.Errorf("--control-plane-url: %w", err)
+				}
+			}
 			ref, err := cp.ref()
 			if err != nil {
 				return err
