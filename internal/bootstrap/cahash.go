@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 )
 
 // CAHashPrefix starts a CA hash: kubeadm's --discovery-token-ca-cert-hash
@@ -117,6 +118,15 @@ func PinCAFile(pemData []byte, hashes []string) ([]byte, error) {
 // the serving certificate alone, the error wraps ErrCANotSent and the CA has
 // to be given as a file instead.
 func DiscoverCA(ctx context.Context, serverURL string, hashes []string) (*x509.Certificate, error) {
+	return discoverCA(ctx, serverURL, hashes, CADiscoveryTimeout)
+}
+
+// CADiscoveryTimeout bounds DiscoverCA's connection and TLS handshake: an
+// address that accepts connections and never answers is an error, not a
+// wait without end.
+const CADiscoveryTimeout = 30 * time.Second
+
+func discoverCA(ctx context.Context, serverURL string, hashes []string, within time.Duration) (*x509.Certificate, error) {
 	u, err := parseServerURL(serverURL)
 	if err != nil {
 		return nil, err
@@ -132,8 +142,13 @@ func DiscoverCA(ctx context.Context, serverURL string, hashes []string) (*x509.C
 		ServerName:         u.Hostname(),
 		MinVersion:         tls.VersionTLS12,
 	}}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	dialCtx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	conn, err := d.DialContext(dialCtx, "tcp", addr)
 	if err != nil {
+		if dialCtx.Err() != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("connecting to the control plane at %s: no TLS answer within %s (is it the API server's address and port?): %w", serverURL, within, err)
+		}
 		return nil, fmt.Errorf("connecting to the control plane at %s: %w", serverURL, err)
 	}
 	chain := conn.(*tls.Conn).ConnectionState().PeerCertificates

@@ -3,11 +3,13 @@ package bootstrap
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestCAHashIsKubeadms(t *testing.T) {
@@ -101,5 +103,42 @@ func TestPinCAFile(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	if _, err := PinCAFile(data, nil); err == nil {
 		t.Error("accepted a file without a certificate")
+	}
+}
+
+// An address that accepts the connection and never answers the TLS
+// handshake ends discovery within its bound, saying so, rather than
+// waiting for good.
+func TestDiscoverCAGivesUpOnASilentServer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	held := make(chan net.Conn, 1)
+	go func() {
+		if c, err := l.Accept(); err == nil {
+			held <- c // kept open, never answered
+		}
+	}()
+	defer func() {
+		select {
+		case c := <-held:
+			c.Close()
+		default:
+		}
+	}()
+	done := make(chan error, 1)
+	go func() {
+		_, err := discoverCA(context.Background(), "https://"+l.Addr().String(), []string{"sha256:00"}, 300*time.Millisecond)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "no TLS answer within 300ms") {
+			t.Fatalf("discoverCA = %v, want the bound named", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("discoverCA still waits on a server that never answers")
 	}
 }
