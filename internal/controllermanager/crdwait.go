@@ -8,6 +8,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
@@ -37,8 +38,12 @@ func missingKinds(crds []*apiextensionsv1.CustomResourceDefinition, served map[s
 }
 
 // servedKinds asks discovery for the kinds of each group/version of crds.
-// A group/version the API server does not know has no kinds.
-func servedKinds(dc discovery.DiscoveryInterface, crds []*apiextensionsv1.CustomResourceDefinition) map[string]map[string]bool {
+// A group/version the API server does not know has no kinds; any other
+// failure (the API server does not answer, refuses the credentials) is
+// returned as well, the first one, so that it is not taken for missing
+// CRDs.
+func servedKinds(dc discovery.DiscoveryInterface, crds []*apiextensionsv1.CustomResourceDefinition) (map[string]map[string]bool, error) {
+	var firstErr error
 	served := map[string]map[string]bool{}
 	for _, c := range crds {
 		for _, v := range c.Spec.Versions {
@@ -49,6 +54,9 @@ func servedKinds(dc discovery.DiscoveryInterface, crds []*apiextensionsv1.Custom
 			served[gv] = map[string]bool{}
 			list, err := dc.ServerResourcesForGroupVersion(gv)
 			if err != nil {
+				if !apierrors.IsNotFound(err) && firstErr == nil {
+					firstErr = fmt.Errorf("discovering %s: %w", gv, err)
+				}
 				continue
 			}
 			for _, r := range list.APIResources {
@@ -56,7 +64,7 @@ func servedKinds(dc discovery.DiscoveryInterface, crds []*apiextensionsv1.Custom
 			}
 		}
 	}
-	return served
+	return served, firstErr
 }
 
 // waitForCRDs waits until the control plane serves every kind of
@@ -79,18 +87,35 @@ func waitForCRDs(ctx context.Context, cfg *rest.Config, timeout time.Duration) e
 	}
 	log := ctrl.Log.WithName("setup")
 	var missing []string
-	lastSaid := time.Time{}
+	var discoveryErr error
+	start, lastSaid := time.Now(), time.Time{}
 	err = wait.PollUntilContextTimeout(ctx, 2*time.Second, timeout, true, func(context.Context) (bool, error) {
-		missing = missingKinds(crds, servedKinds(dc, crds))
+		var served map[string]map[string]bool
+		served, discoveryErr = servedKinds(dc, crds)
+		missing = missingKinds(crds, served)
 		if len(missing) > 0 && time.Since(lastSaid) >= 10*time.Second {
-			log.Info("waiting for Lifeboat's CRDs (lifeboat init installs them)", "missing", len(missing), "first", missing[0])
+			if discoveryErr != nil {
+				log.Info("waiting for the control plane to answer", "error", discoveryErr.Error())
+			} else {
+				log.Info("waiting for Lifeboat's CRDs (lifeboat init installs them)", "missing", len(missing), "first", missing[0])
+			}
 			lastSaid = time.Now()
 		}
 		return len(missing) == 0, nil
 	})
-	if err != nil && len(missing) > 0 {
-		return fmt.Errorf("after %s the control plane still lacks %d of Lifeboat's kinds (%s): install Lifeboat's CRDs with `lifeboat init` (an administrator's kubeconfig)",
-			timeout, len(missing), strings.Join(missing[:min(3, len(missing))], ", "))
+	return crdWaitError(err, time.Since(start).Round(time.Second), missing, discoveryErr)
+}
+
+// crdWaitError says why the wait for the CRDs ended without them: the
+// control plane did not answer discovery (its last error), or it answered
+// without Lifeboat's kinds.
+func crdWaitError(err error, waited time.Duration, missing []string, discoveryErr error) error {
+	switch {
+	case err == nil || len(missing) == 0:
+		return err
+	case discoveryErr != nil:
+		return fmt.Errorf("after %s the control plane still does not answer discovery: %w", waited, discoveryErr)
 	}
-	return err
+	return fmt.Errorf("after %s the control plane still lacks %d of Lifeboat's kinds (%s): install Lifeboat's CRDs with `lifeboat init` (an administrator's kubeconfig)",
+		waited, len(missing), strings.Join(missing[:min(3, len(missing))], ", "))
 }

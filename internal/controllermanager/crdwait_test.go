@@ -1,8 +1,12 @@
 package controllermanager
 
 import (
+	"context"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
@@ -61,5 +65,36 @@ func TestEveryShippedCRDIsWaitedFor(t *testing.T) {
 	}
 	if got := missingKinds(crds, map[string]map[string]bool{}); len(got) < len(crds) {
 		t.Errorf("with nothing served, %d kinds are missing; want at least one per CRD (%d)", len(got), len(crds))
+	}
+}
+
+// The wait's end names what held it: a control plane that does not answer
+// is not reported as one without Lifeboat's CRDs, and the time is the time
+// waited (a stop before the timeout says so).
+func TestCRDWaitError(t *testing.T) {
+	unreachable := errors.New(`discovering work.karmada.io/v1alpha2: Get "https://127.0.0.1:1/apis": connection refused`)
+	missing := []string{"Cluster.cluster.karmada.io/v1alpha1", "Work.work.karmada.io/v1alpha1"}
+	cases := map[string]struct {
+		err          error
+		missing      []string
+		discoveryErr error
+		want         string
+	}{
+		"all served":               {nil, nil, nil, ""},
+		"does not answer":          {context.DeadlineExceeded, missing, unreachable, "after 5s the control plane still does not answer discovery: discovering work.karmada.io/v1alpha2"},
+		"answers, no CRDs":         {context.DeadlineExceeded, missing, nil, "after 5s the control plane still lacks 2 of Lifeboat's kinds"},
+		"stopped, no CRDs":         {context.Canceled, missing, nil, "install Lifeboat's CRDs with `lifeboat init`"},
+		"stopped, nothing missing": {context.Canceled, nil, nil, "context canceled"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := crdWaitError(tc.err, 5*time.Second, tc.missing, tc.discoveryErr)
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("= %v, want nil", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("= %v, want an error containing %q", err, tc.want)
+			}
+		})
 	}
 }
