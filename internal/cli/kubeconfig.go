@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -27,13 +28,15 @@ const kubeconfigRule = `Which cluster a flag names is the same in every command:
                              control plane takes them; --control-plane-kubeconfig and
                              --control-plane-context are other names for them.
   --cluster-kubeconfig,      a MEMBER cluster (karmadactl's names), only in the
-  --cluster-context          commands that contact one: join, unjoin --cleanup-member.
+  --cluster-context          commands that contact one: join, unjoin --cleanup-member,
+                             and agent (the member it runs in).
   --state-dir DIR            the local environment of "lifeboat up" (default .lifeboat),
                              whose kubeconfig DIR/kubeconfig has the contexts
                              lifeboat (the control plane) and member1..N: up, down,
                              status and env use it, and bench by default.
 
-A command given a flag it does not take says which cluster it works on.`
+A command given a flag it does not take says which cluster it works on. Each
+request to a cluster gives up after a minute.`
 
 // Names of the cluster flags.
 const (
@@ -68,8 +71,17 @@ func (r kubeconfigRef) restConfig() (*rest.Config, string, error) {
 	if err != nil || ns == "" {
 		ns = metav1.NamespaceDefault
 	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = requestTimeout
+	}
 	return cfg, ns, nil
 }
+
+// requestTimeout bounds each request a command makes, unless the kubeconfig
+// sets its own: an API server that accepts the connection and never answers
+// is an error, not a command that waits for good. Commands that wait for
+// something (unjoin, init) poll with requests of their own.
+const requestTimeout = time.Minute
 
 func (r kubeconfigRef) String() string {
 	path := r.path
