@@ -180,6 +180,15 @@ grep -qF 'whenDeleted: Delete' <<<"$out" || { echo "verify-chart: by default the
 if ! render --set etcd.storage.keepOnUninstall=true | grep -qF 'whenDeleted: Retain'; then
   echo "verify-chart: etcd.storage.keepOnUninstall=true must keep the PVCs after helm uninstall" >&2; exit 1
 fi
+# The credentials stay with the data they are part of, and only then.
+kept=$(render --set etcd.storage.keepOnUninstall=true)
+for secret in lb-lifeboat-pki lb-lifeboat-etcd-pki; do
+  grep -qF 'helm.sh/resource-policy: keep' <<<"$(obj Secret "$secret" <<<"$kept")" \
+    || { echo "verify-chart: with etcd.storage.keepOnUninstall=true the Secret $secret must be kept too" >&2; exit 1; }
+done
+if grep -qF 'helm.sh/resource-policy' <<<"$out1"; then
+  echo "verify-chart: by default helm uninstall must remove every Secret" >&2; exit 1
+fi
 if render --set controllerManager.replicas=1 | grep -q 'kind: PodDisruptionBudget'; then
   echo "verify-chart: one replica must not get a PodDisruptionBudget (it would block every drain)" >&2; exit 1
 fi

@@ -123,6 +123,19 @@ before its volume is full, which it does not survive.
 {{- end -}}
 
 {{/*
+The annotations of the Secrets that hold the control plane's credentials:
+with etcd.storage.keepOnUninstall, helm uninstall keeps them as it keeps
+etcd's data, which refers to them (the Pull agents' certificates, the
+ServiceAccount tokens); a reinstall of the same release reads them back.
+*/}}
+{{- define "lifeboat.keptWithData" -}}
+{{- if .Values.etcd.storage.keepOnUninstall -}}
+annotations:
+  helm.sh/resource-policy: keep
+{{- end -}}
+{{- end -}}
+
+{{/*
 A component's affinity: pass (list $ "component" affinityValue replicas). The
 value when set, else, with more than one replica, replicas preferably on
 different nodes.
