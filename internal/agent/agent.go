@@ -574,7 +574,8 @@ func (w *clusterWait) Run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			// A stop while waiting is the agent's stop, not a failure.
+			return nil
 		case <-time.After(pause):
 		}
 	}
