@@ -134,7 +134,7 @@ func validate(ctx context.Context, c client.Client, obj client.Object) (client.O
 		return created, false, nil
 	}
 	if !apierrors.IsAlreadyExists(err) {
-		return nil, false, fmt.Errorf("the control plane rejects %s (dry-run create): %w", what, err)
+		return nil, false, checkFailed(what, "dry-run create", err)
 	}
 	stored := obj.DeepCopyObject().(client.Object)
 	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), stored); err != nil {
@@ -150,9 +150,20 @@ func validate(ctx context.Context, c client.Client, obj client.Object) (client.O
 		o.Spec = *obj.(*policyv1alpha1.ClusterPropagationPolicy).Spec.DeepCopy()
 	}
 	if err := c.Update(ctx, changed, client.DryRunAll); err != nil {
-		return nil, false, fmt.Errorf("the control plane rejects this change of the existing %s (dry-run update): %w", what, err)
+		return nil, false, checkFailed("this change of the existing "+what, "dry-run update", err)
 	}
 	return changed, true, nil
+}
+
+// checkFailed words a dry run that failed: the control plane's answer is a
+// rejection of the policy; anything else (no answer, a refused connection)
+// says the check could not be made.
+func checkFailed(what, how string, err error) error {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return fmt.Errorf("the control plane rejects %s (%s): %w", what, how, err)
+	}
+	return fmt.Errorf("could not ask the control plane to check %s (%s): %w", what, how, err)
 }
 
 // refOf is the policy as the detector sees it, and its name.

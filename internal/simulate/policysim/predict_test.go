@@ -3,6 +3,7 @@ package policysim
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -333,5 +334,20 @@ func TestPredictWarnsAboutUnservedKinds(t *testing.T) {
 	}
 	if got := resultFor(t, pred, "web"); got.Outcome != OutcomeScheduled {
 		t.Errorf("web = %+v", got)
+	}
+}
+
+// A dry run the control plane answered is its rejection of the policy; one
+// it never answered is not, and says the check could not be made.
+func TestCheckFailed(t *testing.T) {
+	rejected := checkFailed("PropagationPolicy default/web", "dry-run create",
+		apierrors.NewInvalid(schema.GroupKind{Group: "policy.karmada.io", Kind: "PropagationPolicy"}, "web", nil))
+	if !strings.HasPrefix(rejected.Error(), "the control plane rejects PropagationPolicy default/web (dry-run create)") {
+		t.Errorf("a rejection: %v", rejected)
+	}
+	refused := checkFailed("PropagationPolicy default/web", "dry-run create",
+		errors.New(`Post "https://127.0.0.1:1/apis": dial tcp 127.0.0.1:1: connect: connection refused`))
+	if !strings.HasPrefix(refused.Error(), "could not ask the control plane to check PropagationPolicy default/web (dry-run create)") {
+		t.Errorf("no answer: %v", refused)
 	}
 }
