@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -218,4 +220,28 @@ func (b bindingObject) describe() string {
 		kind = "ClusterResourceBinding"
 	}
 	return strings.TrimSpace(kind + " " + b.indexKey())
+}
+
+// WantsWork reads, through r, the binding that work was made from (its
+// annotations name it) and says whether that binding still wants a Work in
+// cluster: it exists, is not being deleted, and cluster is one of its
+// expectedClusters. A Work deleted while its binding wants it (deleted by
+// hand, or by this controller just before the binding placed the cluster
+// again) is made again under the same name, which adopts the objects the
+// deleted one left: they need not go.
+func WantsWork(ctx context.Context, r client.Reader, eviction EvictionHooks, cluster string, work metav1.Object) (bool, error) {
+	ns, name, _, ok := workv1alpha2.BindingOfWorkAnnotations(work.GetAnnotations())
+	if !ok {
+		return false, nil
+	}
+	b, err := getBinding(ctx, r, types.NamespacedName{Namespace: ns, Name: name})
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("reading the binding of Work %s/%s: %w", work.GetNamespace(), work.GetName(), err)
+	case !b.obj.GetDeletionTimestamp().IsZero():
+		return false, nil
+	}
+	return expectedClusters(b.spec, eviction).Has(cluster), nil
 }

@@ -1,18 +1,20 @@
 package controllermanager
 
 import (
+	"context"
 	"fmt"
-	"k8s.io/client-go/tools/record"
 	"slices"
 	"sort"
 	"strings"
 
+	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	"github.com/lifeboat-dev/lifeboat/internal/binding"
 	"github.com/lifeboat-dev/lifeboat/internal/bootstrap"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
@@ -244,6 +246,7 @@ func allControllers() []controller {
 			return d.members.SetupWithManager(mgr)
 		}},
 		{"execution", func(mgr ctrl.Manager, d deps) error {
+			live := mgr.GetAPIReader()
 			exec := &execution.Reconciler{
 				Client:                  watched(mgr, d),
 				Recorder:                recorder(mgr, "execution-controller"),
@@ -251,6 +254,11 @@ func allControllers() []controller {
 				Interpreter:             d.interpreter,
 				Members:                 d.members,
 				MaxConcurrentReconciles: d.opts.Concurrency,
+				// Read live: the binding may want the cluster again since the
+				// Work's deletion was decided on the cache.
+				StillWanted: func(ctx context.Context, cluster string, w *workv1alpha1.Work) (bool, error) {
+					return binding.WantsWork(ctx, live, d.hooks, cluster, w)
+				},
 			}
 			ws := &workstatus.Reconciler{
 				Client:                  watched(mgr, d),

@@ -97,6 +97,16 @@ type Reconciler struct {
 	// answers. A Cluster that no longer exists is always released.
 	ReleaseUnreachable func(ctx context.Context, cluster *clusterv1alpha1.Cluster, work *workv1alpha1.Work, cause error) bool
 
+	// StillWanted, when set, is asked before a deleted Work's member objects
+	// are deleted: true when the binding the Work was made from still wants
+	// a Work in the cluster (the Work was deleted by hand, or just before
+	// the binding placed the cluster again). Its objects are then left as
+	// they are, for the Work made again under the same name to adopt, and
+	// only the finalizer goes; deleting them would stop a copy that is
+	// wanted, to start it again. Not asked while the Cluster is being
+	// deleted (unjoining removes what Lifeboat put there). nil deletes them.
+	StillWanted func(ctx context.Context, cluster string, work *workv1alpha1.Work) (bool, error)
+
 	// Hold, when set, keeps a Work from being applied for now: the agent's
 	// fencing holds the Works whose copies it stopped. A held Work is
 	// looked at again after HoldRecheck. Deletions are never held.
@@ -601,9 +611,20 @@ func (r *Reconciler) finalize(ctx context.Context, clusterName string, cluster *
 		return reconcile.Result{}, nil
 	}
 	log := ctrl.LoggerFrom(ctx)
-	if !CleanupOnDelete(cluster, work) {
+	wanted := false
+	if r.StillWanted != nil && cluster != nil && cluster.DeletionTimestamp.IsZero() {
+		w, err := r.StillWanted(ctx, clusterName, work)
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		wanted = w
+	}
+	switch {
+	case !CleanupOnDelete(cluster, work):
 		log.Info("cluster is gone, being deleted while not Ready, or joined after the Work was made; releasing Work without touching the member")
-	} else {
+	case wanted:
+		log.Info("its binding still wants a Work in this cluster; leaving the member objects for the Work made again to adopt")
+	default:
 		var errs []error
 		for i := range work.Spec.Workload.Manifests {
 			if err := r.cleanupManifest(ctx, clusterName, work, i); err != nil {

@@ -1411,3 +1411,70 @@ func TestLeftoverWorkOfAnEarlierClusterKeepsItsCopiesAfterARejoin(t *testing.T) 
 		t.Errorf("the leftover Work is still there (%v): it must be released", err)
 	}
 }
+
+// A Work deleted while its binding still wants a Work in the cluster (by
+// hand, or just before the binding placed the cluster again) leaves its
+// objects for the Work made again to adopt: the copy runs on. An answer
+// that cannot be had keeps the finalizer; a Cluster being unjoined is not
+// asked, and its objects go as before.
+func TestDeletedWorkStillWantedKeepsItsObjects(t *testing.T) {
+	cases := map[string]struct {
+		wanted     bool
+		err        error
+		unjoining  bool
+		wantObject bool
+		wantGone   bool
+		wantAsked  bool
+	}{
+		"still wanted: kept, released":          {wanted: true, wantObject: true, wantGone: true, wantAsked: true},
+		"not wanted: deleted":                   {wanted: false, wantObject: false, wantGone: true, wantAsked: true},
+		"no answer: nothing done yet":           {err: errors.New("the API server does not answer"), wantObject: true, wantGone: false, wantAsked: true},
+		"cluster unjoined while Ready: deleted": {wanted: true, unjoining: true, wantObject: false, wantGone: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			work := MakeWork("web", "member1").Manifest(configMap("default", "web", map[string]interface{}{"k": "v"})).Obj()
+			f := newFixture(t, work)
+			asked := false
+			f.r.StillWanted = func(_ context.Context, cluster string, w *workv1alpha1.Work) (bool, error) {
+				asked = true
+				if cluster != "member1" || w.Name != "web" {
+					t.Errorf("asked about %s in %s", w.Name, cluster)
+				}
+				return tc.wanted, tc.err
+			}
+			f.mustReconcile(work)
+			if tc.unjoining {
+				var c clusterv1alpha1.Cluster
+				if err := f.client.Get(f.ctx, client.ObjectKey{Name: "member1"}, &c); err != nil {
+					t.Fatal(err)
+				}
+				c.Finalizers = append(c.Finalizers, "test/keep")
+				meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionTrue, Reason: "Ready"})
+				if err := f.client.Update(f.ctx, &c); err != nil {
+					t.Fatal(err)
+				}
+				if err := f.client.Delete(f.ctx, &c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			deleteWork(t, f, work)
+
+			_, err := f.reconcile(work)
+			if (err != nil) != (tc.err != nil) {
+				t.Fatalf("reconcile = %v, want an error: %t", err, tc.err != nil)
+			}
+			if asked != tc.wantAsked {
+				t.Errorf("asked = %t, want %t", asked, tc.wantAsked)
+			}
+			if got := f.env.Lookup("member1", mct.ConfigMaps, "default", "web") != nil; got != tc.wantObject {
+				t.Errorf("member object there = %t, want %t", got, tc.wantObject)
+			}
+			var got workv1alpha1.Work
+			gone := apierrors.IsNotFound(f.client.Get(f.ctx, client.ObjectKeyFromObject(work), &got))
+			if gone != tc.wantGone {
+				t.Errorf("Work gone = %t, want %t", gone, tc.wantGone)
+			}
+		})
+	}
+}

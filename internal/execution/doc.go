@@ -47,7 +47,10 @@
 //     the same cluster that is not being deleted itself (Cascade): the
 //     Namespace is handed to the namespace rule (HandOffPatch: the Work's
 //     marks removed, lifeboat.dev/created-namespace=true), the
-//     CustomResourceDefinition released (ReleasePatch).
+//     CustomResourceDefinition released (ReleasePatch). Nothing is deleted
+//     when the Work's binding still wants a Work in the cluster
+//     (Reconciler.StillWanted: deleted by hand, or just before the binding
+//     placed the cluster again): the Work made again adopts the objects.
 //
 // Events on Works: SyncWorkloadSucceed, SyncWorkloadFailed (on transitions of
 // Applied) and CleanupFailed.

@@ -13,11 +13,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 )
 
@@ -199,6 +202,34 @@ spec:
 		t.Fatalf("deleting member2's copy by hand: %v", err)
 	}
 	eventually(t, propagationTimeout, "member2's copy restored", split(4, 2))
+
+	// A Work deleted by hand while its binding places the cluster: the Work
+	// is made again and adopts the copy, which runs on untouched (the same
+	// object: a copy deleted and created again would have another UID).
+	before, err := ms["member1"].AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := workOfBinding(t, cp, "member1", ns, "web-deployment")
+	if err := cp.Delete(ctx, work); err != nil {
+		t.Fatalf("deleting member1's Work by hand: %v", err)
+	}
+	eventually(t, propagationTimeout, "member1's Work made again and applied", func(ctx context.Context) (bool, string, error) {
+		var w workv1alpha1.Work
+		if err := cp.Get(ctx, client.ObjectKeyFromObject(work), &w); err != nil {
+			return false, "", client.IgnoreNotFound(err)
+		}
+		applied := meta.IsStatusConditionTrue(w.Status.Conditions, workv1alpha1.WorkApplied)
+		return w.UID != work.UID && applied, fmt.Sprintf("uid %s (deleted %s), applied %t", w.UID, work.UID, applied), nil
+	})
+	after, err := ms["member1"].AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("member1's copy after its Work was made again: %v", err)
+	}
+	if after.UID != before.UID {
+		t.Errorf("member1's copy was deleted and created again (UID %s, then %s) when its Work was deleted while placed", before.UID, after.UID)
+	}
+	eventually(t, propagationTimeout, "still split 4/2", split(4, 2))
 
 	if err := cp.Delete(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web"}}); err != nil {
 		t.Fatal(err)
@@ -430,4 +461,22 @@ spec:
 		}
 	}
 	eventually(t, 3*time.Minute, "every template's status shows its scaled copy ready", templatesShow(2))
+}
+
+// workOfBinding returns the Work of binding ns/name in cluster's execution
+// namespace.
+func workOfBinding(t *testing.T, cp client.Client, cluster, ns, name string) *workv1alpha1.Work {
+	t.Helper()
+	var works workv1alpha1.WorkList
+	if err := cp.List(context.Background(), &works, client.InNamespace(clusterv1alpha1.ExecutionSpacePrefix+cluster)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range works.Items {
+		a := works.Items[i].Annotations
+		if a[workv1alpha2.ResourceBindingNamespaceAnnotationKey] == ns && a[workv1alpha2.ResourceBindingNameAnnotationKey] == name {
+			return &works.Items[i]
+		}
+	}
+	t.Fatalf("no Work of binding %s/%s in %s", ns, name, cluster)
+	return nil
 }
