@@ -103,8 +103,9 @@ type Reconciler struct {
 	// the binding placed the cluster again). Its objects are then left as
 	// they are, for the Work made again under the same name to adopt, and
 	// only the finalizer goes; deleting them would stop a copy that is
-	// wanted, to start it again. Not asked while the Cluster is being
-	// deleted (unjoining removes what Lifeboat put there). nil deletes them.
+	// wanted, to start it again. Asked only while the Cluster is Ready and
+	// not being deleted (unjoining removes what Lifeboat put there). nil
+	// deletes them.
 	StillWanted func(ctx context.Context, cluster string, work *workv1alpha1.Work) (bool, error)
 
 	// Hold, when set, keeps a Work from being applied for now: the agent's
@@ -612,7 +613,10 @@ func (r *Reconciler) finalize(ctx context.Context, clusterName string, cluster *
 	}
 	log := ctrl.LoggerFrom(ctx)
 	wanted := false
-	if r.StillWanted != nil && cluster != nil && cluster.DeletionTimestamp.IsZero() {
+	// Asked of a Ready member only: while it does not answer nothing can be
+	// deleted, and the retries would ask again each time.
+	if r.StillWanted != nil && cluster != nil && cluster.DeletionTimestamp.IsZero() &&
+		meta.IsStatusConditionTrue(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
 		w, err := r.StillWanted(ctx, clusterName, work)
 		if err != nil {
 			return reconcile.Result{}, err

@@ -1415,13 +1415,15 @@ func TestLeftoverWorkOfAnEarlierClusterKeepsItsCopiesAfterARejoin(t *testing.T) 
 // A Work deleted while its binding still wants a Work in the cluster (by
 // hand, or just before the binding placed the cluster again) leaves its
 // objects for the Work made again to adopt: the copy runs on. An answer
-// that cannot be had keeps the finalizer; a Cluster being unjoined is not
-// asked, and its objects go as before.
+// that cannot be had keeps the finalizer; a Cluster being unjoined, or not
+// Ready (whose retries would ask each time), is not asked, and its objects
+// go as before.
 func TestDeletedWorkStillWantedKeepsItsObjects(t *testing.T) {
 	cases := map[string]struct {
 		wanted     bool
 		err        error
 		unjoining  bool
+		notReady   bool
 		wantObject bool
 		wantGone   bool
 		wantAsked  bool
@@ -1430,6 +1432,7 @@ func TestDeletedWorkStillWantedKeepsItsObjects(t *testing.T) {
 		"not wanted: deleted":                   {wanted: false, wantObject: false, wantGone: true, wantAsked: true},
 		"no answer: nothing done yet":           {err: errors.New("the API server does not answer"), wantObject: true, wantGone: false, wantAsked: true},
 		"cluster unjoined while Ready: deleted": {wanted: true, unjoining: true, wantObject: false, wantGone: true},
+		"member not Ready: not asked":           {wanted: true, notReady: true, wantObject: false, wantGone: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -1444,16 +1447,22 @@ func TestDeletedWorkStillWantedKeepsItsObjects(t *testing.T) {
 				return tc.wanted, tc.err
 			}
 			f.mustReconcile(work)
+			var c clusterv1alpha1.Cluster
+			if err := f.client.Get(f.ctx, client.ObjectKey{Name: "member1"}, &c); err != nil {
+				t.Fatal(err)
+			}
+			ready := metav1.ConditionTrue
+			if tc.notReady {
+				ready = metav1.ConditionFalse
+			}
+			meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: ready, Reason: "Probed"})
 			if tc.unjoining {
-				var c clusterv1alpha1.Cluster
-				if err := f.client.Get(f.ctx, client.ObjectKey{Name: "member1"}, &c); err != nil {
-					t.Fatal(err)
-				}
 				c.Finalizers = append(c.Finalizers, "test/keep")
-				meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionTrue, Reason: "Ready"})
-				if err := f.client.Update(f.ctx, &c); err != nil {
-					t.Fatal(err)
-				}
+			}
+			if err := f.client.Update(f.ctx, &c); err != nil {
+				t.Fatal(err)
+			}
+			if tc.unjoining {
 				if err := f.client.Delete(f.ctx, &c); err != nil {
 					t.Fatal(err)
 				}
