@@ -1,15 +1,14 @@
 package agent
 
 import (
-	"crypto/x509"
-	"encoding/pem"
-	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
+
+	"github.com/lifeboat-dev/lifeboat/internal/bootstrap"
 )
 
 // CertificateWarning is how long before its client certificate expires the
@@ -31,15 +30,12 @@ func ClientCertificateExpiry(cfg *rest.Config) (time.Time, bool, error) {
 	if len(data) == 0 {
 		return time.Time{}, false, nil
 	}
-	block, _ := pem.Decode(data)
-	if block == nil || block.Type != "CERTIFICATE" {
-		return time.Time{}, false, errors.New("the client certificate is not a PEM CERTIFICATE")
-	}
-	cert, err := x509.ParseCertificate(block.Bytes)
+	certs, err := bootstrap.ParseCertificates(data)
 	if err != nil {
-		return time.Time{}, false, fmt.Errorf("parsing the client certificate: %w", err)
+		return time.Time{}, false, fmt.Errorf("the client certificate: %w", err)
 	}
-	return cert.NotAfter, true, nil
+	// The client's own certificate comes first; a chain may follow.
+	return certs[0].NotAfter, true, nil
 }
 
 // CertificateExpiryGauge is lifeboat_agent_client_certificate_expiration_timestamp_seconds,

@@ -44,10 +44,10 @@ func TestClientCertificateExpiry(t *testing.T) {
 		"certificate file":           {tls: rest.TLSClientConfig{CertFile: file}, certified: true},
 		"no certificate (a token)":   {},
 		"a file that is not there":   {tls: rest.TLSClientConfig{CertFile: filepath.Join(t.TempDir(), "gone.crt")}, err: "reading the client certificate"},
-		"data that is not PEM":       {tls: rest.TLSClientConfig{CertData: []byte("not a certificate")}, err: "not a PEM CERTIFICATE"},
-		"a PEM key, not certificate": {tls: rest.TLSClientConfig{CertData: pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: []byte{1}})}, err: "not a PEM CERTIFICATE"},
+		"data that is not PEM":       {tls: rest.TLSClientConfig{CertData: []byte("not a certificate")}, err: "no PEM certificate found"},
+		"a PEM key, not certificate": {tls: rest.TLSClientConfig{CertData: pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: []byte{1}})}, err: "no PEM certificate found"},
 		"a PEM certificate that does not parse": {tls: rest.TLSClientConfig{CertData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte{1, 2}})},
-			err: "parsing the client certificate"},
+			err: "the client certificate: parsing a certificate"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

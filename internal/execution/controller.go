@@ -612,10 +612,11 @@ func (r *Reconciler) finalize(ctx context.Context, clusterName string, cluster *
 		return reconcile.Result{}, nil
 	}
 	log := ctrl.LoggerFrom(ctx)
+	cleanup := CleanupOnDelete(cluster, work)
 	wanted := false
 	// Asked of a Ready member only: while it does not answer nothing can be
 	// deleted, and the retries would ask again each time.
-	if r.StillWanted != nil && cluster != nil && cluster.DeletionTimestamp.IsZero() &&
+	if cleanup && r.StillWanted != nil && cluster.DeletionTimestamp.IsZero() &&
 		meta.IsStatusConditionTrue(cluster.Status.Conditions, clusterv1alpha1.ClusterConditionReady) {
 		w, err := r.StillWanted(ctx, clusterName, work)
 		if err != nil {
@@ -624,7 +625,7 @@ func (r *Reconciler) finalize(ctx context.Context, clusterName string, cluster *
 		wanted = w
 	}
 	switch {
-	case !CleanupOnDelete(cluster, work):
+	case !cleanup:
 		log.Info("cluster is gone, being deleted while not Ready, or joined after the Work was made; releasing Work without touching the member")
 	case wanted:
 		log.Info("its binding still wants a Work in this cluster; leaving the member objects for the Work made again to adopt")
