@@ -30,7 +30,10 @@ const LeaseDurationSeconds = 40
 //     the group BootstrappersGroup: create CertificateSigningRequests and
 //     follow them (get, list, watch).
 //  2. ClusterRole and ClusterRoleBinding lifeboat:agent, for the group
-//     AgentsGroup: read ResourceInterpreterCustomizations.
+//     AgentsGroup: read ResourceInterpreterCustomizations; create
+//     CertificateSigningRequests and read them back, to renew the agent's
+//     certificate (the approver approves only a request for the
+//     requester's own name).
 //  3. ClusterRole and ClusterRoleBinding lifeboat:agent:NAME, for the user
 //     AgentUser(NAME): read the Cluster NAME and write its status, never
 //     its spec (the agent must not switch itself to Push or point the
@@ -66,6 +69,11 @@ func AgentObjects(clusterName string) []client.Object {
 			APIGroups: []string{configv1alpha1.GroupName},
 			Resources: []string{"resourceinterpretercustomizations"},
 			Verbs:     []string{"get", "list", "watch"},
+		},
+		rbacv1.PolicyRule{
+			APIGroups: []string{certificatesv1.GroupName},
+			Resources: []string{"certificatesigningrequests"},
+			Verbs:     []string{"create", "get"},
 		})...)
 	// Events about a cluster-scoped object (the Cluster's Ready changes)
 	// live in the namespace default.

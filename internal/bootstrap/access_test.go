@@ -55,7 +55,10 @@ func TestAgentObjectsGrantExactly(t *testing.T) {
 			subject: groupSubject("system:bootstrappers:lifeboat"),
 		},
 		"lifeboat:agent": {
-			rules:   []rbacv1.PolicyRule{{APIGroups: []string{"config.karmada.io"}, Resources: []string{"resourceinterpretercustomizations"}, Verbs: []string{"get", "list", "watch"}}},
+			rules: []rbacv1.PolicyRule{
+				{APIGroups: []string{"config.karmada.io"}, Resources: []string{"resourceinterpretercustomizations"}, Verbs: []string{"get", "list", "watch"}},
+				{APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"certificatesigningrequests"}, Verbs: []string{"create", "get"}},
+			},
 			subject: groupSubject("system:lifeboat:agents"),
 		},
 		"lifeboat:agent:member1": {
@@ -155,7 +158,7 @@ func TestAgentObjectsGrantNothingMore(t *testing.T) {
 				}
 			}
 			for _, res := range r.Resources {
-				if res == "*" || res == "secrets" {
+				if res == "*" || res == "secrets" || res == "signers" || strings.HasPrefix(res, "certificatesigningrequests/") {
 					t.Errorf("%s grants %s: %+v", describe(o), res, r)
 				}
 				switch res {

@@ -45,10 +45,17 @@ var allowedUsages = []certificatesv1.KeyUsage{
 	certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment, certificatesv1.UsageClientAuth,
 }
 
+// renewal reports whether csr is asked by an agent with its current
+// certificate (a renewal) rather than by a bootstrap token.
+func renewal(csr *certificatesv1.CertificateSigningRequest) bool {
+	_, agent := clusterOfAgentUser(csr.Spec.Username)
+	return agent && slices.Contains(csr.Spec.Groups, AgentsGroup)
+}
+
 // pendingAgentRequest is rules 1 and 2 of Decide: ok when the request is a
 // Lifeboat agent's and not decided yet, else why not.
 func pendingAgentRequest(csr *certificatesv1.CertificateSigningRequest) (reason, message string, ok bool) {
-	if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientSignerName || !slices.Contains(csr.Spec.Groups, BootstrappersGroup) {
+	if csr.Spec.SignerName != certificatesv1.KubeAPIServerClientSignerName || !(slices.Contains(csr.Spec.Groups, BootstrappersGroup) || renewal(csr)) {
 		return ReasonNotAgentRequest, "not a Lifeboat agent's request", false
 	}
 	for _, c := range csr.Status.Conditions {
@@ -69,15 +76,17 @@ type ClusterLookup func(name string) (*clusterv1alpha1.Cluster, error)
 // rules, in order:
 //
 //  1. not for this approver: a signer other than
-//     kubernetes.io/kube-apiserver-client, or a requester outside
-//     BootstrappersGroup: no decision;
+//     kubernetes.io/kube-apiserver-client, or a requester that is neither
+//     in BootstrappersGroup (a registration) nor an agent, a user
+//     AgentUser(NAME) in AgentsGroup (a renewal): no decision;
 //  2. already Approved or Denied: no decision;
 //  3. a request that does not parse as a PEM CERTIFICATE REQUEST with a
 //     valid signature: deny;
 //  4. a subject common name that is not system:lifeboat:agent:NAME for a
 //     valid cluster NAME: deny;
-//  5. a requester outside ClusterBootstrappersGroup(NAME), that is a token
-//     made for another cluster: deny;
+//  5. a registration whose requester is outside
+//     ClusterBootstrappersGroup(NAME), that is a token made for another
+//     cluster, or a renewal asked by another cluster's agent: deny;
 //  6. organizations other than exactly [AgentsGroup]: deny;
 //  7. any subject alternative name (DNS, IP, email, URI): deny;
 //  8. a usage other than digital signature, key encipherment and client
@@ -111,7 +120,11 @@ func Decide(csr *certificatesv1.CertificateSigningRequest, lookup ClusterLookup)
 		return denied(ReasonSubjectNotAllowed, "the subject's common name is %q; an agent's must be %sNAME for a cluster NAME", req.Subject.CommonName, AgentUserPrefix)
 	}
 	// 5.
-	if !slices.Contains(csr.Spec.Groups, ClusterBootstrappersGroup(name)) {
+	renewing := renewal(csr)
+	if renewing && csr.Spec.Username != AgentUser(name) {
+		return denied(ReasonRequesterNotForCluster, "%s may renew only its own certificate, not one for cluster %s", csr.Spec.Username, name)
+	}
+	if !renewing && !slices.Contains(csr.Spec.Groups, ClusterBootstrappersGroup(name)) {
 		return denied(ReasonRequesterNotForCluster, "the bootstrap token of %s was not made for cluster %s (it lacks the group %s); create one with `lifeboat token create --cluster %s`",
 			csr.Spec.Username, name, ClusterBootstrappersGroup(name), name)
 	}
@@ -145,5 +158,8 @@ func Decide(csr *certificatesv1.CertificateSigningRequest, lookup ClusterLookup)
 		return denied(ReasonClusterNotPull, "cluster %s is joined in %s mode; unjoin it first or choose another name", name, c.Spec.SyncMode)
 	}
 	// 10.
+	if renewing {
+		return true, false, ReasonApproved, fmt.Sprintf("agent of Pull cluster %s, renewing its certificate", name)
+	}
 	return true, false, ReasonApproved, fmt.Sprintf("agent of Pull cluster %s, bootstrapped by %s", name, csr.Spec.Username)
 }

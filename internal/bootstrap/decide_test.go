@@ -55,6 +55,15 @@ func TestDecide(t *testing.T) {
 			csr:     makeCSR(t, "ke").Usages(certificatesv1.UsageDigitalSignature, certificatesv1.UsageKeyEncipherment, certificatesv1.UsageClientAuth).Obj(),
 			approve: true, wantReason: ReasonApproved,
 		},
+		"approve: a Pull cluster's agent renewing with its current certificate": {
+			csr: makeCSR(t, "renew").Renewal("member1").Obj(), approve: true, wantReason: ReasonApproved, msg: "renewing",
+		},
+		"1. ignore: an agent's name without the agents' group": {
+			csr: makeCSR(t, "nogroup").AskedBy(AgentUser("member1"), "system:authenticated").Obj(), wantReason: ReasonNotAgentRequest,
+		},
+		"1. ignore: the agents' group without an agent's name": {
+			csr: makeCSR(t, "noname").AskedBy("alice", AgentsGroup, "system:authenticated").Obj(), wantReason: ReasonNotAgentRequest,
+		},
 		"1. ignore: another signer": {
 			csr: makeCSR(t, "kubelet").Signer(certificatesv1.KubeAPIServerClientKubeletSignerName).Obj(), wantReason: ReasonNotAgentRequest,
 		},
@@ -84,6 +93,14 @@ func TestDecide(t *testing.T) {
 		"5. deny: a token made for another cluster": {
 			csr:  makeCSR(t, "other").Request(requestPEM(t, AgentUser("member2"), []string{AgentsGroup}, nil)).Obj(),
 			deny: true, wantReason: ReasonRequesterNotForCluster, msg: ClusterBootstrappersGroup("member2"),
+		},
+		"5. deny: an agent renewing another cluster's certificate": {
+			csr:  makeCSR(t, "steal").Renewal("member2").Obj(),
+			deny: true, wantReason: ReasonRequesterNotForCluster, msg: "may renew only its own",
+		},
+		"6. deny: a renewal asking for system:masters": {
+			csr:  makeCSR(t, "renew-masters").Renewal("member1").Request(requestPEM(t, AgentUser("member1"), []string{AgentsGroup, "system:masters"}, nil)).Obj(),
+			deny: true, wantReason: ReasonSubjectNotAllowed, msg: "system:masters",
 		},
 		"6. deny: system:masters asked for": {
 			csr:  makeCSR(t, "masters").Request(requestPEM(t, AgentUser("member1"), []string{AgentsGroup, "system:masters"}, nil)).Obj(),
@@ -131,6 +148,13 @@ func TestDecide(t *testing.T) {
 		"9. deny: a Push cluster": {
 			csr: makeCSR(t, "push").Obj(), lookup: lookupOf(makeCluster("member1", clusterv1alpha1.Push)),
 			deny: true, wantReason: ReasonClusterNotPull, msg: "cluster member1 is joined in Push mode; unjoin it first or choose another name",
+		},
+		"9. deny: a renewal for a cluster since joined in Push mode": {
+			csr: makeCSR(t, "renew-push").Renewal("member1").Obj(), lookup: lookupOf(makeCluster("member1", clusterv1alpha1.Push)),
+			deny: true, wantReason: ReasonClusterNotPull,
+		},
+		"9. deny: a renewal for a Cluster that is gone": {
+			csr: makeCSR(t, "renew-gone").Renewal("member1").Obj(), lookup: lookupOf(), deny: true, wantReason: ReasonClusterNotFound,
 		},
 		"9. deny: a Cluster being deleted": {
 			csr: makeCSR(t, "deleting").Obj(), lookup: lookupOf(deleting), deny: true, wantReason: ReasonClusterDeleting,

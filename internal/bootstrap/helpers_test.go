@@ -153,6 +153,18 @@ func makeCSR(t *testing.T, name string) *csrWrapper {
 func (w *csrWrapper) Request(pemData []byte) *csrWrapper { w.Spec.Request = pemData; return w }
 func (w *csrWrapper) Signer(s string) *csrWrapper        { w.Spec.SignerName = s; return w }
 func (w *csrWrapper) Groups(g ...string) *csrWrapper     { w.Spec.Groups = g; return w }
+
+// AskedBy sets the requester: user in groups.
+func (w *csrWrapper) AskedBy(user string, groups ...string) *csrWrapper {
+	w.Spec.Username, w.Spec.Groups = user, groups
+	return w
+}
+
+// Renewal makes the request one asked by cluster's agent with its
+// current certificate.
+func (w *csrWrapper) Renewal(cluster string) *csrWrapper {
+	return w.AskedBy(AgentUser(cluster), AgentsGroup, "system:authenticated")
+}
 func (w *csrWrapper) Usages(u ...certificatesv1.KeyUsage) *csrWrapper {
 	w.Spec.Usages = u
 	return w

@@ -38,10 +38,10 @@ const (
 	defaultPollInterval        = time.Second
 	// progressEvery is how often a wait says it is still waiting.
 	progressEvery = 10 * time.Second
-	// minCertificateDuration and maxCertificateDuration bound what a
+	// MinCertificateDuration and MaxCertificateDuration bound what a
 	// CertificateSigningRequest's expirationSeconds (an int32) can ask.
-	minCertificateDuration = 10 * time.Minute
-	maxCertificateDuration = math.MaxInt32 * time.Second
+	MinCertificateDuration = 10 * time.Minute
+	MaxCertificateDuration = math.MaxInt32 * time.Second
 )
 
 // ErrTokenRefused says the API server did not authenticate the bootstrap
@@ -123,9 +123,8 @@ func (o *RegisterOptions) Validate() (Token, error) {
 	case o.CertificateDuration == 0:
 		o.CertificateDuration = DefaultCertificateDuration
 	}
-	// The request's expirationSeconds is an int32, of at least 600.
-	if o.CertificateDuration < minCertificateDuration || o.CertificateDuration > maxCertificateDuration {
-		return Token{}, fmt.Errorf("--certificate-duration %s: the API server accepts %s to %s", o.CertificateDuration, minCertificateDuration, maxCertificateDuration)
+	if err := ValidateCertificateDuration(o.CertificateDuration); err != nil {
+		return Token{}, fmt.Errorf("--certificate-duration %w", err)
 	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = defaultPollInterval
@@ -185,42 +184,23 @@ func Register(ctx context.Context, o RegisterOptions) (Registered, error) {
 	if err != nil {
 		return res, fmt.Errorf("building a client for the control plane: %w", err)
 	}
-	// 3.
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return res, fmt.Errorf("generating the agent's key: %w", err)
-	}
-	csr, err := agentCSR(o.ClusterName, key, o.CertificateDuration)
-	if err != nil {
-		return res, err
-	}
-	created, err := cs.CertificatesV1().CertificateSigningRequests().Create(ctx, csr, metav1.CreateOptions{})
-	if err != nil {
-		return res, requestError(err, o.ClusterName, "creating the CertificateSigningRequest")
-	}
-	res.CSR = created.Name
-	progress(fmt.Sprintf("Created CertificateSigningRequest %s for %s; waiting for its approval.", created.Name, AgentUser(o.ClusterName)))
-	// 4.
-	certPEM, err := waitForCertificate(ctx, cs, created.Name, o, progress)
+	// 3. and 4.
+	issued, err := requestCertificate(ctx, cs, o.ClusterName, o.CertificateDuration, certificateWait{
+		poll: o.PollInterval, timeout: o.Timeout, progress: progress,
+		explain: func(err error, what string) error { return requestError(err, o.ClusterName, what) },
+	})
+	res.CSR = issued.CSR
 	if err != nil {
 		return res, err
 	}
-	cert, err := checkIssued(certPEM, key, o.ClusterName)
-	if err != nil {
-		return res, fmt.Errorf("CertificateSigningRequest %s: %w", created.Name, err)
-	}
+	certPEM, keyPEM, cert := issued.CertPEM, issued.KeyPEM, issued.Cert
 	res.NotAfter = cert.NotAfter
 	// 5.
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return res, fmt.Errorf("encoding the agent's key: %w", err)
-	}
-	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
 	kubeconfig, err := AgentKubeconfig(o.ControlPlaneURL, caPEM, certPEM, keyPEM, o.ClusterName)
 	if err != nil {
 		return res, err
 	}
-	if err := writeFileAtomic(o.KubeconfigPath, kubeconfig, 0o600); err != nil {
+	if err := WriteFileAtomic(o.KubeconfigPath, kubeconfig, 0o600); err != nil {
 		return res, err
 	}
 	progress(fmt.Sprintf("Wrote the agent's kubeconfig %s (certificate valid until %s).", o.KubeconfigPath, cert.NotAfter.UTC().Format(time.RFC3339)))
@@ -247,6 +227,64 @@ func pinnedCA(ctx context.Context, o RegisterOptions) ([]byte, error) {
 		return nil, err
 	}
 	return encodeCerts(ca), nil
+}
+
+// Issued is a client certificate the control plane signed for a new key.
+type Issued struct {
+	// CSR is the name of the CertificateSigningRequest.
+	CSR string
+	// CertPEM and KeyPEM are the certificate and its key, PEM.
+	CertPEM, KeyPEM []byte
+	// Cert is the certificate, parsed.
+	Cert *x509.Certificate
+}
+
+// certificateWait is how requestCertificate waits for the signed
+// certificate.
+type certificateWait struct {
+	poll, timeout time.Duration
+	progress      func(string)
+	// explain words an error the control plane answered, for what was
+	// being done.
+	explain func(err error, what string) error
+}
+
+// requestCertificate makes an ECDSA P-256 key, creates with cs a
+// CertificateSigningRequest for the agent of clusterName in AgentsGroup,
+// valid for duration, and waits for it to be approved and signed (or denied)
+// within w.timeout. The issued certificate is checked to be for that key
+// and that agent.
+func requestCertificate(ctx context.Context, cs kubernetes.Interface, clusterName string, duration time.Duration, w certificateWait) (Issued, error) {
+	var res Issued
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return res, fmt.Errorf("generating the agent's key: %w", err)
+	}
+	csr, err := agentCSR(clusterName, key, duration)
+	if err != nil {
+		return res, err
+	}
+	created, err := cs.CertificatesV1().CertificateSigningRequests().Create(ctx, csr, metav1.CreateOptions{})
+	if err != nil {
+		return res, w.explain(err, "creating the CertificateSigningRequest")
+	}
+	res.CSR = created.Name
+	w.progress(fmt.Sprintf("Created CertificateSigningRequest %s for %s; waiting for its approval.", created.Name, AgentUser(clusterName)))
+	certPEM, err := waitForCertificate(ctx, cs, created.Name, w)
+	if err != nil {
+		return res, err
+	}
+	cert, err := checkIssued(certPEM, key, clusterName)
+	if err != nil {
+		return res, fmt.Errorf("CertificateSigningRequest %s: %w", created.Name, err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return res, fmt.Errorf("encoding the agent's key: %w", err)
+	}
+	res.CertPEM, res.Cert = certPEM, cert
+	res.KeyPEM = pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	return res, nil
 }
 
 // agentCSR builds the request of cluster's agent for key.
@@ -282,19 +320,19 @@ func requestError(err error, clusterName, what string) error {
 // waitForCertificate polls the request until it has a certificate, is
 // denied or failed, or o.Timeout passes, saying every progressEvery that it
 // still waits.
-func waitForCertificate(ctx context.Context, cs kubernetes.Interface, name string, o RegisterOptions, progress func(string)) ([]byte, error) {
+func waitForCertificate(ctx context.Context, cs kubernetes.Interface, name string, w certificateWait) ([]byte, error) {
 	start := time.Now()
 	lastSaid := start
 	approved := false
 	var cert []byte
 	var lastErr error
-	err := wait.PollUntilContextTimeout(ctx, o.PollInterval, o.Timeout, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, w.poll, w.timeout, true, func(ctx context.Context) (bool, error) {
 		csr, err := cs.CertificatesV1().CertificateSigningRequests().Get(ctx, name, metav1.GetOptions{})
 		var status apierrors.APIStatus
 		switch {
 		case errors.As(err, &status):
 			// The server answered: a revoked token, a deleted request.
-			return false, requestError(err, o.ClusterName, "reading CertificateSigningRequest "+name)
+			return false, w.explain(err, "reading CertificateSigningRequest "+name)
 		case err != nil:
 			// The connection failed, or the wait is over: try again
 			// until the timeout.
@@ -308,7 +346,7 @@ func waitForCertificate(ctx context.Context, cs kubernetes.Interface, name strin
 			case certificatesv1.CertificateApproved:
 				if !approved {
 					approved = true
-					progress(fmt.Sprintf("Approved (%s: %s); waiting for the certificate.", c.Reason, c.Message))
+					w.progress(fmt.Sprintf("Approved (%s: %s); waiting for the certificate.", c.Reason, c.Message))
 				}
 			}
 		}
@@ -322,7 +360,7 @@ func waitForCertificate(ctx context.Context, cs kubernetes.Interface, name strin
 			if approved {
 				state = "the certificate"
 			}
-			progress(fmt.Sprintf("Still waiting for %s (%s of %s).", state, time.Since(start).Round(time.Second), o.Timeout))
+			w.progress(fmt.Sprintf("Still waiting for %s (%s of %s).", state, time.Since(start).Round(time.Second), w.timeout))
 		}
 		return false, nil
 	})
@@ -330,9 +368,9 @@ func waitForCertificate(ctx context.Context, cs kubernetes.Interface, name strin
 	case err == nil:
 		return cert, nil
 	case wait.Interrupted(err) && ctx.Err() == nil && !approved:
-		return nil, fmt.Errorf("CertificateSigningRequest %s was not approved within %s: is the Lifeboat controller manager running its agent-csr-approving controller? (kubectl describe csr %s)%s", name, o.Timeout, name, lastError(lastErr))
+		return nil, fmt.Errorf("CertificateSigningRequest %s was not approved within %s: is the Lifeboat controller manager running its agent-csr-approving controller? (kubectl describe csr %s)%s", name, w.timeout, name, lastError(lastErr))
 	case wait.Interrupted(err) && ctx.Err() == nil:
-		return nil, fmt.Errorf("CertificateSigningRequest %s was approved but not signed within %s: does the control plane's kube-controller-manager run the certificatesigningrequest-signing-controller with --cluster-signing-kube-apiserver-client-cert-file and -key-file?%s", name, o.Timeout, lastError(lastErr))
+		return nil, fmt.Errorf("CertificateSigningRequest %s was approved but not signed within %s: does the control plane's kube-controller-manager run the certificatesigningrequest-signing-controller with --cluster-signing-kube-apiserver-client-cert-file and -key-file?%s", name, w.timeout, lastError(lastErr))
 	}
 	return nil, err
 }
@@ -380,10 +418,10 @@ func AgentKubeconfig(server string, caPEM, certPEM, keyPEM []byte, clusterName s
 	return data, nil
 }
 
-// writeFileAtomic writes data to path through a temporary file in the same
+// WriteFileAtomic writes data to path through a temporary file in the same
 // directory, so that a reader sees the old file or the new one, never a
 // part.
-func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
