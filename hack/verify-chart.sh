@@ -272,7 +272,7 @@ AGENT=charts/lifeboat-agent
 arender() { "${HELM}" template a "${AGENT}" --namespace lifeboat-system --kube-version "${KUBE_VERSION}" "$@"; }
 arender --set clusterName=edge1 | go run ./hack/chartcheck --values "${AGENT}/values.yaml" --readme "${AGENT}/README.md"
 out=$(arender --set clusterName=edge1 --set 'rbac.extraRules[0].apiGroups={flink.apache.org}' --set 'rbac.extraRules[0].resources={*}' --set 'rbac.extraRules[0].verbs={*}')
-for want in '--cluster-name=edge1' '--member-lease-namespace=lifeboat-system' 'resources: [leases]' 'runAsNonRoot: true' 'readOnlyRootFilesystem: true' 'replicas: 1' 'flink.apache.org' 'secretName: lifeboat-agent-kubeconfig'; do
+for want in '--cluster-name=edge1' '--member-lease-namespace=lifeboat-system' 'resources: [leases]' 'runAsNonRoot: true' 'readOnlyRootFilesystem: true' 'replicas: 1' 'flink.apache.org' 'secretName: lifeboat-agent-kubeconfig' '--kubeconfig-secret=lifeboat-system/lifeboat-agent-kubeconfig' 'resourceNames: [lifeboat-agent-kubeconfig]'; do
   grep -qF -- "$want" <<<"$out" || { echo "verify-chart: the agent's rendering lacks: $want" >&2; exit 1; }
 done
 arefuse() {
@@ -286,10 +286,13 @@ arefuse() {
 arefuse 'clusterName is required'
 arefuse '/clusterName' --set clusterName=Edge_1
 arefuse "'replicas' not allowed" --set clusterName=edge1 --set replicas=2
-for flag in --member-lease-namespace=kube-system --health-probe-bind-address=127.0.0.1:9 --metrics-bind-address=:9 --kubeconfig=/x --cluster-name=edge2; do
+for flag in --kubeconfig-secret=kube-system/x --member-lease-namespace=kube-system --health-probe-bind-address=127.0.0.1:9 --metrics-bind-address=:9 --kubeconfig=/x --cluster-name=edge2; do
   arefuse "extraArgs may not hold ${flag%%=*}:" --set clusterName=edge1 --set "extraArgs={--v=2,${flag}}"
 done
 arender --set clusterName=edge1 --set 'extraArgs={--cluster-lease-duration=40s}' | grep -qF -- '"--cluster-lease-duration=40s"' \
   || { echo "verify-chart: the agent's extraArgs must pass on flags the chart does not set" >&2; exit 1; }
 grep -qF 'resourceNames: [lifeboat-agent-edge1]' <<<"$out" || { echo "verify-chart: the agent's Lease Role must name its own renewal record" >&2; exit 1; }
+# The agent may write only the Secret of its own kubeconfig.
+grep -B2 -A1 'resources: \[secrets\]' <<<"$out" | grep -qF 'resourceNames: [lifeboat-agent-kubeconfig]' \
+  || { echo "verify-chart: the agent's Secret rule must name its kubeconfig's Secret" >&2; exit 1; }
 echo "verify-chart: OK"

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	coordinationclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -34,6 +37,7 @@ import (
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/bootstrap"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
 	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
 	"github.com/lifeboat-dev/lifeboat/internal/execution"
@@ -89,6 +93,20 @@ type Options struct {
 	// are counted in an Event on the Cluster (0: every Event recorded).
 	EventBurst int
 
+	// RotateCertificates renews the agent's client certificate for the
+	// control plane before it expires (see Rotator).
+	RotateCertificates bool
+	// CertificateRenewFraction is the share of a certificate's validity
+	// after which it is renewed, give or take a tenth.
+	CertificateRenewFraction float64
+	// CertificateDuration is the validity a renewal asks for; 0 asks for
+	// the current certificate's.
+	CertificateDuration time.Duration
+	// KubeconfigSecret, NAMESPACE/NAME in the member, is the Secret that
+	// holds the agent's kubeconfig (key KubeconfigSecretKey): renewed
+	// certificates are kept there instead of in ControlPlaneKubeconfig.
+	KubeconfigSecret string
+
 	HealthProbeBindAddress string
 	MetricsBindAddress     string
 }
@@ -97,21 +115,23 @@ type Options struct {
 func NewOptions() *Options {
 	c := cluster.NewOptions()
 	return &Options{
-		LeaseDuration:          40 * time.Second,
-		LeaseRenewFraction:     0.25,
-		MemberLeaseNamespace:   metav1.NamespaceSystem,
-		StatusUpdateFrequency:  c.StatusUpdateFrequency,
-		FailureThreshold:       c.FailureThreshold,
-		SuccessThreshold:       c.SuccessThreshold,
-		ProbeTimeout:           c.ProbeTimeout,
-		CollectInterval:        c.CollectInterval,
-		EnableResourceModeling: c.EnableResourceModeling,
-		Concurrency:            10,
-		QPS:                    200,
-		Burst:                  400,
-		EventBurst:             eventbudget.DefaultBurst,
-		HealthProbeBindAddress: "127.0.0.1:10358",
-		MetricsBindAddress:     "127.0.0.1:10359",
+		LeaseDuration:            40 * time.Second,
+		LeaseRenewFraction:       0.25,
+		MemberLeaseNamespace:     metav1.NamespaceSystem,
+		StatusUpdateFrequency:    c.StatusUpdateFrequency,
+		FailureThreshold:         c.FailureThreshold,
+		SuccessThreshold:         c.SuccessThreshold,
+		ProbeTimeout:             c.ProbeTimeout,
+		CollectInterval:          c.CollectInterval,
+		EnableResourceModeling:   c.EnableResourceModeling,
+		Concurrency:              10,
+		QPS:                      200,
+		Burst:                    400,
+		EventBurst:               eventbudget.DefaultBurst,
+		RotateCertificates:       true,
+		CertificateRenewFraction: DefaultRenewFraction,
+		HealthProbeBindAddress:   "127.0.0.1:10358",
+		MetricsBindAddress:       "127.0.0.1:10359",
 	}
 }
 
@@ -133,6 +153,14 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.EventBurst, "failover-event-burst", o.EventBurst,
 		fmt.Sprintf("How many Events of one reason about this cluster's Works (applied to it, or their clean-up there waiting) are recorded on each Work at once, as the controller manager's flag of the same name does for Push clusters; past it one more every %s, and the rest are counted in an Event on the Cluster %s after the first one held back (later ones twice as far apart each time, at most 5 minutes), so that a mass failover into this cluster does not flood the control plane. 0 records every Event.",
 			eventbudget.DefaultRefill, eventbudget.DefaultSummaryPeriod))
+	fs.BoolVar(&o.RotateCertificates, "rotate-certificates", o.RotateCertificates,
+		"Renew the agent's client certificate for the control plane before it expires: a request for a new key, authenticated by the current certificate, which the controller manager approves for the agent's own name. The new certificate is used at once (open connections are closed) and kept in --kubeconfig-secret, else in --kubeconfig. Without it the certificate lapses after the validity it was registered with, and the agent then fences its copies.")
+	fs.Float64Var(&o.CertificateRenewFraction, "certificate-renew-fraction", o.CertificateRenewFraction,
+		fmt.Sprintf("Share of the certificate's validity after which it is renewed, moved by up to a tenth of it either way so that agents registered together renew apart; more than 0, at most %g.", MaxRenewFraction))
+	fs.DurationVar(&o.CertificateDuration, "certificate-duration", o.CertificateDuration,
+		"Validity a renewal asks for, from 10m to 596523h (the control plane's signer may shorten it); 0 asks for the current certificate's.")
+	fs.StringVar(&o.KubeconfigSecret, "kubeconfig-secret", o.KubeconfigSecret,
+		"NAMESPACE/NAME of a Secret in the member whose key \"kubeconfig\" holds --kubeconfig (mounted from it): renewed certificates are written there, and at start the agent uses the Secret's certificate when it expires later than the file's (a mounted Secret is updated with a delay). Needs get and update on that Secret.")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address serving /healthz and /readyz; \"0\" disables them.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address serving Prometheus /metrics without authentication; \"0\" disables it.")
 }
@@ -186,10 +214,32 @@ func (o *Options) Validate() error {
 	if o.Concurrency < 1 {
 		errs = append(errs, fmt.Errorf("--concurrency %d: want at least 1", o.Concurrency))
 	}
+	if !(o.CertificateRenewFraction > 0 && o.CertificateRenewFraction <= MaxRenewFraction) { // NaN too
+		errs = append(errs, fmt.Errorf("--certificate-renew-fraction %g: want more than 0 and at most %g", o.CertificateRenewFraction, MaxRenewFraction))
+	}
+	if o.CertificateDuration != 0 {
+		if err := bootstrap.ValidateCertificateDuration(o.CertificateDuration); err != nil {
+			errs = append(errs, fmt.Errorf("--certificate-duration %w", err))
+		}
+	}
+	if o.KubeconfigSecret != "" {
+		if _, _, err := splitSecretName(o.KubeconfigSecret); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if o.EventBurst < 0 {
 		errs = append(errs, fmt.Errorf("--failover-event-burst %d: want 0 (every Event recorded) or more", o.EventBurst))
 	}
 	return errors.Join(errs...)
+}
+
+// splitSecretName parses --kubeconfig-secret's NAMESPACE/NAME.
+func splitSecretName(s string) (namespace, name string, err error) {
+	namespace, name, ok := strings.Cut(s, "/")
+	if !ok || len(validation.IsDNS1123Label(namespace)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+		return "", "", fmt.Errorf("--kubeconfig-secret %q: want NAMESPACE/NAME of a Secret in the member", s)
+	}
+	return namespace, name, nil
 }
 
 // maxLeaseDuration bounds --cluster-lease-duration: the Lease holds the
@@ -241,22 +291,21 @@ func Run(ctx context.Context, o *Options) error {
 	}
 	cpCfg.UserAgent = "lifeboat-agent/" + o.ClusterName
 	cpCfg.QPS, cpCfg.Burst = o.QPS, o.Burst
-	expiry, certified, err := ClientCertificateExpiry(cpCfg)
-	if err != nil {
-		return fmt.Errorf("the control-plane kubeconfig: %w", err)
-	}
-	if certified {
-		if err := CertificateExpiryGauge(ctrlmetrics.Registry, expiry); err != nil {
-			return fmt.Errorf("registering the certificate's expiry: %w", err)
-		}
-		if left := time.Until(expiry); left < CertificateWarning {
-			log.Info("WARNING: the agent's client certificate expires soon and is not renewed; register again (lifeboat token create, lifeboat register) and restart the agent, or the control plane will refuse it and the agent will fence its copies",
-				"expires", expiry.UTC().Format(time.RFC3339), "left", left.Round(time.Minute).String())
-		}
-	}
 	memberCfg, err := loadConfig(o.MemberKubeconfig, o.MemberContext, "member")
 	if err != nil {
 		return err
+	}
+	rotator, err := o.certificates(ctx, cpCfg, memberCfg)
+	if err != nil {
+		return err
+	}
+	if rotator != nil {
+		if cpCfg, err = rotator.Credentials.Config(cpCfg); err != nil {
+			return err
+		}
+		if rotator.Client, err = kubernetes.NewForConfig(cpCfg); err != nil {
+			return fmt.Errorf("building the certificate requests' client: %w", err)
+		}
 	}
 	scheme, err := lbscheme.New()
 	if err != nil {
@@ -345,6 +394,9 @@ func Run(ctx context.Context, o *Options) error {
 	startFencer := func() { fencing.Do(func() { run(fencer) }) }
 	run(record)
 	run(renewer)
+	if rotator != nil {
+		run(rotator)
+	}
 	// The Cluster must be this agent's: nothing is fenced or applied for
 	// a cluster that does not exist, is Push, or is not this agent's to
 	// read. A control plane that cannot be reached is not an answer: the
@@ -460,6 +512,86 @@ func Run(ctx context.Context, o *Options) error {
 		return fmt.Errorf("running agent: %w", err)
 	}
 	return nil
+}
+
+// certificates exports the expiry of the agent's client certificate for the
+// control plane and, with --rotate-certificates, returns the Rotator that
+// renews it (nil when the agent authenticates otherwise, or does not
+// renew). With --kubeconfig-secret the Secret's certificate is used when it
+// expires later than the file's.
+func (o *Options) certificates(ctx context.Context, cpCfg, memberCfg *rest.Config) (*Rotator, error) {
+	log := ctrl.LoggerFrom(ctx).WithValues("cluster", o.ClusterName)
+	certPEM, keyPEM, certified, err := CredentialsOf(cpCfg)
+	if err != nil {
+		return nil, fmt.Errorf("the control-plane kubeconfig: %w", err)
+	}
+	if !certified {
+		return nil, nil
+	}
+	creds, err := NewCredentials(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("the control-plane kubeconfig: %w", err)
+	}
+	var store CertificateStore
+	switch {
+	case o.KubeconfigSecret != "":
+		namespace, name, _ := splitSecretName(o.KubeconfigSecret)
+		secrets, err := kubernetes.NewForConfig(memberCfg)
+		if err != nil {
+			return nil, fmt.Errorf("building the member's Secret client: %w", err)
+		}
+		s := &KubeconfigSecret{Secrets: secrets.CoreV1(), Namespace: namespace, Name: name, Context: o.ControlPlaneContext}
+		store = s
+		read, cancel := context.WithTimeout(ctx, 10*time.Second)
+		sc, sk, err := s.Load(read)
+		cancel()
+		switch {
+		case err != nil:
+			log.Error(err, "reading the agent's kubeconfig from its Secret failed; starting with --kubeconfig's certificate")
+		default:
+			newer, err := NewCredentials(sc, sk)
+			if err != nil {
+				log.Error(err, "the certificate in the agent's Secret is not usable; starting with --kubeconfig's", "secret", o.KubeconfigSecret)
+			} else if newer.Certificate().NotAfter.After(creds.Certificate().NotAfter) {
+				log.Info("starting with the Secret's certificate, which expires later than the mounted file's (not updated yet)", "secret", o.KubeconfigSecret)
+				creds = newer
+			}
+		}
+	case o.ControlPlaneKubeconfig != "":
+		f := &KubeconfigFile{Path: o.ControlPlaneKubeconfig, Context: o.ControlPlaneContext}
+		if err := f.Writable(); err != nil && o.RotateCertificates {
+			log.Info("WARNING: the agent's kubeconfig cannot be rewritten, so a renewed certificate is kept in memory only and a restarted agent starts with the previous one; with a kubeconfig mounted from a Secret, give --kubeconfig-secret", "kubeconfig", f.Path, "reason", err.Error())
+		}
+		store = f
+	default:
+		if o.RotateCertificates {
+			log.Info("WARNING: " + errNoStore.Error())
+		}
+	}
+	expiry := creds.Certificate().NotAfter
+	gauge, err := CertificateExpiryGauge(ctrlmetrics.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("registering the certificate's expiry: %w", err)
+	}
+	gauge.Set(float64(expiry.Unix()))
+	if !o.RotateCertificates {
+		if left := time.Until(expiry); left < CertificateWarning {
+			log.Info("WARNING: the agent's client certificate expires soon and --rotate-certificates is off; register again (lifeboat token create, lifeboat register) and restart the agent, or the control plane will refuse it and the agent will fence its copies",
+				"expires", expiry.UTC().Format(time.RFC3339), "left", left.Round(time.Minute).String())
+		}
+		return nil, nil
+	}
+	return &Rotator{
+		Credentials: creds,
+		Cluster:     o.ClusterName,
+		Fraction:    o.CertificateRenewFraction,
+		Duration:    o.CertificateDuration,
+		Store:       store,
+		Expiry:      gauge,
+		Clock:       clock.RealClock{},
+		Jitter:      rand.Float64,
+		Timeout:     bootstrap.DefaultRegisterTimeout,
+	}, nil
 }
 
 // fencingQPS limits the fencer's requests to the member.

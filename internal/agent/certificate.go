@@ -7,44 +7,47 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
-
-	"github.com/lifeboat-dev/lifeboat/internal/bootstrap"
 )
 
 // CertificateWarning is how long before its client certificate expires the
-// agent warns at start: the agent does not renew it, and once the control
-// plane refuses it the agent fences its copies when the Lease lapses.
+// agent warns at start when it does not renew the certificate itself: once
+// the control plane refuses the certificate, the agent fences its copies
+// when the Lease lapses.
 const CertificateWarning = 30 * 24 * time.Hour
 
-// ClientCertificateExpiry returns when the client certificate of cfg expires,
-// and false when cfg authenticates otherwise (a token, an exec plugin).
-func ClientCertificateExpiry(cfg *rest.Config) (time.Time, bool, error) {
-	data := cfg.TLSClientConfig.CertData
-	if len(data) == 0 && cfg.TLSClientConfig.CertFile != "" {
-		b, err := os.ReadFile(cfg.TLSClientConfig.CertFile)
-		if err != nil {
-			return time.Time{}, false, fmt.Errorf("reading the client certificate: %w", err)
+// CredentialsOf returns the client certificate and key cfg authenticates
+// with (data or files), and false when it authenticates otherwise (a token,
+// an exec plugin).
+func CredentialsOf(cfg *rest.Config) (certPEM, keyPEM []byte, ok bool, err error) {
+	read := func(data []byte, file, what string) ([]byte, error) {
+		if len(data) > 0 || file == "" {
+			return data, nil
 		}
-		data = b
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("reading the client %s: %w", what, err)
+		}
+		return b, nil
 	}
-	if len(data) == 0 {
-		return time.Time{}, false, nil
+	if certPEM, err = read(cfg.CertData, cfg.CertFile, "certificate"); err != nil {
+		return nil, nil, false, err
 	}
-	certs, err := bootstrap.ParseCertificates(data)
-	if err != nil {
-		return time.Time{}, false, fmt.Errorf("the client certificate: %w", err)
+	if keyPEM, err = read(cfg.KeyData, cfg.KeyFile, "key"); err != nil {
+		return nil, nil, false, err
 	}
-	// The client's own certificate comes first; a chain may follow.
-	return certs[0].NotAfter, true, nil
+	return certPEM, keyPEM, len(certPEM) > 0 && len(keyPEM) > 0, nil
 }
 
-// CertificateExpiryGauge is lifeboat_agent_client_certificate_expiration_timestamp_seconds,
-// set to expiry, for an alert well before the agent's certificate lapses.
-func CertificateExpiryGauge(reg prometheus.Registerer, expiry time.Time) error {
+// CertificateExpiryGauge registers lifeboat_agent_client_certificate_expiration_timestamp_seconds,
+// for an alert well before the agent's certificate lapses; the agent sets
+// it at start and at each renewal.
+func CertificateExpiryGauge(reg prometheus.Registerer) (prometheus.Gauge, error) {
 	g := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "lifeboat_agent_client_certificate_expiration_timestamp_seconds",
-		Help: "When the agent's client certificate for the control plane expires (Unix seconds). The agent does not renew it: register again before then.",
+		Help: "When the agent's current client certificate for the control plane expires (Unix seconds). With --rotate-certificates the agent renews it before then; without, register again before then.",
 	})
-	g.Set(float64(expiry.Unix()))
-	return reg.Register(g)
+	if err := reg.Register(g); err != nil {
+		return nil, err
+	}
+	return g, nil
 }

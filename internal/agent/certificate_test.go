@@ -1,13 +1,7 @@
 package agent
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,40 +12,31 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-func TestClientCertificateExpiry(t *testing.T) {
-	notAfter := time.Date(2027, 12, 7, 9, 0, 0, 0, time.UTC)
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "system:lifeboat:agent:edge1"},
-		NotBefore: notAfter.Add(-365 * 24 * time.Hour), NotAfter: notAfter}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	file := filepath.Join(t.TempDir(), "agent.crt")
-	if err := os.WriteFile(file, certPEM, 0o600); err != nil {
-		t.Fatal(err)
+func TestCredentialsOf(t *testing.T) {
+	ca := newTestCA(t)
+	certPEM, keyPEM := ca.issue(t, "system:lifeboat:agent:edge1", time.Now(), time.Hour)
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "agent.crt"), filepath.Join(dir, "agent.key")
+	for f, data := range map[string][]byte{certFile: certPEM, keyFile: keyPEM} {
+		if err := os.WriteFile(f, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cases := map[string]struct {
 		tls       rest.TLSClientConfig
 		certified bool
 		err       string
 	}{
-		"certificate data":           {tls: rest.TLSClientConfig{CertData: certPEM}, certified: true},
-		"certificate file":           {tls: rest.TLSClientConfig{CertFile: file}, certified: true},
-		"no certificate (a token)":   {},
-		"a file that is not there":   {tls: rest.TLSClientConfig{CertFile: filepath.Join(t.TempDir(), "gone.crt")}, err: "reading the client certificate"},
-		"data that is not PEM":       {tls: rest.TLSClientConfig{CertData: []byte("not a certificate")}, err: "no PEM certificate found"},
-		"a PEM key, not certificate": {tls: rest.TLSClientConfig{CertData: pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: []byte{1}})}, err: "no PEM certificate found"},
-		"a PEM certificate that does not parse": {tls: rest.TLSClientConfig{CertData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte{1, 2}})},
-			err: "the client certificate: parsing a certificate"},
+		"data":                          {tls: rest.TLSClientConfig{CertData: certPEM, KeyData: keyPEM}, certified: true},
+		"files":                         {tls: rest.TLSClientConfig{CertFile: certFile, KeyFile: keyFile}, certified: true},
+		"no certificate (a token)":      {},
+		"a certificate without its key": {tls: rest.TLSClientConfig{CertData: certPEM}},
+		"a file that is not there":      {tls: rest.TLSClientConfig{CertFile: filepath.Join(dir, "gone.crt"), KeyData: keyPEM}, err: "reading the client certificate"},
+		"a key file that is not there":  {tls: rest.TLSClientConfig{CertData: certPEM, KeyFile: filepath.Join(dir, "gone.key")}, err: "reading the client key"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, certified, err := ClientCertificateExpiry(&rest.Config{BearerToken: "t", TLSClientConfig: tc.tls})
+			gotCert, gotKey, certified, err := CredentialsOf(&rest.Config{BearerToken: "t", TLSClientConfig: tc.tls})
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want one saying %q", err, tc.err)
@@ -59,18 +44,39 @@ func TestClientCertificateExpiry(t *testing.T) {
 				return
 			}
 			if err != nil || certified != tc.certified {
-				t.Fatalf("= %v, %v, %v; want certified %v", got, certified, err, tc.certified)
+				t.Fatalf("= certified %v, %v; want certified %v", certified, err, tc.certified)
 			}
-			if certified && !got.Equal(notAfter) {
-				t.Errorf("expiry %v, want %v", got, notAfter)
+			if certified && (string(gotCert) != string(certPEM) || string(gotKey) != string(keyPEM)) {
+				t.Errorf("returned another certificate or key")
 			}
 		})
 	}
+}
 
+func TestNewCredentialsRefusesWhatIsNoKeyPair(t *testing.T) {
+	ca := newTestCA(t)
+	certPEM, keyPEM := ca.issue(t, "system:lifeboat:agent:edge1", time.Now(), time.Hour)
+	_, otherKey := ca.issue(t, "system:lifeboat:agent:edge1", time.Now(), time.Hour)
+	for name, pair := range map[string][2][]byte{
+		"not PEM":                           {[]byte("not a certificate"), keyPEM},
+		"a key for another":                 {certPEM, otherKey},
+		"a key, no certificate":             {keyPEM, keyPEM},
+		"a certificate that does not parse": {pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte{1, 2}}), keyPEM},
+	} {
+		if _, err := NewCredentials(pair[0], pair[1]); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestCertificateExpiryGauge(t *testing.T) {
+	notAfter := time.Date(2027, 12, 7, 9, 0, 0, 0, time.UTC)
 	reg := prometheus.NewRegistry()
-	if err := CertificateExpiryGauge(reg, notAfter); err != nil {
+	g, err := CertificateExpiryGauge(reg)
+	if err != nil {
 		t.Fatal(err)
 	}
+	g.Set(float64(notAfter.Unix()))
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

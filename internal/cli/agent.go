@@ -32,7 +32,10 @@ plane never connects to the member. It:
     --cluster-lease-duration x --cluster-lease-renew-interval-fraction. The
     control plane marks the cluster Ready=Unknown when the Lease goes without a
     renewal for its --cluster-monitor-grace-period; taints and failover follow
-    as for a Push cluster.
+    as for a Push cluster;
+  - renews its own client certificate when about 80% of its validity has
+    passed (--rotate-certificates), uses the new one at once and keeps it in
+    --kubeconfig-secret, else in the --kubeconfig file.
 
 It deletes an object in the member only when the control plane deleted its Work.
 A restart, or a cache that starts empty, never deletes anything.

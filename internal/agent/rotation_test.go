@@ -1,0 +1,480 @@
+package agent
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/lifeboat-dev/lifeboat/internal/bootstrap"
+)
+
+// testCA signs client certificates.
+type testCA struct {
+	cert   *x509.Certificate
+	key    crypto.Signer
+	serial atomic.Int64
+}
+
+func newTestCA(t *testing.T) *testCA {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "lifeboat-ca"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := &testCA{cert: cert, key: key}
+	ca.serial.Store(1)
+	return ca
+}
+
+// sign signs a client certificate for pub.
+func (ca *testCA) sign(t *testing.T, cn string, pub crypto.PublicKey, notBefore time.Time, validity time.Duration) []byte {
+	t.Helper()
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(ca.serial.Add(1)), Subject: pkix.Name{CommonName: cn, Organization: []string{bootstrap.AgentsGroup}},
+		NotBefore: notBefore, NotAfter: notBefore.Add(validity),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, pub, ca.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// issue makes a key and a certificate for it.
+func (ca *testCA) issue(t *testing.T, cn string, notBefore time.Time, validity time.Duration) (certPEM, keyPEM []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca.sign(t, cn, &key.PublicKey, notBefore, validity), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})
+}
+
+func (ca *testCA) pem() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.cert.Raw})
+}
+
+func TestRenewalTime(t *testing.T) {
+	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	year := 365 * 24 * time.Hour
+	cases := map[string]struct {
+		validity         time.Duration
+		fraction, jitter float64
+		want             time.Duration // after from
+	}{
+		"the default, no jitter drawn low": {validity: year, fraction: 0.8, jitter: 0, want: time.Duration(float64(year) * 0.72)},
+		"the default, the middle":          {validity: year, fraction: 0.8, jitter: 0.5, want: time.Duration(float64(year) * 0.8)},
+		"the default, jitter drawn high":   {validity: year, fraction: 0.8, jitter: 0.999999, want: time.Duration(float64(year) * 0.8 * (0.9 + 0.2*0.999999))},
+		"the most, still before expiry":    {validity: time.Hour, fraction: MaxRenewFraction, jitter: 0.999999, want: time.Duration(float64(time.Hour) * 0.9 * (0.9 + 0.2*0.999999))},
+		"a small fraction of ten minutes":  {validity: 10 * time.Minute, fraction: 0.05, jitter: 0.5, want: 30 * time.Second},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := RenewalTime(from, from.Add(tc.validity), tc.fraction, tc.jitter)
+			if d := got.Sub(from); d != tc.want.Truncate(time.Second) {
+				t.Errorf("renewed %s after issue, want %s", d, tc.want)
+			}
+			if !got.Before(from.Add(tc.validity)) {
+				t.Errorf("renewed at %s, not before expiry %s", got, from.Add(tc.validity))
+			}
+		})
+	}
+}
+
+func TestRenewalDuration(t *testing.T) {
+	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cert := func(validity time.Duration) *x509.Certificate {
+		return &x509.Certificate{NotBefore: from, NotAfter: from.Add(validity)}
+	}
+	cases := map[string]struct {
+		cert       *x509.Certificate
+		configured time.Duration
+		want       time.Duration
+	}{
+		"configured":                      {cert: cert(time.Hour), configured: 48 * time.Hour, want: 48 * time.Hour},
+		"the current validity":            {cert: cert(365 * 24 * time.Hour), want: 365 * 24 * time.Hour},
+		"whole minutes":                   {cert: cert(15*time.Minute + 30*time.Second), want: 15 * time.Minute},
+		"at least what a request can ask": {cert: cert(5 * time.Minute), want: 10 * time.Minute},
+		"at most what a request can ask":  {cert: cert(200 * 365 * 24 * time.Hour), want: bootstrap.MaxCertificateDuration},
+	}
+	for name, tc := range cases {
+		if got := RenewalDuration(tc.cert, tc.configured); got != tc.want {
+			t.Errorf("%s: %s, want %s", name, got, tc.want)
+		}
+	}
+}
+
+// agentKubeconfig is a kubeconfig like register's, with a second context
+// whose user must be left alone.
+func agentKubeconfig(t *testing.T, server string, caPEM, certPEM, keyPEM []byte) []byte {
+	t.Helper()
+	data, err := bootstrap.AgentKubeconfig(server, caPEM, certPEM, keyPEM, "edge1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.Load(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := *cfg.AuthInfos["lifeboat-agent-edge1"]
+	cfg.AuthInfos["other"] = &other
+	cfg.Contexts["other"] = &clientcmdapi.Context{Cluster: "lifeboat", AuthInfo: "other"}
+	out, err := clientcmd.Write(*cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestWithCertificate(t *testing.T) {
+	ca := newTestCA(t)
+	oldCert, oldKey := ca.issue(t, "system:lifeboat:agent:edge1", time.Now(), time.Hour)
+	newCert, newKey := ca.issue(t, "system:lifeboat:agent:edge1", time.Now(), time.Hour)
+	kubeconfig := agentKubeconfig(t, "https://127.0.0.1:6443", ca.pem(), oldCert, oldKey)
+	out, err := WithCertificate(kubeconfig, "", newCert, newKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := cfg.AuthInfos["lifeboat-agent-edge1"]; string(u.ClientCertificateData) != string(newCert) || string(u.ClientKeyData) != string(newKey) {
+		t.Errorf("the current context's user was not given the new certificate")
+	}
+	if u := cfg.AuthInfos["other"]; string(u.ClientCertificateData) != string(oldCert) {
+		t.Errorf("another context's user was changed")
+	}
+	if c := cfg.Clusters["lifeboat"]; c.Server != "https://127.0.0.1:6443" || string(c.CertificateAuthorityData) != string(ca.pem()) || cfg.CurrentContext != "edge1" {
+		t.Errorf("the server, CA or current context changed: %+v, current %q", c, cfg.CurrentContext)
+	}
+	if out, err := WithCertificate(kubeconfig, "other", newCert, newKey); err != nil {
+		t.Fatal(err)
+	} else if cfg, _ := clientcmd.Load(out); string(cfg.AuthInfos["other"].ClientCertificateData) != string(newCert) ||
+		string(cfg.AuthInfos["lifeboat-agent-edge1"].ClientCertificateData) != string(oldCert) {
+		t.Errorf("--context other: the wrong user was given the certificate")
+	}
+	for name, tc := range map[string]struct {
+		kubeconfig []byte
+		context    string
+		want       string
+	}{
+		"no such context":  {kubeconfig: kubeconfig, context: "gone", want: `no context "gone"`},
+		"not a kubeconfig": {kubeconfig: []byte("{"), want: "reading the kubeconfig"},
+	} {
+		if _, err := WithCertificate(tc.kubeconfig, tc.context, newCert, newKey); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one saying %q", name, err, tc.want)
+		}
+	}
+}
+
+// A swap moves the next request, on a connection opened before it, to the
+// new certificate: the connections made with the old one are closed.
+func TestCredentialsSwapMovesConnections(t *testing.T) {
+	ca := newTestCA(t)
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.TLS.PeerCertificates[0].SerialNumber.String())
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Success"}`))
+	}))
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.cert)
+	srv.TLS = &tls.Config{ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool}
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	serverCA := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+
+	first, firstKey := ca.issue(t, "system:lifeboat:agent:edge1", time.Now(), time.Hour)
+	second, secondKey := ca.issue(t, "system:lifeboat:agent:edge1", time.Now(), time.Hour)
+	creds, err := NewCredentials(first, firstKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := creds.Config(&rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{CAData: serverCA, CertData: first, KeyData: firstKey}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func() {
+		t.Helper()
+		resp, err := client.Get(srv.URL + "/version")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+	}
+	get()
+	get()
+	firstSerial := creds.Certificate().SerialNumber.String()
+	if err := creds.Swap(second, secondKey); err != nil {
+		t.Fatal(err)
+	}
+	get()
+	secondSerial := creds.Certificate().SerialNumber.String()
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{firstSerial, firstSerial, secondSerial}; strings.Join(seen, ",") != strings.Join(want, ",") {
+		t.Errorf("the server saw certificates %v, want %v", seen, want)
+	}
+	if _, err := creds.Config(&rest.Config{Host: srv.URL, Transport: http.DefaultTransport}); err == nil {
+		t.Errorf("a configuration with its own transport was accepted")
+	}
+}
+
+var csrResource = schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests"}
+
+// signingClient is a control plane's CSR API that approves and signs each
+// request with ca at its first read, recording the requests.
+func signingClient(t *testing.T, ca *testCA) (*kubefake.Clientset, *[]*certificatesv1.CertificateSigningRequest) {
+	t.Helper()
+	cs := kubefake.NewClientset()
+	var created []*certificatesv1.CertificateSigningRequest
+	cs.PrependReactor("create", "certificatesigningrequests", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		csr := a.(k8stesting.CreateAction).GetObject().(*certificatesv1.CertificateSigningRequest)
+		csr.Name = csr.GenerateName + "x" + big.NewInt(int64(len(created))).String()
+		created = append(created, csr.DeepCopy())
+		return false, nil, nil
+	})
+	cs.PrependReactor("get", "certificatesigningrequests", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		obj, err := cs.Tracker().Get(csrResource, "", a.(k8stesting.GetAction).GetName())
+		if err != nil {
+			return true, nil, err
+		}
+		csr := obj.(*certificatesv1.CertificateSigningRequest).DeepCopy()
+		block, _ := pem.Decode(csr.Spec.Request)
+		req, err := x509.ParseCertificateRequest(block.Bytes)
+		if err != nil {
+			return true, nil, err
+		}
+		csr.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue}}
+		csr.Status.Certificate = ca.sign(t, req.Subject.CommonName, req.PublicKey, time.Now(), time.Duration(*csr.Spec.ExpirationSeconds)*time.Second)
+		return true, csr, nil
+	})
+	return cs, &created
+}
+
+// flakyStore fails its first saves.
+type flakyStore struct {
+	failures int
+	saved    [][]byte
+}
+
+func (s *flakyStore) Save(_ context.Context, certPEM, _ []byte) error {
+	if s.failures > 0 {
+		s.failures--
+		return errors.New("disk full")
+	}
+	s.saved = append(s.saved, certPEM)
+	return nil
+}
+func (s *flakyStore) String() string { return "flaky" }
+
+func gaugeValue(t *testing.T, g prometheus.Gauge) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := g.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetGauge().GetValue()
+}
+
+func TestRotatorRenew(t *testing.T) {
+	ca := newTestCA(t)
+	oldCert, oldKey := ca.issue(t, bootstrap.AgentUser("edge1"), time.Now().Add(-time.Hour), 2*time.Hour)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agent-kubeconfig")
+	if err := os.WriteFile(path, agentKubeconfig(t, "https://127.0.0.1:6443", ca.pem(), oldCert, oldKey), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	creds, err := NewCredentials(oldCert, oldKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldSerial := creds.Certificate().SerialNumber.String()
+	cs, created := signingClient(t, ca)
+	gauge := prometheus.NewGauge(prometheus.GaugeOpts{Name: "expiry"})
+	r := &Rotator{Credentials: creds, Client: cs, Cluster: "edge1", Fraction: DefaultRenewFraction,
+		Store: &KubeconfigFile{Path: path}, Expiry: gauge, Clock: clocktesting.NewFakeClock(time.Now()), Timeout: 10 * time.Second}
+	if err := r.Renew(context.Background(), logr.Discard()); err != nil {
+		t.Fatal(err)
+	}
+	got := creds.Certificate()
+	if got.SerialNumber.String() == oldSerial || got.Subject.CommonName != bootstrap.AgentUser("edge1") {
+		t.Fatalf("holds serial %s for %q, want a new certificate for the agent", got.SerialNumber, got.Subject.CommonName)
+	}
+	if len(*created) != 1 || *(*created)[0].Spec.ExpirationSeconds != int32((2*time.Hour)/time.Second) {
+		t.Errorf("requests %v, want one asking for the current validity, 2h", *created)
+	}
+	if v := gaugeValue(t, gauge); v != float64(got.NotAfter.Unix()) {
+		t.Errorf("expiry gauge %v, want %d", v, got.NotAfter.Unix())
+	}
+	loaded, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := bootstrap.ParseCertificates(loaded.AuthInfos["lifeboat-agent-edge1"].ClientCertificateData)
+	if err != nil || kept[0].SerialNumber.Cmp(got.SerialNumber) != 0 {
+		t.Errorf("the kubeconfig holds %v (%v), want serial %s", kept, err, got.SerialNumber)
+	}
+	if info, err := os.Stat(path); err != nil || info.Mode().Perm() != 0o600 {
+		t.Errorf("the kubeconfig's mode: %v, %v", info, err)
+	}
+
+	// A failed renewal leaves the current certificate in place.
+	denied := kubefake.NewClientset()
+	denied.PrependReactor("create", "certificatesigningrequests", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}, "", errors.New("no"))
+	})
+	r.Client = denied
+	err = r.Renew(context.Background(), logr.Discard())
+	if err == nil || !strings.Contains(err.Error(), "lifeboat token create --cluster edge1") {
+		t.Errorf("a forbidden request: %v, want the error to say how to grant it", err)
+	}
+	if creds.Certificate().SerialNumber.Cmp(got.SerialNumber) != 0 {
+		t.Errorf("a failed renewal changed the certificate")
+	}
+}
+
+// A renewed certificate that could not be kept is used at once and kept
+// once the store works again.
+func TestRotatorKeepsTryingToSave(t *testing.T) {
+	ca := newTestCA(t)
+	oldCert, oldKey := ca.issue(t, bootstrap.AgentUser("edge1"), time.Now(), time.Hour)
+	creds, err := NewCredentials(oldCert, oldKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldSerial := creds.Certificate().SerialNumber.String()
+	cs, _ := signingClient(t, ca)
+	store := &flakyStore{failures: 2}
+	clk := clocktesting.NewFakeClock(time.Now())
+	r := &Rotator{Credentials: creds, Client: cs, Cluster: "edge1", Fraction: DefaultRenewFraction, Store: store, Clock: clk, Timeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- r.Renew(context.Background(), logr.Discard()) }()
+	for waits := 0; waits < 2; {
+		select {
+		case err := <-done:
+			t.Fatalf("returned %v before the store worked", err)
+		default:
+		}
+		if clk.HasWaiters() {
+			if creds.Certificate().SerialNumber.String() == oldSerial {
+				t.Fatal("the renewed certificate is not used while it cannot be kept")
+			}
+			clk.Step(renewMaxRetry)
+			waits++
+			continue
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(store.saved) != 1 {
+		t.Errorf("saved %d times, want once after two failures", len(store.saved))
+	}
+}
+
+func TestKubeconfigSecret(t *testing.T) {
+	ca := newTestCA(t)
+	oldCert, oldKey := ca.issue(t, bootstrap.AgentUser("edge1"), time.Now(), time.Hour)
+	newCert, newKey := ca.issue(t, bootstrap.AgentUser("edge1"), time.Now(), 2*time.Hour)
+	cs := kubefake.NewClientset(&corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "lifeboat-system", Name: "lifeboat-agent-kubeconfig"},
+		Data:       map[string][]byte{KubeconfigSecretKey: agentKubeconfig(t, "https://cp:6443", ca.pem(), oldCert, oldKey), "other": []byte("kept")},
+	})
+	s := &KubeconfigSecret{Secrets: cs.CoreV1(), Namespace: "lifeboat-system", Name: "lifeboat-agent-kubeconfig"}
+	if c, k, err := s.Load(context.Background()); err != nil || string(c) != string(oldCert) || string(k) != string(oldKey) {
+		t.Fatalf("Load before saving: %v, not the registered certificate", err)
+	}
+	if err := s.Save(context.Background(), newCert, newKey); err != nil {
+		t.Fatal(err)
+	}
+	if c, k, err := s.Load(context.Background()); err != nil || string(c) != string(newCert) || string(k) != string(newKey) {
+		t.Fatalf("Load after saving: %v, not the renewed certificate", err)
+	}
+	secret, err := cs.CoreV1().Secrets("lifeboat-system").Get(context.Background(), "lifeboat-agent-kubeconfig", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(secret.Data["other"]) != "kept" {
+		t.Errorf("another key of the Secret was changed")
+	}
+	gone := &KubeconfigSecret{Secrets: cs.CoreV1(), Namespace: "lifeboat-system", Name: "gone"}
+	if err := gone.Save(context.Background(), newCert, newKey); err == nil || !strings.Contains(err.Error(), "Secret lifeboat-system/gone") {
+		t.Errorf("saving to a missing Secret: %v", err)
+	}
+}
+
+func TestKubeconfigFileWritable(t *testing.T) {
+	dir := t.TempDir()
+	f := &KubeconfigFile{Path: filepath.Join(dir, "kubeconfig")}
+	if err := f.Writable(); err != nil {
+		t.Errorf("a writable directory: %v", err)
+	}
+	if os.Getuid() == 0 {
+		t.Skip("root writes to read-only directories")
+	}
+	if err := os.Chmod(dir, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(dir, 0o700) })
+	if err := f.Writable(); err == nil {
+		t.Errorf("a read-only directory was found writable")
+	}
+}
