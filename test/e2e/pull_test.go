@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net/http"
@@ -75,7 +76,7 @@ const pullEventBurst = 2
 func TestPullMode(t *testing.T) {
 	t.Parallel()
 	flags := []string{"--partitionable", "--pull-member=" + pullMember}
-	for _, a := range pullAgentArgs {
+	for _, a := range append(pullAgentArgs, pullCertificateArgs...) {
 		flags = append(flags, "--agent-arg="+a)
 	}
 	e := startCFEnv(t, pullPeriods, flags...)
@@ -86,6 +87,10 @@ func TestPullMode(t *testing.T) {
 	if c.Spec.SyncMode != clusterv1alpha1.Pull || c.Spec.SecretRef != nil {
 		t.Fatalf("Cluster %s: syncMode %s, secretRef %v; want Pull without credentials", pullMember, c.Spec.SyncMode, c.Spec.SecretRef)
 	}
+	var registered *x509.Certificate
+	e.scenario(t, "the agent registered again with a ten-minute certificate", func(t *testing.T, e *cfEnv) {
+		registered = pullShortCertificate(t, e)
+	})
 	e.scenario(t, "a workload is applied and repaired and updated and deleted in the pull member by its agent", pullPropagation)
 	e.scenario(t, "the seed 000 walkthrough on the pull member", pullSeedWalkthrough)
 	e.scenario(t, "registration refuses expired and revoked and misused tokens and Push clusters", pullBadInput)
@@ -95,6 +100,9 @@ func TestPullMode(t *testing.T) {
 	e.scenario(t, "a Directly workload behind a partition is fenced before its replacement starts", pullFenced)
 	e.scenario(t, "a fenced copy that nothing replaced runs again after heal", pullFencedOnlyCopy)
 	e.scenario(t, "an agent started behind a partition stays alive and fences when due by its recorded renewal not at once", pullStartedBehindPartition)
+	e.scenario(t, "the agent outlives the certificate it was registered with: it renewed it and still renews its Lease and applies", func(t *testing.T, e *cfEnv) {
+		pullCertificateRenewed(t, e, registered)
+	})
 }
 
 // pullRecordLease is the Lease in the member where the agent records its
