@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -92,12 +91,7 @@ func TestCommandsExplainClusterFlagsTheyDoNotTake(t *testing.T) {
 				continue
 			}
 			t.Run(cmd.CommandPath()+" --"+name, func(t *testing.T) {
-				root := NewRootCommand()
-				var out bytes.Buffer
-				root.SetOut(&out)
-				root.SetErr(&out)
-				root.SetArgs(append(append([]string{}, path...), "--"+name, "x"))
-				err := root.Execute()
+				_, err := execute(NewRootCommand(), append(append([]string{}, path...), "--"+name, "x")...)
 				if err == nil {
 					t.Fatalf("accepted --%s", name)
 				}
@@ -112,17 +106,14 @@ func TestCommandsExplainClusterFlagsTheyDoNotTake(t *testing.T) {
 
 // `lifeboat --help` states the rule once, with every flag and default.
 func TestRootHelpStatesTheKubeconfigRule(t *testing.T) {
-	root := NewRootCommand()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetArgs([]string{"--help"})
-	if err := root.Execute(); err != nil {
+	out, err := execute(NewRootCommand(), "--help")
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"--kubeconfig, --context", "the Lifeboat control plane", "$KUBECONFIG, else ~/.kube/config",
 		"--control-plane-kubeconfig", "--cluster-kubeconfig", "a MEMBER cluster", "join, unjoin --cleanup-member", "--state-dir", "DIR/kubeconfig"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("lifeboat --help lacks %q:\n%s", want, out.String())
+		if !strings.Contains(out, want) {
+			t.Errorf("lifeboat --help lacks %q:\n%s", want, out)
 		}
 	}
 }
@@ -155,17 +146,12 @@ func TestUnknownSubcommandsFail(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			root := NewRootCommand()
-			var out bytes.Buffer
-			root.SetOut(&out)
-			root.SetErr(&out)
-			root.SetArgs(tc.args)
-			err := root.Execute()
+			out, err := execute(NewRootCommand(), tc.args...)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("Execute = %v, want its help", err)
-			case tc.want == "" && !strings.Contains(out.String(), "Available Commands"):
-				t.Fatalf("no help printed:\n%s", out.String())
+			case tc.want == "" && !strings.Contains(out, "Available Commands"):
+				t.Fatalf("no help printed:\n%s", out)
 			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 				t.Fatalf("Execute = %v, want an error containing %q", err, tc.want)
 			}

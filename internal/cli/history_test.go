@@ -177,11 +177,7 @@ func TestHistoryFindsBinding(t *testing.T) {
 func TestHistoryArgs(t *testing.T) {
 	t.Setenv("KUBECONFIG", "/absent/kubeconfig")
 	for _, args := range [][]string{{"nginx"}, {"deployment", "deployment/nginx"}, {"deployment", "a", "b"}} {
-		cmd := newHistoryCommand()
-		cmd.SetArgs(args)
-		cmd.SetOut(&bytes.Buffer{})
-		cmd.SetErr(&bytes.Buffer{})
-		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "want TYPE/NAME or TYPE NAME") {
+		if _, err := execute(newHistoryCommand(), args...); err == nil || !strings.Contains(err.Error(), "want TYPE/NAME or TYPE NAME") {
 			t.Errorf("%q: error = %v, want the forms explained", args, err)
 		}
 	}

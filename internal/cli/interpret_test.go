@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -145,12 +144,7 @@ func TestInterpretCommand(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			cmd := newInterpretCommand()
-			var out bytes.Buffer
-			cmd.SetOut(&out)
-			cmd.SetErr(&out)
-			cmd.SetArgs(tc.args)
-			err := cmd.Execute()
+			out, err := execute(newInterpretCommand(), tc.args...)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want %q", err, tc.wantErr)
@@ -158,11 +152,11 @@ func TestInterpretCommand(t *testing.T) {
 				return
 			}
 			if err != nil {
-				t.Fatalf("%v\n%s", err, out.String())
+				t.Fatalf("%v\n%s", err, out)
 			}
 			for _, w := range tc.want {
-				if !strings.Contains(out.String(), w) {
-					t.Errorf("output lacks %q:\n%s", w, out.String())
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
 				}
 			}
 		})

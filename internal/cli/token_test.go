@@ -67,12 +67,7 @@ func TestTokenAndRegisterRefuseEarly(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			root := NewRootCommand()
-			var out bytes.Buffer
-			root.SetOut(&out)
-			root.SetErr(&out)
-			root.SetArgs(tc.args)
-			err := root.Execute()
+			_, err := execute(NewRootCommand(), tc.args...)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want it to say %q", err, tc.want)
 			}
