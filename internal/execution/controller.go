@@ -734,14 +734,44 @@ func (r *Reconciler) cleanupManifest(ctx context.Context, cluster string, work *
 			return r.keepForOthers(ctx, cluster, t.gvr, observed, other)
 		}
 	}
-	// The precondition keeps an object created at the same name since it was
-	// read (by another Work, or by hand) from being deleted as this one.
+	return r.deleteOwned(ctx, cluster, work, t.gvr, observed)
+}
+
+// deleteAttempts bounds how often deleteOwned reads an object again after
+// it changed between the read and the delete (a member's status updates
+// change it often); past it the Work is tried again later.
+const deleteAttempts = 3
+
+// deleteOwned deletes observed on the condition that it is still the
+// version that was read, UID and resourceVersion: an object another Work
+// took over, or one created at the same name (by another Work, or by
+// hand), since the informer's copy was made is not deleted as this Work's.
+// When the object changed, the member's own copy is read and deleted only
+// if it is still this Work's.
+func (r *Reconciler) deleteOwned(ctx context.Context, cluster string, work *workv1alpha1.Work, gvr schema.GroupVersionResource, observed *unstructured.Unstructured) error {
+	ns, name := observed.GetNamespace(), observed.GetName()
 	background := metav1.DeletePropagationBackground
-	opts := metav1.DeleteOptions{PropagationPolicy: &background}
-	if uid := observed.GetUID(); uid != "" {
-		opts.Preconditions = &metav1.Preconditions{UID: &uid}
+	for attempt := 1; ; attempt++ {
+		opts := metav1.DeleteOptions{PropagationPolicy: &background}
+		if uid, rv := observed.GetUID(), observed.GetResourceVersion(); uid != "" && rv != "" {
+			opts.Preconditions = &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}
+		}
+		err := r.Members.Delete(ctx, cluster, gvr, ns, name, opts)
+		if !apierrors.IsConflict(err) {
+			return ignoreMemberNotFound(err)
+		}
+		if attempt == deleteAttempts {
+			return fmt.Errorf("%s %s changed %d times while being deleted: %w", observed.GetKind(), name, attempt, err)
+		}
+		if observed, err = r.Members.Read(ctx, cluster, gvr, ns, name); err != nil {
+			return ignoreMemberNotFound(err)
+		}
+		if !r.owns(cluster, work, observed) {
+			ctrl.LoggerFrom(ctx).Info("not deleted: the object was taken over since it was read",
+				"kind", observed.GetKind(), "namespace", ns, "name", name)
+			return nil
+		}
 	}
-	return ignoreMemberNotFound(r.Members.Delete(ctx, cluster, t.gvr, ns, name, opts))
 }
 
 // takenAlong returns the name of another Work of the same cluster, not

@@ -1487,3 +1487,82 @@ func TestDeletedWorkStillWantedKeepsItsObjects(t *testing.T) {
 		})
 	}
 }
+
+// racingMembers answers Get with the copies in stale, as an informer that
+// has not seen the member's latest change does, and checks a delete's
+// preconditions against the member's object, as an API server does.
+type racingMembers struct {
+	MemberCache
+	env     *mct.Env
+	stale   map[string]*unstructured.Unstructured
+	deletes int
+}
+
+func (s *racingMembers) Get(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	if o := s.stale[name]; o != nil {
+		return o.DeepCopy(), nil
+	}
+	return s.MemberCache.Get(ctx, cluster, gvr, namespace, name)
+}
+
+func (s *racingMembers) Delete(ctx context.Context, cluster string, gvr schema.GroupVersionResource, namespace, name string, opts metav1.DeleteOptions) error {
+	s.deletes++
+	if live, p := s.env.Lookup(cluster, gvr, namespace, name), opts.Preconditions; live != nil && p != nil {
+		if (p.UID != nil && *p.UID != live.GetUID()) || (p.ResourceVersion != nil && *p.ResourceVersion != live.GetResourceVersion()) {
+			return apierrors.NewConflict(gvr.GroupResource(), name, errors.New("the object changed: precondition failed"))
+		}
+	}
+	return s.MemberCache.Delete(ctx, cluster, gvr, namespace, name, opts)
+}
+
+// A Work deleted while the informer's copy of its object is stale: the
+// object, taken over by another Work since, is left alone; one that only
+// changed (its status) is deleted after reading it again.
+func TestDeletingWorkLeavesAnObjectTakenOverSinceItWasRead(t *testing.T) {
+	for name, tc := range map[string]struct {
+		takenOver   bool
+		wantDeleted bool
+	}{
+		"taken over by another Work": {takenOver: true, wantDeleted: false},
+		"changed, still this Work's": {takenOver: false, wantDeleted: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			work := MakeWork("web", "member1").Manifest(configMap("default", "web", map[string]interface{}{"k": "v"})).Obj()
+			f := newFixture(t, work)
+			f.mustReconcile(work)
+			read := f.env.Lookup("member1", mct.ConfigMaps, "default", "web")
+			if read == nil || !f.r.owns("member1", work, read) {
+				t.Fatalf("setup: not applied: %v", read)
+			}
+			read.SetUID("uid-1")
+			read.SetResourceVersion("1")
+			live := read.DeepCopy()
+			live.SetResourceVersion("2")
+			if tc.takenOver {
+				ann := live.GetAnnotations()
+				ann[workv1alpha1.WorkNameAnnotation] = "web-other"
+				live.SetAnnotations(ann)
+			}
+			if err := f.env.Member("member1").Tracker().Update(mct.ConfigMaps, live, "default"); err != nil {
+				t.Fatal(err)
+			}
+			members := &racingMembers{MemberCache: f.r.Members, env: f.env, stale: map[string]*unstructured.Unstructured{"web": read}}
+			f.r.Members = members
+			deleteWork(t, f, work)
+
+			f.mustReconcile(work)
+
+			got := f.env.Lookup("member1", mct.ConfigMaps, "default", "web")
+			switch {
+			case tc.wantDeleted && got != nil:
+				t.Errorf("this Work's object is still there after %d deletes", members.deletes)
+			case !tc.wantDeleted && got == nil:
+				t.Errorf("the object another Work took over was deleted")
+			case !tc.wantDeleted:
+				if owner, _ := WorkOf("member1", got); owner.Name != "web-other" {
+					t.Errorf("the object now names %v, want the Work that took it over", owner)
+				}
+			}
+		})
+	}
+}
