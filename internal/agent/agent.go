@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -160,7 +161,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.CertificateDuration, "certificate-duration", o.CertificateDuration,
 		"Validity a renewal asks for, from 10m to 596523h (the control plane's signer may shorten it); 0 asks for the current certificate's.")
 	fs.StringVar(&o.KubeconfigSecret, "kubeconfig-secret", o.KubeconfigSecret,
-		"NAMESPACE/NAME of a Secret in the member whose key \"kubeconfig\" holds --kubeconfig (mounted from it): renewed certificates are written there, and at start the agent uses the Secret's certificate when it expires later than the file's (a mounted Secret is updated with a delay). Needs get and update on that Secret.")
+		"NAMESPACE/NAME of a Secret in the member whose key \"kubeconfig\" holds --kubeconfig (mounted from it): with --rotate-certificates, renewed certificates are written there, and at start the agent uses the Secret's certificate when it expires later than the file's (a mounted Secret is updated with a delay) and is this agent's for the same control plane. Needs get and update on that Secret.")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address serving /healthz and /readyz; \"0\" disables them.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address serving Prometheus /metrics without authentication; \"0\" disables it.")
 }
@@ -518,7 +519,8 @@ func Run(ctx context.Context, o *Options) error {
 // control plane and, with --rotate-certificates, returns the Rotator that
 // renews it (nil when the agent authenticates otherwise, or does not
 // renew). With --kubeconfig-secret the Secret's certificate is used when it
-// expires later than the file's.
+// is this agent's, for the same control plane, and expires later than the
+// file's.
 func (o *Options) certificates(ctx context.Context, cpCfg, memberCfg *rest.Config) (*Rotator, error) {
 	log := ctrl.LoggerFrom(ctx).WithValues("cluster", o.ClusterName)
 	certPEM, keyPEM, certified, err := CredentialsOf(cpCfg)
@@ -532,6 +534,23 @@ func (o *Options) certificates(ctx context.Context, cpCfg, memberCfg *rest.Confi
 	if err != nil {
 		return nil, fmt.Errorf("the control-plane kubeconfig: %w", err)
 	}
+	gauge, err := CertificateExpiryGauge(ctrlmetrics.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("registering the certificate's expiry: %w", err)
+	}
+	plugin := cpCfg.ExecProvider != nil || cpCfg.AuthProvider != nil
+	if !o.RotateCertificates || plugin {
+		expiry := creds.Certificate().NotAfter
+		gauge.Set(float64(expiry.Unix()))
+		if plugin && o.RotateCertificates {
+			log.Info("WARNING: the control-plane kubeconfig also names a credential plugin; its client certificate is not renewed")
+		}
+		if left := time.Until(expiry); left < CertificateWarning {
+			log.Info("WARNING: the agent's client certificate expires soon and is not renewed; register again (lifeboat token create, lifeboat register) and restart the agent, or the control plane will refuse it and the agent will fence its copies",
+				"expires", expiry.UTC().Format(time.RFC3339), "left", left.Round(time.Minute).String())
+		}
+		return nil, nil
+	}
 	var store CertificateStore
 	switch {
 	case o.KubeconfigSecret != "":
@@ -543,44 +562,27 @@ func (o *Options) certificates(ctx context.Context, cpCfg, memberCfg *rest.Confi
 		s := &KubeconfigSecret{Secrets: secrets.CoreV1(), Namespace: namespace, Name: name, Context: o.ControlPlaneContext}
 		store = s
 		read, cancel := context.WithTimeout(ctx, 10*time.Second)
-		sc, sk, err := s.Load(read)
+		kept, err := s.Load(read)
 		cancel()
-		switch {
-		case err != nil:
+		if err != nil {
 			log.Error(err, "reading the agent's kubeconfig from its Secret failed; starting with --kubeconfig's certificate")
-		default:
-			newer, err := NewCredentials(sc, sk)
-			if err != nil {
-				log.Error(err, "the certificate in the agent's Secret is not usable; starting with --kubeconfig's", "secret", o.KubeconfigSecret)
-			} else if newer.Certificate().NotAfter.After(creds.Certificate().NotAfter) {
-				log.Info("starting with the Secret's certificate, which expires later than the mounted file's (not updated yet)", "secret", o.KubeconfigSecret)
-				creds = newer
-			}
+		} else if newer, why := laterCertificate(o.ClusterName, cpCfg, creds, kept, time.Now()); newer != nil {
+			log.Info("starting with the Secret's certificate, which expires later than the mounted file's (not updated yet)", "secret", o.KubeconfigSecret)
+			creds = newer
+		} else if why != "" {
+			log.Info("WARNING: the certificate in the agent's Secret is not used", "secret", o.KubeconfigSecret, "reason", why)
 		}
 	case o.ControlPlaneKubeconfig != "":
 		f := &KubeconfigFile{Path: o.ControlPlaneKubeconfig, Context: o.ControlPlaneContext}
-		if err := f.Writable(); err != nil && o.RotateCertificates {
+		if err := f.Writable(); err != nil {
 			log.Info("WARNING: the agent's kubeconfig cannot be rewritten, so a renewed certificate is kept in memory only and a restarted agent starts with the previous one; with a kubeconfig mounted from a Secret, give --kubeconfig-secret", "kubeconfig", f.Path, "reason", err.Error())
+		} else {
+			store = f
 		}
-		store = f
 	default:
-		if o.RotateCertificates {
-			log.Info("WARNING: " + errNoStore.Error())
-		}
+		log.Info("WARNING: " + errNoStore.Error())
 	}
-	expiry := creds.Certificate().NotAfter
-	gauge, err := CertificateExpiryGauge(ctrlmetrics.Registry)
-	if err != nil {
-		return nil, fmt.Errorf("registering the certificate's expiry: %w", err)
-	}
-	gauge.Set(float64(expiry.Unix()))
-	if !o.RotateCertificates {
-		if left := time.Until(expiry); left < CertificateWarning {
-			log.Info("WARNING: the agent's client certificate expires soon and --rotate-certificates is off; register again (lifeboat token create, lifeboat register) and restart the agent, or the control plane will refuse it and the agent will fence its copies",
-				"expires", expiry.UTC().Format(time.RFC3339), "left", left.Round(time.Minute).String())
-		}
-		return nil, nil
-	}
+	gauge.Set(float64(creds.Certificate().NotAfter.Unix()))
 	return &Rotator{
 		Credentials: creds,
 		Cluster:     o.ClusterName,
@@ -592,6 +594,35 @@ func (o *Options) certificates(ctx context.Context, cpCfg, memberCfg *rest.Confi
 		Jitter:      rand.Float64,
 		Timeout:     bootstrap.DefaultRegisterTimeout,
 	}, nil
+}
+
+// laterCertificate returns the Credentials of kept, the kubeconfig kept in
+// the agent's Secret, when they are better than creds, loaded from cpCfg:
+// for the same server and CA, this cluster's agent, valid at now, and
+// expiring later. Otherwise nil, with why not when kept is unusable ("" when
+// it is merely not later).
+func laterCertificate(clusterName string, cpCfg *rest.Config, creds *Credentials, kept *rest.Config, now time.Time) (*Credentials, string) {
+	if kept.Host != cpCfg.Host || !bytes.Equal(kept.CAData, cpCfg.CAData) || kept.CAFile != cpCfg.CAFile {
+		return nil, fmt.Sprintf("its kubeconfig names another control plane (%s) or CA than --kubeconfig (%s)", kept.Host, cpCfg.Host)
+	}
+	certPEM, keyPEM, ok, err := CredentialsOf(kept)
+	if err != nil || !ok {
+		return nil, fmt.Sprintf("its kubeconfig has no usable client certificate (%v)", err)
+	}
+	c, err := NewCredentials(certPEM, keyPEM)
+	if err != nil {
+		return nil, err.Error()
+	}
+	cert := c.Certificate()
+	switch {
+	case cert.Subject.CommonName != bootstrap.AgentUser(clusterName):
+		return nil, fmt.Sprintf("its certificate is for %q, not %q", cert.Subject.CommonName, bootstrap.AgentUser(clusterName))
+	case !now.Before(cert.NotAfter) || now.Before(cert.NotBefore):
+		return nil, fmt.Sprintf("its certificate is valid from %s to %s only", cert.NotBefore.UTC().Format(time.RFC3339), cert.NotAfter.UTC().Format(time.RFC3339))
+	case !cert.NotAfter.After(creds.Certificate().NotAfter):
+		return nil, ""
+	}
+	return c, ""
 }
 
 // fencingQPS limits the fencer's requests to the member.

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/retry"
@@ -28,9 +29,9 @@ const (
 	// DefaultRenewFraction renews a certificate when 72-88 % of its
 	// validity has passed (0.8, give or take a tenth).
 	DefaultRenewFraction = 0.8
-	// MaxRenewFraction leaves at least a tenth of the validity, after the
-	// jitter, to renew in.
-	MaxRenewFraction = 0.9
+	// MaxRenewFraction leaves at least an eighth of the validity, after
+	// the jitter (0.8 x 1.1 = 0.88), to renew in.
+	MaxRenewFraction = 0.8
 	// renewRetry and renewMaxRetry pace the attempts after a failed
 	// renewal: doubled after each failure, up to the most.
 	renewRetry    = 10 * time.Second
@@ -165,37 +166,40 @@ func (s *KubeconfigSecret) Save(ctx context.Context, certPEM, keyPEM []byte) err
 	})
 }
 
-// Load returns the certificate and key of the Secret's kubeconfig.
-func (s *KubeconfigSecret) Load(ctx context.Context) (certPEM, keyPEM []byte, err error) {
+// Load returns the client configuration of the Secret's kubeconfig.
+func (s *KubeconfigSecret) Load(ctx context.Context) (*rest.Config, error) {
 	secret, err := s.Secrets.Secrets(s.Namespace).Get(ctx, s.Name, metav1.GetOptions{})
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading %s: %w", s, err)
+		return nil, fmt.Errorf("reading %s: %w", s, err)
 	}
 	raw, err := clientcmd.Load(secret.Data[KubeconfigSecretKey])
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", s, err)
+		return nil, fmt.Errorf("%s: %w", s, err)
 	}
 	rc, err := clientcmd.NewNonInteractiveClientConfig(*raw, s.Context, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", s, err)
+		return nil, fmt.Errorf("%s: %w", s, err)
 	}
-	certPEM, keyPEM, ok, err := CredentialsOf(rc)
-	switch {
-	case err != nil:
-		return nil, nil, fmt.Errorf("%s: %w", s, err)
-	case !ok:
-		return nil, nil, fmt.Errorf("%s: its kubeconfig has no client certificate", s)
-	}
-	return certPEM, keyPEM, nil
+	return rc, nil
 }
 
 // Rotator renews the agent's client certificate before it expires: at
 // RenewalTime it asks the control plane for a certificate for a new key
-// (bootstrap.Renew, authenticated by the current one), keeps it in Store,
-// and swaps it into Credentials. A failed renewal is tried again, 10 s
-// later and twice as late after each failure (at most 5 minutes, and at
-// most a tenth of the time the certificate has left), while the current
-// certificate serves.
+// (bootstrap.Renew, authenticated by the current one), swaps it into
+// Credentials and keeps it in Store.
+//
+//   - A failed renewal is tried again 10 s later, twice as late after each
+//     failure (at most 5 minutes, and, while the certificate is valid, at
+//     most a tenth of the time it has left), the current certificate
+//     serving meanwhile.
+//   - A renewed certificate that could not be kept is used, and kept later
+//     with the same pacing; renewals go on meanwhile.
+//   - After a renewal the next one waits at least a tenth of the new
+//     certificate's validity (a minute at least), however early the new
+//     certificate looks due: a member's clock far ahead of the signer's
+//     would otherwise renew without pause.
+//   - It sleeps an hour at the most and looks again, so that a wall clock
+//     set anew is noticed.
 type Rotator struct {
 	Credentials *Credentials
 	// Client creates the requests; it must authenticate with Credentials.
@@ -216,40 +220,91 @@ type Rotator struct {
 	Timeout time.Duration
 }
 
+// maxSleep is the longest the Rotator sleeps before it looks again.
+const maxSleep = time.Hour
+
 // Start renews until ctx ends.
 func (r *Rotator) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("certificate-rotation").WithValues("cluster", r.Cluster)
+	var (
+		held      *x509.Certificate // the certificate due was drawn for
+		due       time.Time
+		notBefore time.Time // no renewal before: after a failure or a renewal
+		renewWait = renewRetry
+		unsaved   *bootstrap.Issued
+		saveAt    time.Time
+		saveWait  = renewRetry
+	)
 	for {
+		now := r.Clock.Now()
 		cert := r.Credentials.Certificate()
-		at := RenewalTime(cert.NotBefore, cert.NotAfter, r.Fraction, r.Jitter())
-		log.Info("the client certificate will be renewed", "at", at.UTC().Format(time.RFC3339), "expires", cert.NotAfter.UTC().Format(time.RFC3339))
-		if !r.sleep(ctx, at.Sub(r.Clock.Now())) {
-			return nil
+		if cert != held {
+			held = cert
+			due = RenewalTime(cert.NotBefore, cert.NotAfter, r.Fraction, r.Jitter())
+			log.Info("the client certificate will be renewed", "at", due.UTC().Format(time.RFC3339), "expires", cert.NotAfter.UTC().Format(time.RFC3339))
 		}
-		wait := renewRetry
-		for {
-			err := r.Renew(ctx, log)
-			if err == nil {
-				break
+		if unsaved != nil && !now.Before(saveAt) {
+			if err := r.Store.Save(ctx, unsaved.CertPEM, unsaved.KeyPEM); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				log.Error(err, "keeping the renewed client certificate failed; until it is kept, a restarted agent starts with the previous one", "in", r.Store.String(), "retryIn", saveWait)
+				saveAt, saveWait = now.Add(saveWait), min(2*saveWait, renewMaxRetry)
+			} else {
+				log.Info("kept the renewed client certificate", "in", r.Store.String())
+				unsaved, saveWait = nil, renewRetry
 			}
+		}
+		if !now.Before(due) && !now.Before(notBefore) {
+			issued, err := r.Renew(ctx, log)
 			if ctx.Err() != nil {
 				return nil
 			}
-			// A short certificate is tried again well before it lapses.
-			wait = min(wait, max(cert.NotAfter.Sub(r.Clock.Now())/10, time.Second))
-			log.Error(err, "renewing the client certificate failed; the current one serves until it expires", "retryIn", wait, "expires", cert.NotAfter.UTC().Format(time.RFC3339))
-			if !r.sleep(ctx, wait) {
-				return nil
+			now = r.Clock.Now()
+			if err != nil {
+				wait := renewWait
+				if left := cert.NotAfter.Sub(now); left > 0 {
+					wait = min(wait, max(left/10, time.Second))
+				}
+				log.Error(err, "renewing the client certificate failed; the current one serves until it expires", "retryIn", wait, "expires", cert.NotAfter.UTC().Format(time.RFC3339))
+				notBefore, renewWait = now.Add(wait), min(2*renewWait, renewMaxRetry)
+				continue
 			}
-			wait = min(2*wait, renewMaxRetry)
+			renewWait = renewRetry
+			notBefore = now.Add(max(issued.Cert.NotAfter.Sub(issued.Cert.NotBefore)/10, time.Minute))
+			if r.Store != nil {
+				unsaved, saveAt, saveWait = &issued, now, renewRetry
+			}
+			continue
+		}
+		next := now.Add(maxSleep)
+		next = minTime(next, maxTime(due, notBefore))
+		if unsaved != nil {
+			next = minTime(next, saveAt)
+		}
+		if !r.sleep(ctx, next.Sub(now)) {
+			return nil
 		}
 	}
 }
 
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
 // Renew renews the certificate once: on success the new one is held by
-// Credentials, and kept in Store unless ctx ended first (a failed save is
-// tried again, the new certificate serving meanwhile).
-func (r *Rotator) Renew(ctx context.Context, log logr.Logger) error {
+// Credentials (keeping it is Start's).
+func (r *Rotator) Renew(ctx context.Context, log logr.Logger) (bootstrap.Issued, error) {
 	issued, err := bootstrap.Renew(ctx, r.Client, bootstrap.RenewOptions{
 		ClusterName: r.Cluster,
 		Duration:    RenewalDuration(r.Credentials.Certificate(), r.Duration),
@@ -257,31 +312,20 @@ func (r *Rotator) Renew(ctx context.Context, log logr.Logger) error {
 		Progress:    func(line string) { log.V(1).Info(line) },
 	})
 	if err != nil {
-		return err
+		return issued, err
+	}
+	if now := r.Clock.Now(); !issued.Cert.NotAfter.After(now) {
+		return issued, fmt.Errorf("CertificateSigningRequest %s: the issued certificate expired at %s, before it was used (is this machine's clock right? it says %s)",
+			issued.CSR, issued.Cert.NotAfter.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 	}
 	if err := r.Credentials.Swap(issued.CertPEM, issued.KeyPEM); err != nil {
-		return fmt.Errorf("CertificateSigningRequest %s: %w", issued.CSR, err)
+		return issued, fmt.Errorf("CertificateSigningRequest %s: %w", issued.CSR, err)
 	}
 	if r.Expiry != nil {
 		r.Expiry.Set(float64(issued.Cert.NotAfter.Unix()))
 	}
 	log.Info("renewed the client certificate", "csr", issued.CSR, "expires", issued.Cert.NotAfter.UTC().Format(time.RFC3339), "serial", issued.Cert.SerialNumber.String())
-	if r.Store == nil {
-		return nil
-	}
-	wait := renewRetry
-	for {
-		err := r.Store.Save(ctx, issued.CertPEM, issued.KeyPEM)
-		if err == nil {
-			log.Info("kept the renewed client certificate", "in", r.Store.String())
-			return nil
-		}
-		log.Error(err, "keeping the renewed client certificate failed; until it is kept, a restarted agent starts with the previous one", "in", r.Store.String(), "retryIn", wait)
-		if !r.sleep(ctx, wait) {
-			return nil
-		}
-		wait = min(2*wait, renewMaxRetry)
-	}
+	return issued, nil
 }
 
 // sleep waits d, and reports false when ctx ended first.

@@ -109,11 +109,11 @@ func TestRenewalTime(t *testing.T) {
 		fraction, jitter float64
 		want             time.Duration // after from
 	}{
-		"the default, no jitter drawn low": {validity: year, fraction: 0.8, jitter: 0, want: time.Duration(float64(year) * 0.72)},
-		"the default, the middle":          {validity: year, fraction: 0.8, jitter: 0.5, want: time.Duration(float64(year) * 0.8)},
-		"the default, jitter drawn high":   {validity: year, fraction: 0.8, jitter: 0.999999, want: time.Duration(float64(year) * 0.8 * (0.9 + 0.2*0.999999))},
-		"the most, still before expiry":    {validity: time.Hour, fraction: MaxRenewFraction, jitter: 0.999999, want: time.Duration(float64(time.Hour) * 0.9 * (0.9 + 0.2*0.999999))},
-		"a small fraction of ten minutes":  {validity: 10 * time.Minute, fraction: 0.05, jitter: 0.5, want: 30 * time.Second},
+		"the default, no jitter drawn low":  {validity: year, fraction: 0.8, jitter: 0, want: time.Duration(float64(year) * 0.72)},
+		"the default, the middle":           {validity: year, fraction: 0.8, jitter: 0.5, want: time.Duration(float64(year) * 0.8)},
+		"the default, jitter drawn high":    {validity: year, fraction: 0.8, jitter: 0.999999, want: time.Duration(float64(year) * 0.8 * (0.9 + 0.2*0.999999))},
+		"the most, an eighth before expiry": {validity: time.Hour, fraction: MaxRenewFraction, jitter: 0.999999, want: time.Duration(float64(time.Hour) * 0.8 * (0.9 + 0.2*0.999999))},
+		"a small fraction of ten minutes":   {validity: 10 * time.Minute, fraction: 0.05, jitter: 0.5, want: 30 * time.Second},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -279,8 +279,9 @@ func TestCredentialsSwapMovesConnections(t *testing.T) {
 var csrResource = schema.GroupVersionResource{Group: "certificates.k8s.io", Version: "v1", Resource: "certificatesigningrequests"}
 
 // signingClient is a control plane's CSR API that approves and signs each
-// request with ca at its first read, recording the requests.
-func signingClient(t *testing.T, ca *testCA) (*kubefake.Clientset, *[]*certificatesv1.CertificateSigningRequest) {
+// request with ca at its first read, valid from now() for the validity asked,
+// recording the requests.
+func signingClient(t *testing.T, ca *testCA, now func() time.Time) (*kubefake.Clientset, *[]*certificatesv1.CertificateSigningRequest) {
 	t.Helper()
 	cs := kubefake.NewClientset()
 	var created []*certificatesv1.CertificateSigningRequest
@@ -302,7 +303,7 @@ func signingClient(t *testing.T, ca *testCA) (*kubefake.Clientset, *[]*certifica
 			return true, nil, err
 		}
 		csr.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue}}
-		csr.Status.Certificate = ca.sign(t, req.Subject.CommonName, req.PublicKey, time.Now(), time.Duration(*csr.Spec.ExpirationSeconds)*time.Second)
+		csr.Status.Certificate = ca.sign(t, req.Subject.CommonName, req.PublicKey, now(), time.Duration(*csr.Spec.ExpirationSeconds)*time.Second)
 		return true, csr, nil
 	})
 	return cs, &created
@@ -311,10 +312,12 @@ func signingClient(t *testing.T, ca *testCA) (*kubefake.Clientset, *[]*certifica
 // flakyStore fails its first saves.
 type flakyStore struct {
 	failures int
+	tries    int
 	saved    [][]byte
 }
 
 func (s *flakyStore) Save(_ context.Context, certPEM, _ []byte) error {
+	s.tries++
 	if s.failures > 0 {
 		s.failures--
 		return errors.New("disk full")
@@ -346,11 +349,16 @@ func TestRotatorRenew(t *testing.T) {
 		t.Fatal(err)
 	}
 	oldSerial := creds.Certificate().SerialNumber.String()
-	cs, created := signingClient(t, ca)
+	cs, created := signingClient(t, ca, time.Now)
 	gauge := prometheus.NewGauge(prometheus.GaugeOpts{Name: "expiry"})
 	r := &Rotator{Credentials: creds, Client: cs, Cluster: "edge1", Fraction: DefaultRenewFraction,
-		Store: &KubeconfigFile{Path: path}, Expiry: gauge, Clock: clocktesting.NewFakeClock(time.Now()), Timeout: 10 * time.Second}
-	if err := r.Renew(context.Background(), logr.Discard()); err != nil {
+		Expiry: gauge, Clock: clocktesting.NewFakeClock(time.Now()), Timeout: 10 * time.Second}
+	issued, err := r.Renew(context.Background(), logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &KubeconfigFile{Path: path}
+	if err := store.Save(context.Background(), issued.CertPEM, issued.KeyPEM); err != nil {
 		t.Fatal(err)
 	}
 	got := creds.Certificate()
@@ -381,8 +389,8 @@ func TestRotatorRenew(t *testing.T) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}, "", errors.New("no"))
 	})
 	r.Client = denied
-	err = r.Renew(context.Background(), logr.Discard())
-	if err == nil || !strings.Contains(err.Error(), "lifeboat token create --cluster edge1") {
+	_, err = r.Renew(context.Background(), logr.Discard())
+	if err == nil || !strings.Contains(err.Error(), "lifeboat token create --cluster edge1") || !strings.Contains(err.Error(), "unjoined") {
 		t.Errorf("a forbidden request: %v, want the error to say how to grant it", err)
 	}
 	if creds.Certificate().SerialNumber.Cmp(got.SerialNumber) != 0 {
@@ -390,43 +398,80 @@ func TestRotatorRenew(t *testing.T) {
 	}
 }
 
-// A renewed certificate that could not be kept is used at once and kept
-// once the store works again.
-func TestRotatorKeepsTryingToSave(t *testing.T) {
+// rotatorRun runs r.Start on a fake clock for span, a step at a time, and
+// checks at each step that the certificate held has not expired.
+func rotatorRun(t *testing.T, r *Rotator, clk *clocktesting.FakeClock, span, step time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Start(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	for end := clk.Now().Add(span); clk.Now().Before(end); {
+		deadline := time.Now().Add(10 * time.Second)
+		for !clk.HasWaiters() {
+			if time.Now().After(deadline) {
+				t.Fatalf("the rotator did not sleep again at %s", clk.Now())
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if c := r.Credentials.Certificate(); !c.NotAfter.After(clk.Now()) {
+			t.Fatalf("at %s the certificate held expired at %s", clk.Now(), c.NotAfter)
+		}
+		clk.Step(step)
+	}
+}
+
+// A store that keeps failing holds no renewal back: the certificates go on
+// being renewed and used, and saving is tried again meanwhile.
+func TestRotatorRenewsWhileTheStoreFails(t *testing.T) {
 	ca := newTestCA(t)
-	oldCert, oldKey := ca.issue(t, bootstrap.AgentUser("edge1"), time.Now(), time.Hour)
-	creds, err := NewCredentials(oldCert, oldKey)
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	cert, key := ca.issue(t, bootstrap.AgentUser("edge1"), clk.Now().Add(-50*time.Minute), time.Hour)
+	creds, err := NewCredentials(cert, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	oldSerial := creds.Certificate().SerialNumber.String()
-	cs, _ := signingClient(t, ca)
-	store := &flakyStore{failures: 2}
-	clk := clocktesting.NewFakeClock(time.Now())
-	r := &Rotator{Credentials: creds, Client: cs, Cluster: "edge1", Fraction: DefaultRenewFraction, Store: store, Clock: clk, Timeout: 10 * time.Second}
-	done := make(chan error, 1)
-	go func() { done <- r.Renew(context.Background(), logr.Discard()) }()
-	for waits := 0; waits < 2; {
-		select {
-		case err := <-done:
-			t.Fatalf("returned %v before the store worked", err)
-		default:
-		}
-		if clk.HasWaiters() {
-			if creds.Certificate().SerialNumber.String() == oldSerial {
-				t.Fatal("the renewed certificate is not used while it cannot be kept")
-			}
-			clk.Step(renewMaxRetry)
-			waits++
-			continue
-		}
-		time.Sleep(time.Millisecond)
+	cs, created := signingClient(t, ca, clk.Now)
+	store := &flakyStore{failures: 1 << 30}
+	r := &Rotator{Credentials: creds, Client: cs, Cluster: "edge1", Fraction: DefaultRenewFraction, Store: store,
+		Clock: clk, Jitter: func() float64 { return 0.5 }, Timeout: 10 * time.Second}
+	rotatorRun(t, r, clk, 4*time.Hour, time.Minute)
+	// Due at once, then every 48 minutes of a one-hour certificate.
+	if n := len(*created); n < 5 || n > 6 {
+		t.Errorf("%d renewals in 4 hours, want 5 or 6 (one at once, then every 48 minutes)", n)
 	}
-	if err := <-done; err != nil {
+	if store.tries < 10 {
+		t.Errorf("the store was tried %d times, want it tried again while it fails", store.tries)
+	}
+
+	// Once it works, the certificate held is kept.
+	store.failures = 0
+	rotatorRun(t, r, clk, 10*time.Minute, time.Minute)
+	if len(store.saved) == 0 || string(store.saved[len(store.saved)-1]) != string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: creds.Certificate().Raw})) {
+		t.Errorf("the certificate held was not kept once the store worked (%d saves)", len(store.saved))
+	}
+}
+
+// A signer whose clock is behind the agent's issues certificates the agent
+// finds due at once: the next renewal still waits a tenth of the validity.
+func TestRotatorPausesAfterARenewal(t *testing.T) {
+	ca := newTestCA(t)
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	cert, key := ca.issue(t, bootstrap.AgentUser("edge1"), clk.Now().Add(-55*time.Minute), time.Hour)
+	creds, err := NewCredentials(cert, key)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(store.saved) != 1 {
-		t.Errorf("saved %d times, want once after two failures", len(store.saved))
+	behind := func() time.Time { return clk.Now().Add(-50 * time.Minute) }
+	cs, created := signingClient(t, ca, behind)
+	r := &Rotator{Credentials: creds, Client: cs, Cluster: "edge1", Fraction: DefaultRenewFraction,
+		Clock: clk, Jitter: func() float64 { return 0.5 }, Timeout: 10 * time.Second}
+	rotatorRun(t, r, clk, 30*time.Minute, time.Minute)
+	if n := len(*created); n < 4 || n > 6 {
+		t.Errorf("%d renewals in 30 minutes, want one every 6 minutes (a tenth of the validity)", n)
 	}
 }
 
@@ -439,13 +484,13 @@ func TestKubeconfigSecret(t *testing.T) {
 		Data:       map[string][]byte{KubeconfigSecretKey: agentKubeconfig(t, "https://cp:6443", ca.pem(), oldCert, oldKey), "other": []byte("kept")},
 	})
 	s := &KubeconfigSecret{Secrets: cs.CoreV1(), Namespace: "lifeboat-system", Name: "lifeboat-agent-kubeconfig"}
-	if c, k, err := s.Load(context.Background()); err != nil || string(c) != string(oldCert) || string(k) != string(oldKey) {
-		t.Fatalf("Load before saving: %v, not the registered certificate", err)
+	if rc, err := s.Load(context.Background()); err != nil || string(rc.CertData) != string(oldCert) || string(rc.KeyData) != string(oldKey) || rc.Host != "https://cp:6443" {
+		t.Fatalf("Load before saving: %v, not the registered kubeconfig", err)
 	}
 	if err := s.Save(context.Background(), newCert, newKey); err != nil {
 		t.Fatal(err)
 	}
-	if c, k, err := s.Load(context.Background()); err != nil || string(c) != string(newCert) || string(k) != string(newKey) {
+	if rc, err := s.Load(context.Background()); err != nil || string(rc.CertData) != string(newCert) || string(rc.KeyData) != string(newKey) {
 		t.Fatalf("Load after saving: %v, not the renewed certificate", err)
 	}
 	secret, err := cs.CoreV1().Secrets("lifeboat-system").Get(context.Background(), "lifeboat-agent-kubeconfig", metav1.GetOptions{})
@@ -476,5 +521,48 @@ func TestKubeconfigFileWritable(t *testing.T) {
 	t.Cleanup(func() { _ = os.Chmod(dir, 0o700) })
 	if err := f.Writable(); err == nil {
 		t.Errorf("a read-only directory was found writable")
+	}
+}
+
+func TestLaterCertificate(t *testing.T) {
+	ca := newTestCA(t)
+	now := time.Now()
+	fileCert, fileKey := ca.issue(t, bootstrap.AgentUser("edge1"), now.Add(-time.Hour), 2*time.Hour)
+	creds, err := NewCredentials(fileCert, fileKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := &rest.Config{Host: "https://cp:6443", TLSClientConfig: rest.TLSClientConfig{CAData: ca.pem(), CertData: fileCert, KeyData: fileKey}}
+	kept := func(edit func(*rest.Config), cn string, from time.Time, validity time.Duration) *rest.Config {
+		c, k := ca.issue(t, cn, from, validity)
+		rc := &rest.Config{Host: cp.Host, TLSClientConfig: rest.TLSClientConfig{CAData: ca.pem(), CertData: c, KeyData: k}}
+		if edit != nil {
+			edit(rc)
+		}
+		return rc
+	}
+	agent := bootstrap.AgentUser("edge1")
+	cases := map[string]struct {
+		kept    *rest.Config
+		used    bool
+		because string
+	}{
+		"renewed, later":            {kept: kept(nil, agent, now, 2*time.Hour), used: true},
+		"the same or earlier":       {kept: kept(nil, agent, now.Add(-90*time.Minute), 2*time.Hour)},
+		"another cluster's agent":   {kept: kept(nil, bootstrap.AgentUser("edge2"), now, 2*time.Hour), because: `not "system:lifeboat:agent:edge1"`},
+		"expired":                   {kept: kept(nil, agent, now.Add(-3*time.Hour), time.Hour), because: "valid from"},
+		"not valid yet":             {kept: kept(nil, agent, now.Add(time.Hour), 2*time.Hour), because: "valid from"},
+		"another control plane":     {kept: kept(func(c *rest.Config) { c.Host = "https://other:6443" }, agent, now, 2*time.Hour), because: "another control plane"},
+		"another CA":                {kept: kept(func(c *rest.Config) { c.CAData = newTestCA(t).pem() }, agent, now, 2*time.Hour), because: "another control plane"},
+		"no client certificate":     {kept: kept(func(c *rest.Config) { c.CertData, c.KeyData, c.BearerToken = nil, nil, "t" }, agent, now, 2*time.Hour), because: "no usable client certificate"},
+		"a key that does not match": {kept: kept(func(c *rest.Config) { c.KeyData = fileKey }, agent, now, 2*time.Hour), because: "certificate and key"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, why := laterCertificate("edge1", cp, creds, tc.kept, now)
+			if (got != nil) != tc.used || !strings.Contains(why, tc.because) || (tc.because == "" && why != "") {
+				t.Errorf("used %v (%q), want used %v because %q", got != nil, why, tc.used, tc.because)
+			}
+		})
 	}
 }

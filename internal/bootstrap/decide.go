@@ -30,7 +30,7 @@ const (
 	ReasonClusterDeleting        = "ClusterDeleting"
 
 	// ReasonNotAgentRequest: not for this approver (another signer, or a
-	// requester that is not a Lifeboat bootstrap token).
+	// requester that is neither a Lifeboat bootstrap token nor an agent).
 	ReasonNotAgentRequest = "NotLifeboatAgentRequest"
 	// ReasonAlreadyDecided: approved or denied already.
 	ReasonAlreadyDecided = "AlreadyDecided"

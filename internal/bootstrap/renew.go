@@ -60,7 +60,7 @@ func renewError(err error, clusterName, what string) error {
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("%s: the control plane refused the agent's current certificate (expired, or signed by a CA it no longer trusts); register again with `lifeboat token create --cluster %s` and `lifeboat register`: %w", what, clusterName, err)
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("%s: the agent may not request certificates; its roles were made by a Lifeboat without certificate renewal: run `lifeboat token create --cluster %s` once, which updates them: %w", what, clusterName, err)
+		return fmt.Errorf("%s: the agent may not request certificates: either its roles were made by a Lifeboat without certificate renewal, and running `lifeboat token create --cluster %s` once updates them, or the cluster was unjoined, and the agent should be removed: %w", what, clusterName, err)
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }

@@ -21,7 +21,7 @@ func TestRenewErrors(t *testing.T) {
 		want string
 	}{
 		"refused certificate":   {apierrors.NewUnauthorized("expired"), "refused the agent's current certificate"},
-		"roles without renewal": {apierrors.NewForbidden(csrs, "", errors.New("no")), "run `lifeboat token create --cluster member1` once"},
+		"roles without renewal": {apierrors.NewForbidden(csrs, "", errors.New("no")), "running `lifeboat token create --cluster member1` once"},
 		"anything else":         {errors.New("connection refused"), "creating the CertificateSigningRequest: connection refused"},
 	}
 	for name, tc := range cases {
