@@ -30,9 +30,10 @@ import (
 // cluster: a bootstrap token from the control plane, `lifeboat register`
 // with only the token and the CA's hash, the agent's kubeconfig in a
 // Secret, and charts/lifeboat-agent. The agent, a pod with its own
-// ServiceAccount, reports the cluster Ready and runs a Deployment the
-// control plane propagates to it on the real node; deleting the template
-// deletes it there; unjoin revokes the agent.
+// ServiceAccount, reports the cluster Ready, renews its certificate into
+// that Secret, and runs a Deployment the control plane propagates to it on
+// the real node; deleting the template deletes it there; unjoin revokes
+// the agent.
 func TestHostAgentChart(t *testing.T) {
 	needsHost(t)
 	ctx := context.Background()
@@ -62,7 +63,8 @@ func TestHostAgentChart(t *testing.T) {
 	}
 	cpServer, _ := suite.state.Cluster(localenv.ControlPlaneName)
 	kubeconfigPath := filepath.Join(t.TempDir(), agentFile)
-	register := []string{"register", cpServer.Server, "--token", token, "--cluster-name", cluster, "--agent-kubeconfig", kubeconfigPath}
+	register := []string{"register", cpServer.Server, "--token", token, "--cluster-name", cluster, "--agent-kubeconfig", kubeconfigPath,
+		"--certificate-duration", pullCertificateDuration.String()}
 	for _, h := range slices.Compact(hashes) {
 		register = append(register, "--discovery-token-ca-cert-hash", h)
 	}
@@ -97,7 +99,7 @@ func TestHostAgentChart(t *testing.T) {
 	if out, err := helmCmd(ctx, host.env, host.helm, "install", release, filepath.Join(wd, "..", "..", "charts", "lifeboat-agent"),
 		"--namespace", agentNS, "--wait", "--timeout", "3m", "--set", "clusterName="+cluster,
 		"--set", "image.registry="+registry, "--set", "image.repository="+repo, "--set-string", "image.tag="+tag,
-		"--set", "image.pullPolicy=Never"); err != nil {
+		"--set", "image.pullPolicy=Never", "--set", "extraArgs={"+strings.Join(pullCertificateArgs, ",")+"}"); err != nil {
 		t.Fatalf("helm install the agent: %v\n%s", err, out)
 	}
 	eventually(t, 2*time.Minute, describe("Cluster %s Ready, reported by its agent", cluster), func(ctx context.Context) (bool, string, error) {
@@ -120,6 +122,26 @@ func TestHostAgentChart(t *testing.T) {
 			return false, "", client.IgnoreNotFound(err)
 		}
 		return l.Spec.RenewTime != nil && time.Since(l.Spec.RenewTime.Time) < time.Minute, fmt.Sprintf("%+v", l.Spec), nil
+	})
+
+	// The agent, registered with a ten-minute certificate, renews it and
+	// keeps the new one in the Secret its kubeconfig is mounted from, which
+	// the chart's Role lets it update.
+	registered, err := kubeconfigCertificate(agentKubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 3*time.Minute, "the agent's renewed certificate kept in its Secret", func(ctx context.Context) (bool, string, error) {
+		s, err := cs.CoreV1().Secrets(agentNS).Get(ctx, secret.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		kept, err := kubeconfigCertificate(s.Data["kubeconfig"])
+		if err != nil {
+			return false, "", err
+		}
+		return kept.SerialNumber.Cmp(registered.SerialNumber) != 0 && kept.NotAfter.After(registered.NotAfter),
+			fmt.Sprintf("serial %s until %s (registered: %s until %s)", kept.SerialNumber, kept.NotAfter, registered.SerialNumber, registered.NotAfter), nil
 	})
 
 	// A workload on the real node, through the agent.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/x509"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,8 +24,9 @@ import (
 // pullCertificateDuration is the validity of the certificate the pull
 // member's agent is registered with again, the least a request can ask;
 // the agent renews it (and asks the same) after about 38 % of its
-// validity, which kube-controller-manager backdates by 5 minutes: a
-// renewal every 8 to 76 s.
+// validity, which kube-controller-manager backdates by 5 minutes: the
+// first renewal 8 to 76 s after registration, then one every 1.5 minutes
+// (a tenth of the validity, the least between two renewals).
 const pullCertificateDuration = 10 * time.Minute
 
 // pullCertificateArgs are the agent's renewal flags in TestPullMode.
@@ -42,17 +44,31 @@ func (e *cfEnv) pullAgentKubeconfig() string {
 // path.
 func agentCertificate(t *testing.T, path string) (*x509.Certificate, error) {
 	t.Helper()
-	cfg, err := clientcmd.LoadFromFile(path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := kubeconfigCertificate(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return cert, nil
+}
+
+// kubeconfigCertificate is the client certificate of the current context's
+// user of a kubeconfig.
+func kubeconfigCertificate(kubeconfig []byte) (*x509.Certificate, error) {
+	cfg, err := clientcmd.Load(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
 	ctx, ok := cfg.Contexts[cfg.CurrentContext]
 	if !ok || cfg.AuthInfos[ctx.AuthInfo] == nil {
-		return nil, fmt.Errorf("%s: no user for its current context %q", path, cfg.CurrentContext)
+		return nil, fmt.Errorf("no user for its current context %q", cfg.CurrentContext)
 	}
 	certs, err := bootstrap.ParseCertificates(cfg.AuthInfos[ctx.AuthInfo].ClientCertificateData)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	return certs[0], nil
 }
