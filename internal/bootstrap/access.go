@@ -37,7 +37,9 @@ const LeaseDurationSeconds = 40
 //  3. ClusterRole and ClusterRoleBinding lifeboat:agent:NAME, for the user
 //     AgentUser(NAME): read the Cluster NAME and write its status, never
 //     its spec (the agent must not switch itself to Push or point the
-//     control plane at another cluster's credentials).
+//     control plane at another cluster's credentials); create
+//     certificatesigningrequests/RenewalSubresource, which the approver
+//     requires of a renewal.
 //  4. The execution namespace karmada-es-NAME, and in it the Role and
 //     RoleBinding lifeboat:agent for AgentUser(NAME): read and update Works
 //     (finalizers) and their status, record Events.
@@ -92,6 +94,11 @@ func AgentObjects(clusterName string) []client.Object {
 			Resources:     []string{"clusters/status"},
 			ResourceNames: []string{clusterName},
 			Verbs:         []string{"get", "update", "patch"},
+		},
+		rbacv1.PolicyRule{
+			APIGroups: []string{certificatesv1.GroupName},
+			Resources: []string{"certificatesigningrequests/" + RenewalSubresource},
+			Verbs:     []string{"create"},
 		})...)
 	objs = append(objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: execNS, Labels: labels(clusterName)}})
 	workRules := append([]rbacv1.PolicyRule{{

@@ -65,6 +65,7 @@ func TestAgentObjectsGrantExactly(t *testing.T) {
 			rules: []rbacv1.PolicyRule{
 				{APIGroups: []string{"cluster.karmada.io"}, Resources: []string{"clusters"}, ResourceNames: []string{"member1"}, Verbs: []string{"get", "list", "watch"}},
 				{APIGroups: []string{"cluster.karmada.io"}, Resources: []string{"clusters/status"}, ResourceNames: []string{"member1"}, Verbs: []string{"get", "update", "patch"}},
+				{APIGroups: []string{"certificates.k8s.io"}, Resources: []string{"certificatesigningrequests/selfagentclient"}, Verbs: []string{"create"}},
 			},
 			subject: userSubject("system:lifeboat:agent:member1"),
 		},
@@ -158,7 +159,7 @@ func TestAgentObjectsGrantNothingMore(t *testing.T) {
 				}
 			}
 			for _, res := range r.Resources {
-				if res == "*" || res == "secrets" || res == "signers" || strings.HasPrefix(res, "certificatesigningrequests/") {
+				if res == "*" || res == "secrets" || res == "signers" || (strings.HasPrefix(res, "certificatesigningrequests/") && res != "certificatesigningrequests/"+RenewalSubresource) {
 					t.Errorf("%s grants %s: %+v", describe(o), res, r)
 				}
 				switch res {
@@ -239,7 +240,7 @@ func TestEnsureAgentAccessRepairs(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Name: "lifeboat:agent:member1"}, &role); err != nil {
 		t.Fatal(err)
 	}
-	if len(role.Rules) != 2 || slices.Contains(role.Rules[0].Verbs, "*") {
+	if len(role.Rules) != 3 || slices.Contains(role.Rules[0].Verbs, "*") {
 		t.Errorf("role not narrowed: %+v", role.Rules)
 	}
 	var b rbacv1.RoleBinding

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -54,6 +55,31 @@ func (r *ApproverReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
+// mayRenew asks the API server whether the requester of csr may create
+// certificatesigningrequests/RenewalSubresource.
+func (r *ApproverReconciler) mayRenew(ctx context.Context, csr *certificatesv1.CertificateSigningRequest) (bool, error) {
+	extra := make(map[string]authorizationv1.ExtraValue, len(csr.Spec.Extra))
+	for k, v := range csr.Spec.Extra {
+		extra[k] = authorizationv1.ExtraValue(v)
+	}
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:   csr.Spec.Username,
+		Groups: csr.Spec.Groups,
+		UID:    csr.Spec.UID,
+		Extra:  extra,
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Group:       certificatesv1.GroupName,
+			Resource:    "certificatesigningrequests",
+			Subresource: RenewalSubresource,
+			Verb:        "create",
+		},
+	}}
+	if err := r.Client.Create(ctx, sar); err != nil {
+		return false, err
+	}
+	return sar.Status.Allowed && !sar.Status.Denied, nil
+}
+
 // Reconcile decides a request and writes the decision; a request with
 // nothing to decide costs no write.
 func (r *ApproverReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -72,6 +98,8 @@ func (r *ApproverReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 			return nil, err
 		}
 		return &c, nil
+	}, func(csr *certificatesv1.CertificateSigningRequest) (bool, error) {
+		return r.mayRenew(ctx, csr)
 	})
 	switch {
 	case reason == ReasonClusterLookupFailed:

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -21,8 +22,10 @@ func TestApproverReconciler(t *testing.T) {
 	cases := map[string]struct {
 		csr      *certificatesv1.CertificateSigningRequest
 		clusters []client.Object
-		want     certificatesv1.RequestConditionType // "" for no write
-		reason   string
+		// allowed answers the SubjectAccessReview of a renewal.
+		allowed bool
+		want    certificatesv1.RequestConditionType // "" for no write
+		reason  string
 	}{
 		"approves a Pull cluster's agent": {
 			csr: makeCSR(t, "a").Obj(), clusters: []client.Object{makeCluster("member1", clusterv1alpha1.Pull)},
@@ -31,6 +34,14 @@ func TestApproverReconciler(t *testing.T) {
 		"denies a Push cluster's name": {
 			csr: makeCSR(t, "b").Obj(), clusters: []client.Object{makeCluster("member1", clusterv1alpha1.Push)},
 			want: certificatesv1.CertificateDenied, reason: ReasonClusterNotPull,
+		},
+		"approves an agent's renewal its role allows": {
+			csr: makeCSR(t, "r").Renewal("member1").Obj(), clusters: []client.Object{makeCluster("member1", clusterv1alpha1.Pull)},
+			allowed: true, want: certificatesv1.CertificateApproved, reason: ReasonApproved,
+		},
+		"denies a renewal its role does not allow (a name and group from other credentials)": {
+			csr: makeCSR(t, "s").Renewal("member1").Obj(), clusters: []client.Object{makeCluster("member1", clusterv1alpha1.Pull)},
+			want: certificatesv1.CertificateDenied, reason: ReasonRenewalNotAllowed,
 		},
 		"leaves a kubelet's request alone": {
 			csr: makeCSR(t, "c").Signer(certificatesv1.KubeAPIServerClientKubeletSignerName).Obj(),
@@ -43,15 +54,33 @@ func TestApproverReconciler(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var writes []string
 			base := fakeClient(t, append(tc.clusters, tc.csr)...)
-			c := interceptor.NewClient(base, clienttest.CountWrites(func(verb string, obj client.Object) {
+			var reviews []authorizationv1.SubjectAccessReviewSpec
+			counted := interceptor.NewClient(base, clienttest.CountWrites(func(verb string, obj client.Object) {
 				writes = append(writes, verb)
 			}))
+			c := interceptor.NewClient(counted, interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				sar, ok := obj.(*authorizationv1.SubjectAccessReview)
+				if !ok {
+					return c.Create(ctx, obj, opts...)
+				}
+				reviews = append(reviews, sar.Spec)
+				sar.Status.Allowed = tc.allowed
+				return nil
+			}})
 			r := &ApproverReconciler{Client: c, Clock: clocktesting.NewFakePassiveClock(now)}
 			req := ctrl.Request{NamespacedName: types.NamespacedName{Name: tc.csr.Name}}
 			for range 2 { // the second pass has nothing to do
 				if _, err := r.Reconcile(context.Background(), req); err != nil {
 					t.Fatal(err)
 				}
+			}
+			if renewal(tc.csr) && tc.want != "" {
+				want := authorizationv1.ResourceAttributes{Group: "certificates.k8s.io", Resource: "certificatesigningrequests", Subresource: RenewalSubresource, Verb: "create"}
+				if len(reviews) == 0 || reviews[0].User != tc.csr.Spec.Username || *reviews[0].ResourceAttributes != want {
+					t.Errorf("reviews %+v, want the requester's create of certificatesigningrequests/%s", reviews, RenewalSubresource)
+				}
+			} else if len(reviews) != 0 {
+				t.Errorf("asked %d SubjectAccessReviews for a request that is no renewal", len(reviews))
 			}
 			if tc.want == "" {
 				if len(writes) != 0 {

@@ -28,14 +28,15 @@ const (
 	ReasonClusterNotFound        = "ClusterNotFound"
 	ReasonClusterNotPull         = "ClusterNotPull"
 	ReasonClusterDeleting        = "ClusterDeleting"
+	ReasonRenewalNotAllowed      = "RenewalNotAllowed"
 
 	// ReasonNotAgentRequest: not for this approver (another signer, or a
 	// requester that is neither a Lifeboat bootstrap token nor an agent).
 	ReasonNotAgentRequest = "NotLifeboatAgentRequest"
 	// ReasonAlreadyDecided: approved or denied already.
 	ReasonAlreadyDecided = "AlreadyDecided"
-	// ReasonClusterLookupFailed: the Cluster could not be read; decide
-	// again later.
+	// ReasonClusterLookupFailed: the Cluster could not be read, or the
+	// renewal's authorization not asked; decide again later.
 	ReasonClusterLookupFailed = "ClusterLookupFailed"
 )
 
@@ -70,6 +71,17 @@ func pendingAgentRequest(csr *certificatesv1.CertificateSigningRequest) (reason,
 // apierrors.IsNotFound is true when there is none.
 type ClusterLookup func(name string) (*clusterv1alpha1.Cluster, error)
 
+// RenewalSubresource is the subresource of certificatesigningrequests
+// (certificates.k8s.io) an agent must be allowed to create to renew its
+// certificate, as a kubelet needs certificatesigningrequests/selfnodeclient:
+// the agent's own ClusterRole grants it, and unjoin removes it.
+const RenewalSubresource = "selfagentclient"
+
+// RenewalAuthorizer reports whether the requester of csr may create
+// certificatesigningrequests/RenewalSubresource (a SubjectAccessReview with
+// the requester's user, groups, UID and extra).
+type RenewalAuthorizer func(csr *certificatesv1.CertificateSigningRequest) (bool, error)
+
 // Decide says what to do with a CertificateSigningRequest: approve it, deny
 // it, or neither (approve and deny both false: not this approver's, or
 // decide later), with the reason and message of the condition to write. The
@@ -93,8 +105,13 @@ type ClusterLookup func(name string) (*clusterv1alpha1.Cluster, error)
 //     auth, or no client auth: deny;
 //  9. no Cluster NAME, or one that is being deleted or not in Pull mode:
 //     deny; the Cluster cannot be read: no decision (ReasonClusterLookupFailed);
-//  10. otherwise approve.
-func Decide(csr *certificatesv1.CertificateSigningRequest, lookup ClusterLookup) (approve, deny bool, reason, message string) {
+//  10. a renewal whose requester may not create
+//     certificatesigningrequests/RenewalSubresource: deny, so that a name
+//     and group given by other credentials than the agent's certificate
+//     (a token, impersonation) are not enough; the authorization cannot be
+//     asked: no decision;
+//  11. otherwise approve.
+func Decide(csr *certificatesv1.CertificateSigningRequest, lookup ClusterLookup, authorize RenewalAuthorizer) (approve, deny bool, reason, message string) {
 	// 1. and 2.
 	if reason, message, ok := pendingAgentRequest(csr); !ok {
 		return false, false, reason, message
@@ -157,8 +174,16 @@ func Decide(csr *certificatesv1.CertificateSigningRequest, lookup ClusterLookup)
 	case c.Spec.SyncMode != clusterv1alpha1.Pull:
 		return denied(ReasonClusterNotPull, "cluster %s is joined in %s mode; unjoin it first or choose another name", name, c.Spec.SyncMode)
 	}
-	// 10.
+	// 10. and 11.
 	if renewing {
+		allowed, err := authorize(csr)
+		switch {
+		case err != nil:
+			return false, false, ReasonClusterLookupFailed, fmt.Sprintf("asking whether %s may renew its certificate: %v", csr.Spec.Username, err)
+		case !allowed:
+			return denied(ReasonRenewalNotAllowed, "%s may not create certificatesigningrequests/%s, which its role lifeboat:agent:%s grants (run `lifeboat token create --cluster %s` to restore it)",
+				csr.Spec.Username, RenewalSubresource, name, name)
+		}
 		return true, false, ReasonApproved, fmt.Sprintf("agent of Pull cluster %s, renewing its certificate", name)
 	}
 	return true, false, ReasonApproved, fmt.Sprintf("agent of Pull cluster %s, bootstrapped by %s", name, csr.Spec.Username)

@@ -30,6 +30,10 @@ func lookupOf(clusters ...*clusterv1alpha1.Cluster) ClusterLookup {
 	}
 }
 
+// allowRenewals and refuseRenewals answer every renewal's authorization.
+func allowRenewals(*certificatesv1.CertificateSigningRequest) (bool, error)  { return true, nil }
+func refuseRenewals(*certificatesv1.CertificateSigningRequest) (bool, error) { return false, nil }
+
 func TestDecide(t *testing.T) {
 	pull := makeCluster("member1", clusterv1alpha1.Pull)
 	deleting := makeCluster("member1", clusterv1alpha1.Pull)
@@ -43,6 +47,7 @@ func TestDecide(t *testing.T) {
 	cases := map[string]struct {
 		csr        *certificatesv1.CertificateSigningRequest
 		lookup     ClusterLookup
+		authorize  RenewalAuthorizer
 		wantReason string
 		approve    bool
 		deny       bool
@@ -159,6 +164,20 @@ func TestDecide(t *testing.T) {
 		"9. deny: a Cluster being deleted": {
 			csr: makeCSR(t, "deleting").Obj(), lookup: lookupOf(deleting), deny: true, wantReason: ReasonClusterDeleting,
 		},
+		"10. deny: a renewal whose requester may not renew (a name and group from other credentials)": {
+			csr: makeCSR(t, "renew-forbidden").Renewal("member1").Obj(), authorize: refuseRenewals,
+			deny: true, wantReason: ReasonRenewalNotAllowed, msg: "certificatesigningrequests/selfagentclient",
+		},
+		"10. no decision: the renewal's authorization cannot be asked": {
+			csr: makeCSR(t, "renew-later").Renewal("member1").Obj(),
+			authorize: func(*certificatesv1.CertificateSigningRequest) (bool, error) {
+				return false, errors.New("connection refused")
+			},
+			wantReason: ReasonClusterLookupFailed,
+		},
+		"10. a registration asks no authorization": {
+			csr: makeCSR(t, "register").Obj(), authorize: refuseRenewals, approve: true, wantReason: ReasonApproved,
+		},
 		"9. no decision: the Cluster cannot be read": {
 			csr: makeCSR(t, "later").Obj(),
 			lookup: func(string) (*clusterv1alpha1.Cluster, error) {
@@ -173,7 +192,11 @@ func TestDecide(t *testing.T) {
 			if lookup == nil {
 				lookup = lookupOf(pull)
 			}
-			approve, deny, reason, msg := Decide(tc.csr, lookup)
+			authorize := tc.authorize
+			if authorize == nil {
+				authorize = allowRenewals
+			}
+			approve, deny, reason, msg := Decide(tc.csr, lookup, authorize)
 			if approve != tc.approve || deny != tc.deny || reason != tc.wantReason {
 				t.Fatalf("Decide = approve %v, deny %v, %s (%s); want approve %v, deny %v, %s", approve, deny, reason, msg, tc.approve, tc.deny, tc.wantReason)
 			}
@@ -191,7 +214,7 @@ func TestDecideApprovesWhatRegisterSends(t *testing.T) {
 		t.Fatal(err)
 	}
 	csr.Spec.Groups = []string{"system:bootstrappers", BootstrappersGroup, ClusterBootstrappersGroup("member1")}
-	if approve, _, reason, msg := Decide(csr, lookupOf(makeCluster("member1", clusterv1alpha1.Pull))); !approve {
+	if approve, _, reason, msg := Decide(csr, lookupOf(makeCluster("member1", clusterv1alpha1.Pull)), refuseRenewals); !approve {
 		t.Fatalf("not approved: %s: %s", reason, msg)
 	}
 	if got := *csr.Spec.ExpirationSeconds; got != 365*24*3600 {
