@@ -21,6 +21,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/customization"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/lua"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/thirdparty"
+	"github.com/lifeboat-dev/lifeboat/internal/yamlfile"
 )
 
 // interpretOptions are the flags of `lifeboat interpret`.
@@ -161,7 +162,7 @@ func (o *interpretOptions) interpreter(ctx context.Context, op lua.Operation) (i
 	case o.customizationFile != "" && o.customizationName != "":
 		return nil, nil, errors.New("give --customization or --customization-name, not both")
 	case o.customizationFile != "":
-		raw, err := os.ReadFile(o.customizationFile)
+		raw, err := yamlfile.ReadOne(o.customizationFile, "one ResourceInterpreterCustomization")
 		if err != nil {
 			return nil, nil, fmt.Errorf("read customization: %w", err)
 		}
@@ -222,7 +223,7 @@ func (o *interpretOptions) objects() (desired, observed *unstructured.Unstructur
 }
 
 func readObject(path string) (*unstructured.Unstructured, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := yamlfile.ReadOne(path, "the one object to interpret")
 	if err != nil {
 		return nil, fmt.Errorf("read object: %w", err)
 	}

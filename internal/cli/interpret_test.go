@@ -79,6 +79,8 @@ func TestInterpretCommand(t *testing.T) {
 	items := write("items.yaml", interpretItems)
 	flink := write("flink.yaml", interpretFlink)
 	versionless := write("versionless.yaml", "kind: Workload\nmetadata: {name: x}\nspec: {replicas: 1}\nstatus: {readyReplicas: 1}\n")
+	twoObjects := write("two.yaml", interpretWorkload+"\n---\n"+interpretWorkload)
+	twoRICs := write("two-rics.yaml", interpretRIC+"\n---\n"+interpretRIC)
 
 	cases := map[string]struct {
 		args    []string
@@ -100,6 +102,14 @@ func TestInterpretCommand(t *testing.T) {
 		"operation the customization lacks": {
 			args:    []string{"--customization", ric, "--operation", "GetReplicas", "--desired-file", obj},
 			wantErr: "no script for InterpretReplica",
+		},
+		"two objects in the observed file": {
+			args:    []string{"--customization", ric, "--operation", "InterpretHealth", "--observed-file", twoObjects},
+			wantErr: "found 2 objects; want exactly one, the one object to interpret",
+		},
+		"two customizations in the file": {
+			args:    []string{"--customization", twoRICs, "--operation", "InterpretHealth", "--observed-file", obj},
+			wantErr: "found 2 objects; want exactly one, one ResourceInterpreterCustomization",
 		},
 		"built-in rules": {
 			args: []string{"--operation", "InterpretHealth", "--observed-file", flink},

@@ -1,35 +1,34 @@
 package policysim
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/yamlfile"
 )
 
 // ParsePolicyFile reads the one PropagationPolicy or
 // ClusterPropagationPolicy in the YAML or JSON file at path. A
 // PropagationPolicy without a namespace gets defaultNamespace.
 func ParsePolicyFile(path, defaultNamespace string) (client.Object, error) {
-	raw, err := os.ReadFile(path)
+	doc, err := yamlfile.ReadOne(path, wantPolicy)
 	if err != nil {
 		return nil, fmt.Errorf("reading policy file: %w", err)
 	}
-	obj, err := ParsePolicy(raw, defaultNamespace)
+	obj, err := ParsePolicy(doc, defaultNamespace)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return obj, nil
 }
+
+// wantPolicy names what a policy file must hold.
+const wantPolicy = "one PropagationPolicy or ClusterPropagationPolicy"
 
 // ParsePolicy decodes the one policy object in raw (YAML or JSON): a
 // policy.karmada.io/v1alpha1 PropagationPolicy or ClusterPropagationPolicy.
@@ -37,7 +36,7 @@ func ParsePolicyFile(path, defaultNamespace string) (client.Object, error) {
 // dropped from the prediction. A PropagationPolicy without a namespace
 // gets defaultNamespace; a ClusterPropagationPolicy's namespace is cleared.
 func ParsePolicy(raw []byte, defaultNamespace string) (client.Object, error) {
-	doc, err := onlyDocument(raw)
+	doc, err := yamlfile.One(raw, wantPolicy)
 	if err != nil {
 		return nil, err
 	}
@@ -76,50 +75,9 @@ func ParsePolicy(raw []byte, defaultNamespace string) (client.Object, error) {
 	return obj, nil
 }
 
-// onlyDocument returns the one non-empty YAML document of raw.
-func onlyDocument(raw []byte) ([]byte, error) {
-	r := utilyaml.NewYAMLReader(bufioReader(raw))
-	var docs [][]byte
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading YAML: %w", err)
-		}
-		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
-			continue
-		}
-		docs = append(docs, doc)
-	}
-	switch len(docs) {
-	case 0:
-		return nil, errors.New("found no object; want one PropagationPolicy or ClusterPropagationPolicy")
-	case 1:
-		return docs[0], nil
-	}
-	return nil, fmt.Errorf("found %d objects; want exactly one PropagationPolicy or ClusterPropagationPolicy", len(docs))
-}
-
 func orNone(kind string) string {
 	if kind == "" {
 		return "object without kind"
 	}
 	return kind
-}
-
-func bufioReader(raw []byte) *bufio.Reader { return bufio.NewReader(bytes.NewReader(raw)) }
-
-// stripComments drops whole-line YAML comments, so that a document of
-// comments only counts as empty.
-func stripComments(doc []byte) []byte {
-	var out [][]byte
-	for _, line := range bytes.Split(doc, []byte("\n")) {
-		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] == '#' {
-			continue
-		}
-		out = append(out, line)
-	}
-	return bytes.Join(out, []byte("\n"))
 }
