@@ -267,6 +267,12 @@ func Run(ctx context.Context, o *Options) error {
 	if err := checkClientFlags(o.QPS, o.Burst, o.Concurrency); err != nil {
 		return err
 	}
+	// Before anything waits for the control plane: a misspelt controller
+	// is refused at once, not after the CRD wait.
+	enabled, err := enabledControllers(o.Controllers, controllerNames())
+	if err != nil {
+		return err
+	}
 	if err := o.Cluster.Validate(); err != nil {
 		return err
 	}
@@ -370,10 +376,6 @@ func Run(ctx context.Context, o *Options) error {
 		return fmt.Errorf("creating manager: %w", err)
 	}
 	guard.RecordEventsWith(mgr.GetEventRecorder("lifeboat-controller-manager"))
-	enabled, err := enabledControllers(o.Controllers, controllerNames())
-	if err != nil {
-		return err
-	}
 	metrics, err := failover.NewMetrics(ctrlmetrics.Registry)
 	if err != nil {
 		return fmt.Errorf("registering failover metrics: %w", err)

@@ -141,6 +141,21 @@ func TestRunValidatesClusterOptions(t *testing.T) {
 	}
 }
 
+// A misspelt --controllers is refused before Run connects to anything (it
+// used to be found only after the wait for the CRDs).
+func TestRunRefusesUnknownControllersAtOnce(t *testing.T) {
+	o := NewOptions()
+	fs := pflag.NewFlagSet("cm", pflag.ContinueOnError)
+	o.AddFlags(fs)
+	if err := fs.Parse([]string{"--controllers=*,-schedular", "--kubeconfig=/nonexistent/kubeconfig"}); err != nil {
+		t.Fatal(err)
+	}
+	err := Run(context.Background(), o)
+	if err == nil || !strings.Contains(err.Error(), "schedular") || strings.Contains(err.Error(), "kubeconfig") {
+		t.Errorf("Run = %v, want an error naming the unknown controller, before the kubeconfig is read", err)
+	}
+}
+
 // Client flags that cannot work are refused, naming the flag: NaN and
 // infinite rates as well as negative ones, which comparisons alone let by.
 func TestCheckClientFlags(t *testing.T) {
