@@ -158,3 +158,16 @@ func TestUnknownSubcommandsFail(t *testing.T) {
 		})
 	}
 }
+
+// A cluster flag given to a group names the commands of the group that
+// take it.
+func TestGroupNamesItsCommandsThatTakeTheFlag(t *testing.T) {
+	_, err := execute(NewRootCommand(), "token", "--kubeconfig", "x")
+	if err == nil || !strings.Contains(err.Error(), "lifeboat token only groups commands; give --kubeconfig to one of them: lifeboat token create, lifeboat token delete, lifeboat token list") {
+		t.Errorf("token --kubeconfig: %v", err)
+	}
+	_, err = execute(NewRootCommand(), "env", "--kubeconfig", "x")
+	if err == nil || !strings.Contains(err.Error(), "works on the local environment in --state-dir") {
+		t.Errorf("env --kubeconfig: %v", err)
+	}
+}

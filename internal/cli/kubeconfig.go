@@ -258,6 +258,17 @@ func clusterFlagHint(cmd *cobra.Command, name string) string {
 	default:
 		return ""
 	}
+	if cmd.HasSubCommands() {
+		var takers []string
+		for _, sub := range cmd.Commands() {
+			if sub.Flags().Lookup(name) != nil || sub.InheritedFlags().Lookup(name) != nil {
+				takers = append(takers, sub.CommandPath())
+			}
+		}
+		if len(takers) > 0 {
+			return fmt.Sprintf("%s only groups commands; give --%s to one of them: %s", path, name, strings.Join(takers, ", "))
+		}
+	}
 	switch {
 	case has(flagAgentKubeconfig):
 		return fmt.Sprintf("%s reaches the control plane at CONTROL_PLANE_URL with a bootstrap token, and writes the agent's kubeconfig to --%s; it takes no --%s", path, flagAgentKubeconfig, name)
