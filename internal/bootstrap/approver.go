@@ -77,6 +77,11 @@ func (r *ApproverReconciler) mayRenew(ctx context.Context, csr *certificatesv1.C
 	if err := r.Client.Create(ctx, sar); err != nil {
 		return false, err
 	}
+	if !sar.Status.Allowed && sar.Status.EvaluationError != "" {
+		// An authorizer that could not decide (a webhook timing out) is
+		// no answer: decide again later rather than deny.
+		return false, fmt.Errorf("the authorizer could not decide: %s", sar.Status.EvaluationError)
+	}
 	return sar.Status.Allowed && !sar.Status.Denied, nil
 }
 
@@ -102,7 +107,7 @@ func (r *ApproverReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return r.mayRenew(ctx, csr)
 	})
 	switch {
-	case reason == ReasonClusterLookupFailed:
+	case reason == ReasonClusterLookupFailed || reason == ReasonAuthorizationFailed:
 		return ctrl.Result{}, fmt.Errorf("deciding CertificateSigningRequest %s: %s", csr.Name, message)
 	case !approve && !deny:
 		return ctrl.Result{}, nil

@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,6 +104,31 @@ func TestApproverReconciler(t *testing.T) {
 				t.Errorf("condition %+v", cond)
 			}
 		})
+	}
+}
+
+// A renewal whose authorization the authorizer could not evaluate (a
+// webhook timing out) is decided again later, not denied.
+func TestApproverRetriesAnUndecidedAuthorization(t *testing.T) {
+	csr := makeCSR(t, "r").Renewal("member1").Obj()
+	base := fakeClient(t, makeCluster("member1", clusterv1alpha1.Pull), csr)
+	c := interceptor.NewClient(base, interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+		if sar, ok := obj.(*authorizationv1.SubjectAccessReview); ok {
+			sar.Status.EvaluationError = "webhook: context deadline exceeded"
+			return nil
+		}
+		return c.Create(ctx, obj, opts...)
+	}})
+	r := &ApproverReconciler{Client: c, Clock: clocktesting.NewFakePassiveClock(time.Now())}
+	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: csr.Name}}); err == nil || !strings.Contains(err.Error(), "could not decide") {
+		t.Errorf("Reconcile = %v, want an error to decide again", err)
+	}
+	var got certificatesv1.CertificateSigningRequest
+	if err := base.Get(context.Background(), client.ObjectKeyFromObject(csr), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Status.Conditions) != 0 {
+		t.Errorf("decided %+v, want no decision", got.Status.Conditions)
 	}
 }
 

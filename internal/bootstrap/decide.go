@@ -35,9 +35,12 @@ const (
 	ReasonNotAgentRequest = "NotLifeboatAgentRequest"
 	// ReasonAlreadyDecided: approved or denied already.
 	ReasonAlreadyDecided = "AlreadyDecided"
-	// ReasonClusterLookupFailed: the Cluster could not be read, or the
-	// renewal's authorization not asked; decide again later.
+	// ReasonClusterLookupFailed: the Cluster could not be read; decide
+	// again later.
 	ReasonClusterLookupFailed = "ClusterLookupFailed"
+	// ReasonAuthorizationFailed: whether the requester may renew could not
+	// be asked, or the authorizer could not decide; decide again later.
+	ReasonAuthorizationFailed = "AuthorizationFailed"
 )
 
 // allowedUsages are what an agent's client certificate may be for; client
@@ -179,7 +182,7 @@ func Decide(csr *certificatesv1.CertificateSigningRequest, lookup ClusterLookup,
 		allowed, err := authorize(csr)
 		switch {
 		case err != nil:
-			return false, false, ReasonClusterLookupFailed, fmt.Sprintf("asking whether %s may renew its certificate: %v", csr.Spec.Username, err)
+			return false, false, ReasonAuthorizationFailed, fmt.Sprintf("asking whether %s may renew its certificate: %v", csr.Spec.Username, err)
 		case !allowed:
 			return denied(ReasonRenewalNotAllowed, "%s may not create certificatesigningrequests/%s, which its role lifeboat:agent:%s grants (run `lifeboat token create --cluster %s` to restore it)",
 				csr.Spec.Username, RenewalSubresource, name, name)

@@ -173,7 +173,7 @@ func TestDecide(t *testing.T) {
 			authorize: func(*certificatesv1.CertificateSigningRequest) (bool, error) {
 				return false, errors.New("connection refused")
 			},
-			wantReason: ReasonClusterLookupFailed,
+			wantReason: ReasonAuthorizationFailed,
 		},
 		"10. a registration asks no authorization": {
 			csr: makeCSR(t, "register").Obj(), authorize: refuseRenewals, approve: true, wantReason: ReasonApproved,

@@ -6,8 +6,10 @@ package bootstrap
 // The agent-csr-approving controller: it reads CertificateSigningRequests
 // and the Clusters they name, and writes the approval of those for the
 // kube-apiserver-client signer (the API server also checks the approve
-// verb on that signer).
+// verb on that signer). Before it approves an agent's renewal it asks
+// whether the requester may create certificatesigningrequests/selfagentclient.
 //
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 // +kubebuilder:rbac:groups=certificates.k8s.io,resources=certificatesigningrequests,verbs=get;list;watch
 // +kubebuilder:rbac:groups=certificates.k8s.io,resources=certificatesigningrequests/approval,verbs=update
 // +kubebuilder:rbac:groups=certificates.k8s.io,resources=signers,resourceNames=kubernetes.io/kube-apiserver-client,verbs=approve

@@ -30,7 +30,8 @@ refused with 401 (no token, or one the API server does not accept) or 403, and 5
 when the API server cannot be asked. A decision is remembered for a minute when it
 lets a token through and for 10 s when it refuses it. The controller manager's own
 identity then needs "create" on tokenreviews.authentication.k8s.io and
-subjectaccessreviews.authorization.k8s.io.
+subjectaccessreviews.authorization.k8s.io (the latter it always needs: it asks
+whether a Pull agent may renew its certificate before approving the renewal).
 
 With --leader-elect (default), several replicas can run and only the leader
 reconciles. A replica that loses its leader lease (it could not renew it for 10 s,
