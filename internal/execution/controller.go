@@ -752,9 +752,17 @@ func (r *Reconciler) deleteOwned(ctx context.Context, cluster string, work *work
 	ns, name := observed.GetNamespace(), observed.GetName()
 	background := metav1.DeletePropagationBackground
 	for attempt := 1; ; attempt++ {
+		if observed.GetDeletionTimestamp() != nil {
+			// Being deleted already (by this Work's earlier pass, or its
+			// finalizers running): nothing to ask for again.
+			return nil
+		}
 		opts := metav1.DeleteOptions{PropagationPolicy: &background}
-		if uid, rv := observed.GetUID(), observed.GetResourceVersion(); uid != "" && rv != "" {
-			opts.Preconditions = &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}
+		if uid := observed.GetUID(); uid != "" {
+			opts.Preconditions = &metav1.Preconditions{UID: &uid}
+			if rv := observed.GetResourceVersion(); rv != "" {
+				opts.Preconditions.ResourceVersion = &rv
+			}
 		}
 		err := r.Members.Delete(ctx, cluster, gvr, ns, name, opts)
 		if !apierrors.IsConflict(err) {
