@@ -223,7 +223,7 @@ func (o *interpretOptions) objects() (desired, observed *unstructured.Unstructur
 }
 
 func readObject(path string) (*unstructured.Unstructured, error) {
-	raw, err := yamlfile.ReadOne(path, "the one object to interpret")
+	raw, err := yamlfile.ReadOne(path, "one object to interpret")
 	if err != nil {
 		return nil, fmt.Errorf("read object: %w", err)
 	}

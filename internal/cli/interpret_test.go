@@ -105,11 +105,11 @@ func TestInterpretCommand(t *testing.T) {
 		},
 		"two objects in the observed file": {
 			args:    []string{"--customization", ric, "--operation", "InterpretHealth", "--observed-file", twoObjects},
-			wantErr: "found 2 objects; want exactly one, the one object to interpret",
+			wantErr: "found 2 objects; want one object to interpret",
 		},
 		"two customizations in the file": {
 			args:    []string{"--customization", twoRICs, "--operation", "InterpretHealth", "--observed-file", obj},
-			wantErr: "found 2 objects; want exactly one, one ResourceInterpreterCustomization",
+			wantErr: "found 2 objects; want one ResourceInterpreterCustomization",
 		},
 		"built-in rules": {
 			args: []string{"--operation", "InterpretHealth", "--observed-file", flink},

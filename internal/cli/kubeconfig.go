@@ -258,10 +258,13 @@ func clusterFlagHint(cmd *cobra.Command, name string) string {
 	default:
 		return ""
 	}
+	if !cmd.HasParent() {
+		return fmt.Sprintf("give --%s after the command that takes it (lifeboat COMMAND --%s ...; see lifeboat --help)", name, name)
+	}
 	if cmd.HasSubCommands() {
 		var takers []string
 		for _, sub := range cmd.Commands() {
-			if sub.Flags().Lookup(name) != nil || sub.InheritedFlags().Lookup(name) != nil {
+			if sub.IsAvailableCommand() && (sub.Flags().Lookup(name) != nil || sub.InheritedFlags().Lookup(name) != nil) {
 				takers = append(takers, sub.CommandPath())
 			}
 		}

@@ -20,7 +20,7 @@ import (
 const MaxSize = 8 << 20
 
 // ReadOne returns the one document of the file at path; want names the
-// object expected, for the errors ("a PropagationPolicy").
+// object expected, for the errors ("one PropagationPolicy").
 func ReadOne(path, want string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -65,7 +65,7 @@ func One(raw []byte, want string) ([]byte, error) {
 	case 1:
 		return docs[0], nil
 	}
-	return nil, fmt.Errorf("found %d objects; want exactly one, %s", len(docs), want)
+	return nil, fmt.Errorf("found %d objects; want %s", len(docs), want)
 }
 
 // stripComments drops whole-line YAML comments, so that a document of

@@ -29,14 +29,14 @@ func TestReadOne(t *testing.T) {
 		"one object after a separator":  {path: write("sep.yaml", "---\nkind: A\n"), want: "kind: A"},
 		"comments around one object":    {path: write("comments.yaml", "# a\n---\nkind: A\n---\n# b\n"), want: "kind: A"},
 		"JSON":                          {path: write("one.json", `{"kind": "A"}`), want: `"kind": "A"`},
-		"two objects":                   {path: write("two.yaml", "kind: A\n---\nkind: B\n"), refused: "found 2 objects; want exactly one, an object"},
+		"two objects":                   {path: write("two.yaml", "kind: A\n---\nkind: B\n"), refused: "found 2 objects; want one object"},
 		"nothing":                       {path: write("empty.yaml", "# nothing\n"), refused: "found no object"},
 		"no such file":                  {path: filepath.Join(dir, "gone.yaml"), refused: "no such file"},
 		"larger than any stored object": {path: big, refused: "larger than 8 MiB"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			doc, err := ReadOne(tc.path, "an object")
+			doc, err := ReadOne(tc.path, "one object")
 			if tc.refused != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.refused) {
 					t.Fatalf("ReadOne = %q, %v; want an error saying %q", doc, err, tc.refused)
