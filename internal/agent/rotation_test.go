@@ -424,20 +424,29 @@ func rotatorRun(t *testing.T, r *Rotator, clk *clocktesting.FakeClock, span, ste
 	}
 }
 
-// A store that keeps failing holds no renewal back: the certificates go on
-// being renewed and used, and saving is tried again meanwhile.
-func TestRotatorRenewsWhileTheStoreFails(t *testing.T) {
+// fakeClockRotator is a Rotator on clk holding a one-hour certificate issued
+// age ago, whose requests are signed valid from signerNow().
+func fakeClockRotator(t *testing.T, clk *clocktesting.FakeClock, age time.Duration, signerNow func() time.Time) (*Rotator, *[]*certificatesv1.CertificateSigningRequest) {
+	t.Helper()
 	ca := newTestCA(t)
-	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	cert, key := ca.issue(t, bootstrap.AgentUser("edge1"), clk.Now().Add(-50*time.Minute), time.Hour)
+	cert, key := ca.issue(t, bootstrap.AgentUser("edge1"), clk.Now().Add(-age), time.Hour)
 	creds, err := NewCredentials(cert, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, created := signingClient(t, ca, clk.Now)
+	cs, created := signingClient(t, ca, signerNow)
+	return &Rotator{Credentials: creds, Client: cs, Cluster: "edge1", Fraction: DefaultRenewFraction,
+		Clock: clk, Jitter: func() float64 { return 0.5 }, Timeout: 10 * time.Second}, created
+}
+
+// A store that keeps failing holds no renewal back: the certificates go on
+// being renewed and used, and saving is tried again meanwhile.
+func TestRotatorRenewsWhileTheStoreFails(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	r, created := fakeClockRotator(t, clk, 50*time.Minute, clk.Now)
 	store := &flakyStore{failures: 1 << 30}
-	r := &Rotator{Credentials: creds, Client: cs, Cluster: "edge1", Fraction: DefaultRenewFraction, Store: store,
-		Clock: clk, Jitter: func() float64 { return 0.5 }, Timeout: 10 * time.Second}
+	r.Store = store
+	creds := r.Credentials
 	rotatorRun(t, r, clk, 4*time.Hour, time.Minute)
 	// Due at once, then every 48 minutes of a one-hour certificate.
 	if n := len(*created); n < 5 || n > 6 {
@@ -458,17 +467,9 @@ func TestRotatorRenewsWhileTheStoreFails(t *testing.T) {
 // A signer whose clock is behind the agent's issues certificates the agent
 // finds due at once: the next renewal still waits a tenth of the validity.
 func TestRotatorPausesAfterARenewal(t *testing.T) {
-	ca := newTestCA(t)
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	cert, key := ca.issue(t, bootstrap.AgentUser("edge1"), clk.Now().Add(-55*time.Minute), time.Hour)
-	creds, err := NewCredentials(cert, key)
-	if err != nil {
-		t.Fatal(err)
-	}
 	behind := func() time.Time { return clk.Now().Add(-50 * time.Minute) }
-	cs, created := signingClient(t, ca, behind)
-	r := &Rotator{Credentials: creds, Client: cs, Cluster: "edge1", Fraction: DefaultRenewFraction,
-		Clock: clk, Jitter: func() float64 { return 0.5 }, Timeout: 10 * time.Second}
+	r, created := fakeClockRotator(t, clk, 55*time.Minute, behind)
 	rotatorRun(t, r, clk, 30*time.Minute, time.Minute)
 	if n := len(*created); n < 4 || n > 6 {
 		t.Errorf("%d renewals in 30 minutes, want one every 6 minutes (a tenth of the validity)", n)
