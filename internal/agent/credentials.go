@@ -23,6 +23,9 @@ import (
 type Credentials struct {
 	cert   atomic.Pointer[tls.Certificate]
 	dialer *connrotation.Dialer
+	// transport is the one Config made, whose pool of idle connections a
+	// swap empties.
+	transport atomic.Pointer[http.Transport]
 }
 
 // NewCredentials holds certPEM and keyPEM.
@@ -57,6 +60,12 @@ func (c *Credentials) Swap(certPEM, keyPEM []byte) error {
 	if err := c.set(certPEM, keyPEM); err != nil {
 		return err
 	}
+	// Idle connections leave the pool first, so that the next request
+	// dials with the new certificate rather than picking a connection
+	// being closed; then every connection made before goes.
+	if t := c.transport.Load(); t != nil {
+		t.CloseIdleConnections()
+	}
 	c.dialer.CloseAll()
 	return nil
 }
@@ -64,7 +73,9 @@ func (c *Credentials) Swap(certPEM, keyPEM []byte) error {
 // Config returns a copy of cfg that authenticates with the certificate
 // held: cfg's TLS settings (the CA, the server name) move into a transport
 // of the copy's own, which asks the Credentials for the certificate at each
-// handshake. cfg must not set a Transport or Dial of its own.
+// handshake. cfg must not set a Transport or Dial of its own. A request in
+// flight when the certificate is swapped fails (its connection is closed);
+// clients try again, as after any dropped connection.
 func (c *Credentials) Config(cfg *rest.Config) (*rest.Config, error) {
 	if cfg.Transport != nil || cfg.WrapTransport != nil || cfg.Dial != nil {
 		return nil, errors.New("the control-plane configuration has its own transport; its certificate cannot be renewed in place")
@@ -87,12 +98,14 @@ func (c *Credentials) Config(cfg *rest.Config) (*rest.Config, error) {
 	}
 	out := rest.CopyConfig(cfg)
 	out.TLSClientConfig, out.Proxy = rest.TLSClientConfig{}, nil
-	out.Transport = utilnet.SetTransportDefaults(&http.Transport{
+	transport := utilnet.SetTransportDefaults(&http.Transport{
 		Proxy:               proxy,
 		TLSHandshakeTimeout: 10 * time.Second,
 		TLSClientConfig:     tlsConfig,
 		MaxIdleConnsPerHost: 25,
 		DialContext:         c.dialer.DialContext,
 	})
+	c.transport.Store(transport)
+	out.Transport = transport
 	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"io"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -222,10 +223,17 @@ func TestCredentialsSwapMovesConnections(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/watch" {
+			// A watch: open until the client goes.
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
 		mu.Lock()
 		seen = append(seen, r.TLS.PeerCertificates[0].SerialNumber.String())
 		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Success"}`))
 	}))
 	pool := x509.NewCertPool()
@@ -250,19 +258,42 @@ func TestCredentialsSwapMovesConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A request racing the swap may find its connection closed, as after
+	// any dropped connection: clients try again.
 	get := func() {
 		t.Helper()
-		resp, err := client.Get(srv.URL + "/version")
-		if err != nil {
-			t.Fatal(err)
+		var err error
+		for range 3 {
+			var resp *http.Response
+			if resp, err = client.Get(srv.URL + "/version"); err == nil {
+				_ = resp.Body.Close()
+				return
+			}
 		}
-		_ = resp.Body.Close()
+		t.Fatal(err)
 	}
 	get()
 	get()
+	watch, err := client.Get(srv.URL + "/watch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Body.Close()
+	watchEnded := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, watch.Body)
+		watchEnded <- err
+	}()
 	firstSerial := creds.Certificate().SerialNumber.String()
 	if err := creds.Swap(second, secondKey); err != nil {
 		t.Fatal(err)
+	}
+	// The watch, on a connection made with the old certificate, ends, so
+	// that it is made again with the new one.
+	select {
+	case <-watchEnded:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a watch opened before the swap is still open 10 s after it")
 	}
 	get()
 	secondSerial := creds.Certificate().SerialNumber.String()
