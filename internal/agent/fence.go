@@ -239,6 +239,9 @@ func (f *Fencer) scan(ctx context.Context, now time.Time) (int, error) {
 				errs = append(errs, err)
 				continue
 			}
+			if done == leftRunning {
+				continue
+			}
 			stopped++
 			if done != "" {
 				log.Info("Fenced a copy: the cluster's Lease was not renewed", "resource", gvr.String(), "namespace", obj.GetNamespace(), "name", obj.GetName(),
@@ -255,7 +258,7 @@ func (f *Fencer) scan(ctx context.Context, now time.Time) (int, error) {
 const DefaultScaleRetry = fencing.ScaleRetry
 
 // stop fences one copy at now; it returns what it did ("" when it was
-// stopped already). ScaleToZero scales a copy whose kind has replicas to
+// stopped already, leftRunning when it changed and is no longer due). ScaleToZero scales a copy whose kind has replicas to
 // zero; a kind without replicas, or one the interpreter cannot scale (it
 // reports replicas but has no rule to change them), is deleted instead, so
 // that a copy counted as stopped never runs on. An interpreter error (a
@@ -263,26 +266,100 @@ const DefaultScaleRetry = fencing.ScaleRetry
 // scan, until ScaleRetry past the copy's due time: then the copy is
 // deleted, since the control plane counts it stopped soon after.
 func (f *Fencer) stop(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, s fencing.Spec, now time.Time) (string, error) {
-	client := f.Member.Resource(gvr).Namespace(obj.GetNamespace())
 	if s.Action == policyv1alpha1.FencingScaleToZero {
-		done, scaled, err := f.scaleToZero(ctx, gvr, obj)
-		switch {
-		case err == nil && scaled:
-			return done, nil
-		case err != nil && now.Before(fencing.Due(f.Renewals.LastRenewed(), f.LeaseDuration, s).Add(f.scaleRetry())):
-			return "", err
-		case err != nil:
-			ctrl.LoggerFrom(ctx).Error(err, "Could not scale a fenced copy to zero in time; deleting it, so that it does not run on while the control plane counts it stopped",
-				"resource", gvr.String(), "namespace", obj.GetNamespace(), "name", obj.GetName())
+		for attempt := 1; ; attempt++ {
+			done, scaled, err := f.scaleToZero(ctx, gvr, obj)
+			if apierrors.IsConflict(err) && attempt < writeAttempts {
+				// Changed since it was listed (a member writes its
+				// status often): judged again on the member's copy.
+				fresh, verdict, err := f.reread(ctx, gvr, obj, s)
+				if err != nil || fresh == nil {
+					return verdict, err
+				}
+				obj = fresh
+				continue
+			}
+			switch {
+			case err == nil && scaled:
+				return done, nil
+			case err != nil && now.Before(fencing.Due(f.Renewals.LastRenewed(), f.LeaseDuration, s).Add(f.scaleRetry())):
+				return "", err
+			case err != nil:
+				ctrl.LoggerFrom(ctx).Error(err, "Could not scale a fenced copy to zero in time; deleting it, so that it does not run on while the control plane counts it stopped",
+					"resource", gvr.String(), "namespace", obj.GetNamespace(), "name", obj.GetName())
+			}
+			break
 		}
 	}
+	return f.deleteMarked(ctx, gvr, obj, s)
+}
+
+// leftRunning is what stop returns for a copy it found no longer to be
+// stopped as judged when it came to it; the next scan judges it afresh.
+const leftRunning = "left running"
+
+// writeAttempts bounds how often a copy that changed between the read and
+// the write is read again; past it the next scan tries.
+const writeAttempts = 3
+
+// deleteMarked deletes obj on the condition that it is still the version
+// that was judged by s, UID and resourceVersion. When it changed since (its
+// status, or its marks), the member's copy is read again and deleted only
+// if it is still to be stopped as judged (reread). It returns "" when the
+// copy was gone or being deleted already, and leftRunning when it is no
+// longer to be stopped so.
+func (f *Fencer) deleteMarked(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, s fencing.Spec) (string, error) {
+	client := f.Member.Resource(gvr).Namespace(obj.GetNamespace())
 	background := metav1.DeletePropagationBackground
-	uid := obj.GetUID()
-	err := client.Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: &background, Preconditions: &metav1.Preconditions{UID: &uid}})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return "", fmt.Errorf("deleting %s %s/%s: %w", gvr.Resource, obj.GetNamespace(), obj.GetName(), err)
+	for attempt := 1; ; attempt++ {
+		uid, rv := obj.GetUID(), obj.GetResourceVersion()
+		opts := metav1.DeleteOptions{PropagationPolicy: &background, Preconditions: &metav1.Preconditions{UID: &uid}}
+		if rv != "" {
+			opts.Preconditions.ResourceVersion = &rv
+		}
+		err := client.Delete(ctx, obj.GetName(), opts)
+		switch {
+		case err == nil || apierrors.IsNotFound(err):
+			return "deleted", nil
+		case !apierrors.IsConflict(err):
+			return "", fmt.Errorf("deleting %s %s/%s: %w", gvr.Resource, obj.GetNamespace(), obj.GetName(), err)
+		case attempt == writeAttempts:
+			return "", fmt.Errorf("%s %s/%s changed %d times while being deleted: %w", gvr.Resource, obj.GetNamespace(), obj.GetName(), attempt, err)
+		}
+		fresh, verdict, err := f.reread(ctx, gvr, obj, s)
+		if err != nil || fresh == nil {
+			return verdict, err
+		}
+		obj = fresh
 	}
-	return "deleted", nil
+}
+
+// reread reads a copy again after a write made on the version judged was
+// refused, and returns it if it is still to be stopped as judged by s: the
+// same copy (UID), not being deleted, marked with the same action, and
+// due. Otherwise it returns nil and what stop reports: "" for a copy gone
+// or being deleted, leftRunning for one replaced, unmarked, marked
+// otherwise or no longer due (the Lease renewed, its toleration grown).
+func (f *Fencer) reread(ctx context.Context, gvr schema.GroupVersionResource, obj *unstructured.Unstructured, s fencing.Spec) (*unstructured.Unstructured, string, error) {
+	log := ctrl.LoggerFrom(ctx).WithValues("resource", gvr.String(), "namespace", obj.GetNamespace(), "name", obj.GetName())
+	fresh, err := f.Member.Resource(gvr).Namespace(obj.GetNamespace()).Get(ctx, obj.GetName(), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, "", nil
+	case err != nil:
+		return nil, "", fmt.Errorf("reading %s %s/%s again to fence it: %w", gvr.Resource, obj.GetNamespace(), obj.GetName(), err)
+	case fresh.GetUID() != obj.GetUID():
+		log.Info("Not fenced now: the copy was replaced since it was read")
+		return nil, leftRunning, nil
+	case !fresh.GetDeletionTimestamp().IsZero():
+		return nil, "", nil
+	}
+	now, ok := fencing.FromMarks(fresh.GetLabels(), fresh.GetAnnotations())
+	if !ok || now.Action != s.Action || !f.due(now, f.Clock.Now()) {
+		log.Info("Not fenced now: the copy's marks, or the Lease, changed since it was read")
+		return nil, leftRunning, nil
+	}
+	return fresh, "", nil
 }
 
 func (f *Fencer) scaleRetry() time.Duration {

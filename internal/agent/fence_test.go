@@ -386,3 +386,138 @@ func TestFencerScaleToZeroWithAScriptedKind(t *testing.T) {
 		}
 	})
 }
+
+// A copy is deleted only in the version that was judged due: when it
+// changed between the scan's list and the delete, it is read again and
+// deleted only if it is still the same copy, still marked and due.
+func TestFencerDeletesOnlyTheCopyItJudged(t *testing.T) {
+	renewNow := false
+	for name, tc := range map[string]struct {
+		change      func(obj *unstructured.Unstructured)
+		wantDeleted bool
+	}{
+		"its status changed, still marked": {
+			change: func(obj *unstructured.Unstructured) {
+				_ = unstructured.SetNestedField(obj.Object, int64(2), "status", "observedGeneration")
+			},
+			wantDeleted: true,
+		},
+		"its marks were removed": {
+			change: func(obj *unstructured.Unstructured) { obj.SetLabels(nil) },
+		},
+		"its toleration grew": {
+			change: func(obj *unstructured.Unstructured) {
+				obj.SetAnnotations(map[string]string{fencing.AfterAnnotation: "300"})
+			},
+		},
+		"it was replaced by another copy": {
+			change: func(obj *unstructured.Unstructured) { obj.SetUID("uid-new") },
+		},
+		"its action became ScaleToZero": {
+			change: func(obj *unstructured.Unstructured) {
+				obj.SetLabels(map[string]string{fencing.ActionLabel: "ScaleToZero"})
+			},
+		},
+		"the Lease was renewed meanwhile": {
+			change: func(*unstructured.Unstructured) { renewNow = true },
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			renewNow = false
+			t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+			clk := clocktesting.NewFakeClock(t0.Add(41 * time.Second))
+			r := &fakeRenewals{last: t0, attempted: true}
+			copy := deployment("web", 1, "Delete", "")
+			copy.SetResourceVersion("1")
+			f, dyn := newFencer(t, r, clk, copy)
+			deletes := 0
+			dyn.PrependReactor("delete", "deployments", func(action clienttesting.Action) (bool, runtime.Object, error) {
+				deletes++
+				del := action.(clienttesting.DeleteActionImpl)
+				live, err := dyn.Tracker().Get(deployments, "app", del.Name)
+				if err != nil {
+					return true, nil, err
+				}
+				current := live.(*unstructured.Unstructured)
+				if deletes == 1 {
+					// Changed by someone else after the scan listed it.
+					current = current.DeepCopy()
+					tc.change(current)
+					if renewNow {
+						r.mu.Lock()
+						r.last = clk.Now()
+						r.mu.Unlock()
+					}
+					current.SetResourceVersion("2")
+					if err := dyn.Tracker().Update(deployments, current, "app"); err != nil {
+						return true, nil, err
+					}
+				}
+				p := del.DeleteOptions.Preconditions
+				if p == nil || p.UID == nil || p.ResourceVersion == nil {
+					t.Errorf("delete %d without UID and resourceVersion preconditions: %+v", deletes, p)
+				} else if *p.UID != current.GetUID() || *p.ResourceVersion != current.GetResourceVersion() {
+					return true, nil, apierrors.NewConflict(deployments.GroupResource(), del.Name, errors.New("the object has been modified"))
+				}
+				return false, nil, nil
+			})
+
+			n, err := f.scan(context.Background(), clk.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, exists := replicasOf(t, dyn, "web")
+			switch {
+			case tc.wantDeleted && (exists || n != 1):
+				t.Errorf("still there after %d deletes (%d counted stopped); want it deleted", deletes, n)
+			case !tc.wantDeleted && !exists:
+				t.Errorf("deleted after %d deletes; want it left running", deletes)
+			case !tc.wantDeleted && n != 0:
+				t.Errorf("%d counted stopped; want 0 for a copy left running", n)
+			}
+		})
+	}
+}
+
+// A ScaleToZero copy whose status changed between the scan's list and the
+// update is read again and scaled to zero, not deleted.
+func TestFencerScalesACopyThatChangedSinceItWasListed(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakeClock(t0.Add(41 * time.Second))
+	r := &fakeRenewals{last: t0, attempted: true}
+	copy := deployment("web", 3, "ScaleToZero", "")
+	copy.SetResourceVersion("1")
+	f, dyn := newFencer(t, r, clk, copy)
+	updates := 0
+	dyn.PrependReactor("update", "deployments", func(action clienttesting.Action) (bool, runtime.Object, error) {
+		updates++
+		sent := action.(clienttesting.UpdateAction).GetObject().(*unstructured.Unstructured)
+		live, err := dyn.Tracker().Get(deployments, "app", sent.GetName())
+		if err != nil {
+			return true, nil, err
+		}
+		current := live.(*unstructured.Unstructured)
+		if updates == 1 {
+			current = current.DeepCopy()
+			_ = unstructured.SetNestedField(current.Object, int64(3), "status", "readyReplicas")
+			current.SetResourceVersion("2")
+			if err := dyn.Tracker().Update(deployments, current, "app"); err != nil {
+				return true, nil, err
+			}
+		}
+		if sent.GetResourceVersion() != current.GetResourceVersion() {
+			return true, nil, apierrors.NewConflict(deployments.GroupResource(), sent.GetName(), errors.New("the object has been modified"))
+		}
+		return false, nil, nil
+	})
+	dyn.PrependReactor("delete", "deployments", func(clienttesting.Action) (bool, runtime.Object, error) {
+		t.Error("a ScaleToZero copy that changed was deleted")
+		return false, nil, nil
+	})
+	if n, err := f.scan(context.Background(), clk.Now()); err != nil || n != 1 {
+		t.Fatalf("scan: %d stopped, %v; want 1", n, err)
+	}
+	if got, ok := replicasOf(t, dyn, "web"); !ok || got != 0 {
+		t.Errorf("replicas %d (exists %t) after %d updates; want scaled to 0", got, ok, updates)
+	}
+}
