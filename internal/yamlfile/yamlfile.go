@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
 )
 
 // MaxSize is the largest file read: several times the largest object etcd
@@ -42,7 +44,8 @@ func ReadOne(path, want string) ([]byte, error) {
 }
 
 // One returns the one document of raw (YAML documents separated by "---",
-// or JSON); documents of comments only do not count.
+// or JSON); documents of comments only do not count, and a List or an
+// array of objects is refused as several.
 func One(raw []byte, want string) ([]byte, error) {
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
 	var docs [][]byte
@@ -63,9 +66,37 @@ func One(raw []byte, want string) ([]byte, error) {
 	case 0:
 		return nil, fmt.Errorf("found no object; want %s", want)
 	case 1:
+		if what, n, ok := several(docs[0]); ok {
+			return nil, fmt.Errorf("found %s of %d %s; want %s", what, n, plural(n, "object"), want)
+		}
 		return docs[0], nil
 	}
 	return nil, fmt.Errorf("found %d objects; want %s", len(docs), want)
+}
+
+// several tells whether doc, one document, holds several objects: a
+// sequence at its top (a JSON array), or a list (List, DeploymentList) as
+// kubectl get -o yaml writes it: a kind ending in List, items, and list
+// metadata, which has no name. A custom resource of a kind ending in List
+// with an items field has a name, and is one object.
+func several(doc []byte) (what string, n int, ok bool) {
+	var v interface{}
+	if err := yaml.Unmarshal(doc, &v); err != nil {
+		// Not for this check to say: the caller decodes it and reports.
+		return "", 0, false
+	}
+	switch v := v.(type) {
+	case []interface{}:
+		return "an array", len(v), true
+	case map[string]interface{}:
+		kind, _ := v["kind"].(string)
+		items, isList := v["items"].([]interface{})
+		metadata, _ := v["metadata"].(map[string]interface{})
+		if _, named := metadata["name"]; isList && !named && strings.HasSuffix(kind, "List") {
+			return "a " + kind, len(items), true
+		}
+	}
+	return "", 0, false
 }
 
 // stripComments drops whole-line YAML comments, so that a document of
@@ -79,4 +110,11 @@ func stripComments(doc []byte) []byte {
 		out = append(out, line)
 	}
 	return bytes.Join(out, []byte("\n"))
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }
