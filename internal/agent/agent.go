@@ -34,7 +34,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
@@ -46,6 +45,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/customization"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/lua"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
+	"github.com/lifeboat-dev/lifeboat/internal/metricsauth"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 	"github.com/lifeboat-dev/lifeboat/internal/workstatus"
 )
@@ -110,6 +110,12 @@ type Options struct {
 
 	HealthProbeBindAddress string
 	MetricsBindAddress     string
+	// MetricsSecure serves /metrics over HTTPS to bearer tokens the
+	// member's API server accepts for a user allowed to get /metrics.
+	MetricsSecure bool
+	// MetricsCertDir holds the metrics serving certificate (tls.crt,
+	// tls.key); empty makes a self-signed one.
+	MetricsCertDir string
 }
 
 // NewOptions returns the defaults, Karmada's agent's where it has them.
@@ -163,7 +169,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.KubeconfigSecret, "kubeconfig-secret", o.KubeconfigSecret,
 		"NAMESPACE/NAME of a Secret in the member whose key \"kubeconfig\" holds --kubeconfig (mounted from it): with --rotate-certificates, renewed certificates are written there, and at start the agent uses the Secret's certificate when it expires later than the file's (a mounted Secret is updated with a delay) and is this agent's for the same control plane. Needs get and update on that Secret.")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address serving /healthz and /readyz; \"0\" disables them.")
-	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address serving Prometheus /metrics without authentication; \"0\" disables it.")
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address serving Prometheus /metrics; loopback by default; \"0\" disables it. Without --metrics-secure anyone who reaches it can read it.")
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "Serve /metrics over HTTPS, only to bearer tokens the member's API server authenticates (TokenReview) for a user allowed to get the non-resource URL /metrics there (SubjectAccessReview); others get 401 or 403. The agent then needs to create tokenreviews and subjectaccessreviews in the member.")
+	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", o.MetricsCertDir, "Directory with the metrics serving certificate and key (tls.crt, tls.key; reloaded when they change), with --metrics-secure; empty (the default) uses a self-signed certificate made at start.")
 }
 
 // Validate reports flag values that cannot work.
@@ -231,7 +239,18 @@ func (o *Options) Validate() error {
 	if o.EventBurst < 0 {
 		errs = append(errs, fmt.Errorf("--failover-event-burst %d: want 0 (every Event recorded) or more", o.EventBurst))
 	}
+	if err := o.metricsServing(nil).Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// metricsServing is how /metrics is served, its tokens reviewed at member.
+func (o *Options) metricsServing(member *rest.Config) metricsauth.Serving {
+	return metricsauth.Serving{
+		BindAddress: o.MetricsBindAddress, Secure: o.MetricsSecure, CertDir: o.MetricsCertDir, ReviewAt: member,
+		SecureFlag: "--metrics-secure", CertDirFlag: "--metrics-cert-dir",
+	}
 }
 
 // splitSecretName parses --kubeconfig-secret's NAMESPACE/NAME.
@@ -432,7 +451,11 @@ func Run(ctx context.Context, o *Options) error {
 	startFencer()
 
 	namespace := clusterv1alpha1.ExecutionSpacePrefix + o.ClusterName
-	mgr, err := ctrl.NewManager(cpCfg, managerOptions(o, scheme))
+	mgrOpts, err := managerOptions(o, scheme, memberCfg)
+	if err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(cpCfg, mgrOpts)
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
@@ -637,9 +660,15 @@ const ShutdownTimeout = 5 * time.Second
 // managerOptions are the agent's manager's options. The agent may read only
 // its own Cluster and the Works of its execution namespace: the caches ask
 // for nothing else.
-func managerOptions(o *Options, scheme *runtime.Scheme) ctrl.Options {
+func managerOptions(o *Options, scheme *runtime.Scheme, memberCfg *rest.Config) (ctrl.Options, error) {
 	namespace := clusterv1alpha1.ExecutionSpacePrefix + o.ClusterName
 	shutdown := ShutdownTimeout
+	// A scraper runs in the member, with the member's credentials: its
+	// token is reviewed there, not by the control plane.
+	metrics, err := metricsauth.ServerOptions(o.metricsServing(memberCfg))
+	if err != nil {
+		return ctrl.Options{}, err
+	}
 	return ctrl.Options{
 		Scheme: scheme,
 		Cache: cache.Options{
@@ -650,9 +679,9 @@ func managerOptions(o *Options, scheme *runtime.Scheme) ctrl.Options {
 			},
 		},
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		Metrics:                 metrics,
 		GracefulShutdownTimeout: &shutdown,
-	}
+	}, nil
 }
 
 // applyAgain hands every Work of namespace to the execution controller,

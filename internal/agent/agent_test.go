@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -35,6 +36,9 @@ func TestOptionsValidate(t *testing.T) {
 		wantErr string
 	}{
 		"defaults":                {func(*Options) {}, ""},
+		"metrics cert dir alone":  {func(o *Options) { o.MetricsCertDir = "/etc/metrics" }, "--metrics-cert-dir needs --metrics-secure"},
+		"metrics cert dir empty":  {func(o *Options) { o.MetricsSecure, o.MetricsCertDir = true, "/nonexistent/metrics" }, "--metrics-cert-dir /nonexistent/metrics"},
+		"metrics secure":          {func(o *Options) { o.MetricsSecure = true }, ""},
 		"no cluster name":         {func(o *Options) { o.ClusterName = "" }, "--cluster-name is required"},
 		"cluster name not DNS":    {func(o *Options) { o.ClusterName = "Member_3" }, `--cluster-name "Member_3"`},
 		"lease under a second":    {func(o *Options) { o.LeaseDuration = 500 * time.Millisecond }, "--cluster-lease-duration"},
@@ -234,7 +238,13 @@ func TestClusterWait(t *testing.T) {
 func TestManagerOptions(t *testing.T) {
 	o := NewOptions()
 	o.ClusterName = "member3"
-	got := managerOptions(o, nil)
+	got, err := managerOptions(o, nil, &rest.Config{Host: "https://member.example"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Metrics.SecureServing || got.Metrics.FilterProvider != nil {
+		t.Errorf("metrics secured by default; loopback plain HTTP is the default")
+	}
 	if got.GracefulShutdownTimeout == nil || *got.GracefulShutdownTimeout <= 0 || *got.GracefulShutdownTimeout > ShutdownTimeout {
 		t.Errorf("graceful shutdown timeout %v, want at most %s", got.GracefulShutdownTimeout, ShutdownTimeout)
 	}

@@ -51,7 +51,9 @@ whose first renewal fails fences them at once. They are applied again once the
 Lease is renewed, if their Works are still there.
 
 Serves /healthz and /readyz on --health-probe-bind-address and /metrics on
---metrics-bind-address, both on loopback by default.`,
+--metrics-bind-address, both on loopback by default; with --metrics-secure,
+/metrics over HTTPS only to bearer tokens the member's API server accepts for
+a user allowed to get /metrics there.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ref, err := cp.ref()

@@ -23,6 +23,8 @@ import (
 	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/lifeboat-dev/lifeboat/internal/metricsauth"
 )
 
 // parsedOptions returns the options as `lifeboat controller-manager args...`
@@ -241,8 +243,8 @@ func TestSecureMetricsServeTheGivenCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := errors.Join(
-		os.WriteFile(filepath.Join(dir, metricsCertName), certPEM, 0o600),
-		os.WriteFile(filepath.Join(dir, metricsKeyName), keyPEM, 0o600),
+		os.WriteFile(filepath.Join(dir, metricsauth.CertName), certPEM, 0o600),
+		os.WriteFile(filepath.Join(dir, metricsauth.KeyName), keyPEM, 0o600),
 	); err != nil {
 		t.Fatal(err)
 	}

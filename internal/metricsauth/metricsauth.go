@@ -1,7 +1,8 @@
-// Package metricsauth guards the controller manager's metrics endpoint the
-// way a Kubernetes component guards its secure port: the request's bearer
-// token is checked by the control plane's API server (TokenReview), and the
-// user it names must be allowed the request's verb on its path
+// Package metricsauth guards the controller manager's and the Pull agent's
+// metrics endpoints the way a Kubernetes component guards its secure port:
+// the request's bearer token is checked by an API server (TokenReview: the
+// control plane's for the controller manager, the member's for an agent),
+// and the user it names must be allowed the request's verb on its path
 // (SubjectAccessReview, a non-resource URL such as get /metrics).
 //
 // Decisions are remembered for a short while per token, verb and path, so

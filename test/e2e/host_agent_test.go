@@ -5,6 +5,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,10 +15,13 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
@@ -30,10 +35,11 @@ import (
 // cluster: a bootstrap token from the control plane, `lifeboat register`
 // with only the token and the CA's hash, the agent's kubeconfig in a
 // Secret, and charts/lifeboat-agent. The agent, a pod with its own
-// ServiceAccount, reports the cluster Ready, renews its certificate into
-// that Secret, and runs a Deployment the control plane propagates to it on
-// the real node; deleting the template deletes it there; unjoin revokes
-// the agent.
+// ServiceAccount, reports the cluster Ready, serves /metrics only to tokens
+// of the cluster allowed to get it (metrics.secure), renews its certificate
+// into that Secret, and runs a Deployment the control plane propagates to
+// it on the real node; deleting the template deletes it there; unjoin
+// revokes the agent.
 func TestHostAgentChart(t *testing.T) {
 	needsHost(t)
 	ctx := context.Background()
@@ -99,7 +105,7 @@ func TestHostAgentChart(t *testing.T) {
 	if out, err := helmCmd(ctx, host.env, host.helm, "install", release, filepath.Join(wd, "..", "..", "charts", "lifeboat-agent"),
 		"--namespace", agentNS, "--wait", "--timeout", "3m", "--set", "clusterName="+cluster,
 		"--set", "image.registry="+registry, "--set", "image.repository="+repo, "--set-string", "image.tag="+tag,
-		"--set", "image.pullPolicy=Never", "--set", "extraArgs={"+strings.Join(pullCertificateArgs, ",")+"}"); err != nil {
+		"--set", "image.pullPolicy=Never", "--set", "metrics.secure=true", "--set", "extraArgs={"+strings.Join(pullCertificateArgs, ",")+"}"); err != nil {
 		t.Fatalf("helm install the agent: %v\n%s", err, out)
 	}
 	eventually(t, 2*time.Minute, describe("Cluster %s Ready, reported by its agent", cluster), func(ctx context.Context) (bool, string, error) {
@@ -114,6 +120,8 @@ func TestHostAgentChart(t *testing.T) {
 		return ready.Status == metav1.ConditionTrue && c.Status.KubernetesVersion != "", fmt.Sprintf("Ready=%s (%s), version %q", ready.Status, ready.Message, c.Status.KubernetesVersion), nil
 	})
 	t.Logf("helm install of the agent to the cluster Ready: %s", time.Since(start).Round(100*time.Millisecond))
+	assertAgentMetricsSecured(t, ctx, cs, agentNS)
+
 	// The chart's Role lets the agent record its renewals in its namespace,
 	// for a restart while the control plane does not answer.
 	eventually(t, time.Minute, describe("the agent's renewals recorded in Lease %s/lifeboat-agent-%s", agentNS, cluster), func(ctx context.Context) (bool, string, error) {
@@ -199,5 +207,65 @@ spec:
 	cmd := exec.Command(suite.bins.Path(components.Kubectl), "--kubeconfig", kubeconfigPath, "get", "cluster", cluster)
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "Forbidden") && !strings.Contains(string(out), "forbidden") {
 		t.Errorf("the agent's certificate after unjoin: err %v, output %s; want Forbidden", err, out)
+	}
+}
+
+// assertAgentMetricsSecured scrapes the agent's /metrics at its pod's
+// address: refused without a token (401) and with a token of the cluster
+// whose user may not get /metrics (403), served to one that may.
+func assertAgentMetricsSecured(t *testing.T, ctx context.Context, cs kubernetes.Interface, ns string) {
+	t.Helper()
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=lifeboat-agent"})
+	if err != nil || len(pods.Items) != 1 || pods.Items[0].Status.PodIP == "" {
+		t.Fatalf("the agent's pod: %v, %d pods", err, len(pods.Items))
+	}
+	url := "https://" + net.JoinHostPort(pods.Items[0].Status.PodIP, "10359") + "/metrics"
+	token := func(name string, allowed bool) string {
+		t.Helper()
+		if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if allowed {
+			role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "e2e-agent-metrics-reader"},
+				Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}}
+			if _, err := cs.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+				RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+				Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}}}
+			if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				_ = cs.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
+				_ = cs.RbacV1().ClusterRoles().Delete(context.Background(), role.Name, metav1.DeleteOptions{})
+			})
+		}
+		tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr.Status.Token
+	}
+	reader, stranger := token("e2e-metrics-reader", true), token("e2e-stranger", false)
+	for _, tc := range []struct {
+		who, token string
+		want       int
+	}{
+		{"no token", "", http.StatusUnauthorized},
+		{"a token whose user may not get /metrics", stranger, http.StatusForbidden},
+		{"a token whose user may get /metrics", reader, http.StatusOK},
+	} {
+		// A permission just granted may be refused for the few seconds a
+		// refusal is remembered.
+		eventually(t, 30*time.Second, fmt.Sprintf("the agent's /metrics answering %d to %s", tc.want, tc.who), func(ctx context.Context) (bool, string, error) {
+			code, body, err := scrapeMetrics(ctx, url, tc.token)
+			if err != nil {
+				return false, "", err
+			}
+			ok := code == tc.want && (code != http.StatusOK || strings.Contains(body, "lifeboat_agent_client_certificate_expiration_timestamp_seconds"))
+			return ok, fmt.Sprintf("%d: %.200s", code, body), nil
+		})
 	}
 }

@@ -74,27 +74,7 @@ func testSecureMetrics(t *testing.T, e *privateEnv) {
 	}
 	scraper, stranger := token("scraper"), token("stranger")
 
-	// The certificate is self-signed (no --metrics-cert-dir): what is
-	// checked here is who gets an answer.
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // self-signed metrics certificate
-	}}
-	get := func(ctx context.Context, url, token string) (int, string, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return 0, "", err
-		}
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := c.Do(req)
-		if err != nil {
-			return 0, "", err
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(body), err
-	}
+	get := scrapeMetrics
 	url := "https://" + addr + "/metrics"
 	for _, tc := range []struct {
 		who, token string
@@ -205,4 +185,29 @@ func testControlPlaneOutage(t *testing.T, e *privateEnv) {
 			t.Errorf("%s (pid %d) is not running after the outage", c.Name, c.Process.PID)
 		}
 	}
+}
+
+// scrapeMetrics gets url with token as its bearer token ("" for none) and
+// returns the status and body. The certificate is not verified: the
+// metrics servers here are self-signed (no --metrics-cert-dir), and what
+// is checked is who gets an answer.
+func scrapeMetrics(ctx context.Context, url, token string) (int, string, error) {
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // self-signed metrics certificate
+	}}
+	defer c.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
 }
