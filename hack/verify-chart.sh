@@ -45,7 +45,8 @@ for want in '--memory-limit=921Mi' 'lb-lifeboat-etcd-2=https://lb-lifeboat-etcd-
   '--listen-client-urls=https://0.0.0.0:2379' '--client-cert-auth=true' '--peer-client-cert-auth=true' \
   'https://lb-lifeboat-etcd-0.lb-lifeboat-etcd.lifeboat-system.svc:2379,' '--etcd-certfile=/etc/lifeboat/etcd/client.crt' \
   'runAsNonRoot: true' 'readOnlyRootFilesystem: true' 'automountServiceAccountToken: false' 'kind: PodDisruptionBudget' \
-  'name: lb-lifeboat-init' 'startupProbe:'; do
+  'name: lb-lifeboat-init' 'startupProbe:' '--encryption-provider-config=/etc/lifeboat/encryption/encryption.yaml' \
+  'secretName: lb-lifeboat-encryption' '{key: encryption.yaml, path: encryption.yaml}' 'name: lb-lifeboat-encryption'; do
   grep -qF -- "$want" <<<"$out" || { echo "verify-chart: the rendering lacks: $want" >&2; exit 1; }
 done
 # The init Job is part of the install (a post-install hook would wait for
@@ -58,6 +59,34 @@ upgrade=$(render --is-upgrade)
 for want in 'name: lb-lifeboat-init-upgrade' 'helm.sh/hook: pre-upgrade'; do
   grep -qF -- "$want" <<<"$upgrade" || { echo "verify-chart: the upgrade rendering lacks: $want" >&2; exit 1; }
 done
+# A tool that renders and applies (Argo CD, Kustomize) sees the install's Job
+# every time: its name follows its pod template, which a Job cannot change.
+job() { sed -n 's/^  name: \(lb-lifeboat-init-[0-9a-f]\{8\}\)$/\1/p'; }
+a=$(job <<<"$out1"); b=$(render | job); c=$(render --set-string image.tag=other | job)
+if [[ -z "$a" || "$a" != "$b" || "$a" == "$c" ]]; then
+  echo "verify-chart: the init Job's name must be the same for the same values and change with the image: '$a', '$b', '$c'" >&2; exit 1
+fi
+# Without generated credentials nothing is random: two renderings are the same,
+# and neither holds a Secret.
+given1=$(render --set credentials.generate=false); given2=$(render --set credentials.generate=false)
+[[ "$given1" == "$given2" ]] || { echo "verify-chart: two renderings with credentials.generate=false differ" >&2; diff <(echo "$given1") <(echo "$given2") >&2; exit 1; }
+if grep -qx 'kind: Secret' <<<"$given1"; then
+  echo "verify-chart: credentials.generate=false still renders a Secret" >&2; exit 1
+fi
+# The encryption key's Secret is never deleted by Helm, and its key is the
+# configuration's.
+enc=$(render --show-only templates/secrets.yaml | sed -n '/name: lb-lifeboat-encryption/,$p')
+grep -qF 'helm.sh/resource-policy: keep' <<<"$enc" || { echo "verify-chart: the encryption key's Secret must be kept by Helm" >&2; exit 1; }
+key=$(sed -n 's/^  key: //p' <<<"$enc" | base64 -d)
+[[ $(printf '%s' "$key" | base64 -d | wc -c) == 32 ]] || { echo "verify-chart: the encryption key is not 32 bytes" >&2; exit 1; }
+sed -n 's/^  encryption.yaml: //p' <<<"$enc" | base64 -d | grep -qF "secret: $key" \
+  || { echo "verify-chart: the EncryptionConfiguration does not hold the Secret's key" >&2; exit 1; }
+# The credentials' Secrets carry no instance label, which pruning by it (Argo
+# CD's label tracking, kubectl apply --prune -l) would delete them by.
+if render --show-only templates/secrets.yaml | grep -q 'app.kubernetes.io/instance'; then
+  echo "verify-chart: a credentials Secret carries app.kubernetes.io/instance" >&2; exit 1
+fi
+[[ $(grep -cx 'kind: Secret' <<<"$out1") == 6 ]] || { echo "verify-chart: the default rendering must hold the six credential Secrets" >&2; exit 1; }
 # A changed etcd member count is refused at upgrade. lookup finds nothing
 # under helm template, so the refusal is checked by calling its helper from a
 # chart that has this one as a subchart, with the count the StatefulSet would
@@ -90,6 +119,21 @@ cat >"${wrapper}/templates/peer.yaml" <<'TPL'
 peer: {{ include "lifeboat.etcdPeerScheme" (list $ $sts) }}
 {{- end }}
 TPL
+# The encryption configuration, in each of its two steps: Secrets and Works
+# written with secretbox, or (the upgrade that makes a release's key) plainly
+# while secretbox reads; identity reads what came before.
+cat >"${wrapper}/templates/encryption.yaml" <<'TPL'
+{{- if hasKey .Values "writes" }}
+{{ include "lifeboat.encryptionConfig" (list "KEY" .Values.writes) }}
+{{- end }}
+TPL
+for c in "secretbox|secretbox identity" "identity|identity secretbox"; do
+  writes=${c%%|*}; want=${c#*|}
+  got=$(wrender --show-only templates/encryption.yaml --set "writes=$writes" | grep -oE '^      - (secretbox|identity)' | sed 's/^      - //' | tr '\n' ' ' | sed 's/ $//')
+  [[ "$got" == "$want" ]] || { echo "verify-chart: writing with $writes, the providers are '$got', want '$want'" >&2; exit 1; }
+  wrender --show-only templates/encryption.yaml --set "writes=$writes" | grep -qF 'resources: [secrets, works.work.karmada.io]' \
+    || { echo "verify-chart: the encryption configuration must cover Secrets and Works" >&2; exit 1; }
+done
 peer() { wrender --show-only templates/peer.yaml "$@" | sed -n 's/^peer: //p'; }
 for c in "http|--set peerCommand={/usr/local/bin/etcd,--listen-peer-urls=http://0.0.0.0:2380}" \
   "https|--set peerCommand={/usr/local/bin/etcd,--listen-peer-urls=https://0.0.0.0:2380}" \
@@ -111,12 +155,12 @@ expect_notes() {
   grep -qF -- "$want" <<<"$(notes "$@")" || { echo "verify-chart: NOTES.txt with $* lacks: $want" >&2; notes "$@" >&2; exit 1; }
 }
 expect_notes 'is installing in namespace lifeboat-system'
-expect_notes 'the Job lb-lifeboat-init installs the CRDs'
+notes | grep -qE 'the Job lb-lifeboat-init-[0-9a-f]{8} installs the CRDs' || { echo "verify-chart: NOTES.txt lacks the init Job's name" >&2; notes >&2; exit 1; }
 expect_notes 'config set-cluster lifeboat --server https://127.0.0.1:6443'
 expect_notes 'lifeboat join member1 --kubeconfig lifeboat.kubeconfig --cluster-kubeconfig member1.kubeconfig'
 expect_notes 'is upgraded in namespace lifeboat-system' --is-upgrade
 expect_notes 'the pre-upgrade Job lb-lifeboat-init-upgrade' --is-upgrade
-if notes --is-upgrade | grep -qE 'installing|lb-lifeboat-init installs'; then
+if notes --is-upgrade | grep -qE 'installing|lb-lifeboat-init-[0-9a-f]+ installs'; then
   echo "verify-chart: at upgrade NOTES.txt must not speak of the install" >&2; exit 1
 fi
 expect_notes 'https://NODE_ADDRESS:31443' --set lifeboat.apiServer.service.type=NodePort --set lifeboat.apiServer.service.nodePort=31443
@@ -186,8 +230,10 @@ for secret in lb-lifeboat-pki lb-lifeboat-etcd-pki; do
   grep -qF 'helm.sh/resource-policy: keep' <<<"$(obj Secret "$secret" <<<"$kept")" \
     || { echo "verify-chart: with etcd.storage.keepOnUninstall=true the Secret $secret must be kept too" >&2; exit 1; }
 done
-if grep -qF 'helm.sh/resource-policy' <<<"$out1"; then
-  echo "verify-chart: by default helm uninstall must remove every Secret" >&2; exit 1
+# By default helm uninstall removes every Secret but the encryption key's,
+# which nothing encrypted can be read without.
+if [[ $(grep -cF 'helm.sh/resource-policy' <<<"$out1") != 1 ]] || grep -qF 'helm.sh/resource-policy' <<<"$(obj Secret lb-lifeboat-pki <<<"$out1")"; then
+  echo "verify-chart: by default helm uninstall must remove every Secret but the encryption key's" >&2; exit 1
 fi
 if render --set controllerManager.replicas=1 | grep -q 'kind: PodDisruptionBudget'; then
   echo "verify-chart: one replica must not get a PodDisruptionBudget (it would block every drain)" >&2; exit 1
@@ -286,11 +332,17 @@ arefuse() {
 arefuse 'clusterName is required'
 arefuse '/clusterName' --set clusterName=Edge_1
 arefuse "'replicas' not allowed" --set clusterName=edge1 --set replicas=2
-for flag in --kubeconfig-secret=kube-system/x --member-lease-namespace=kube-system --health-probe-bind-address=127.0.0.1:9 --metrics-bind-address=:9 --kubeconfig=/x --cluster-name=edge2; do
+for flag in --kubeconfig-secret=kube-system/x --member-lease-namespace=kube-system --health-probe-bind-address=127.0.0.1:9 --metrics-bind-address=:9 --kubeconfig=/x --cluster-name=edge2 --metrics-secure --metrics-cert-dir=/x; do
   arefuse "extraArgs may not hold ${flag%%=*}:" --set clusterName=edge1 --set "extraArgs={--v=2,${flag}}"
 done
 arender --set clusterName=edge1 --set 'extraArgs={--cluster-lease-duration=40s}' | grep -qF -- '"--cluster-lease-duration=40s"' \
   || { echo "verify-chart: the agent's extraArgs must pass on flags the chart does not set" >&2; exit 1; }
+# metrics.secure: the flag, and the reviews it needs in the member; neither without it.
+secure=$(arender --set clusterName=edge1 --set metrics.secure=true)
+for want in '- --metrics-secure' 'resources: [tokenreviews]' 'resources: [subjectaccessreviews]'; do
+  grep -qF -- "$want" <<<"$secure" || { echo "verify-chart: the agent's rendering with metrics.secure lacks: $want" >&2; exit 1; }
+  if grep -qF -- "$want" <<<"$out"; then echo "verify-chart: the agent's rendering without metrics.secure holds: $want" >&2; exit 1; fi
+done
 grep -qF 'resourceNames: [lifeboat-agent-edge1]' <<<"$out" || { echo "verify-chart: the agent's Lease Role must name its own renewal record" >&2; exit 1; }
 # The agent may write only the Secret of its own kubeconfig.
 grep -B2 -A1 'resources: \[secrets\]' <<<"$out" | grep -qF 'resourceNames: [lifeboat-agent-kubeconfig]' \

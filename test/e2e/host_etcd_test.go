@@ -3,12 +3,14 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -25,7 +27,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv/components"
 )
@@ -51,29 +57,8 @@ func TestHostEtcdAdmitsOnlyTheAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pods := hostPods(t, ctx, "etcd")
-	if len(pods) == 0 || pods[0].Status.PodIP == "" {
-		t.Fatalf("no etcd pod with an address: %+v", pods)
-	}
-	ip := pods[0].Status.PodIP
-	serverName := fmt.Sprintf("%s.%s-etcd.%s.svc", pods[0].Name, hostRelease, hostNamespace)
-	secret := func(name, key string) []byte {
-		t.Helper()
-		v, err := chartSecret(ctx, cs, name, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	etcdPKI := hostRelease + "-etcd-pki"
-	etcdCA := x509.NewCertPool()
-	if !etcdCA.AppendCertsFromPEM(secret(etcdPKI, "ca.crt")) {
-		t.Fatalf("%s/ca.crt holds no certificate", etcdPKI)
-	}
-	apiserverClient, err := tls.X509KeyPair(secret(etcdPKI, "client.crt"), secret(etcdPKI, "client.key"))
-	if err != nil {
-		t.Fatalf("the API server's etcd client certificate: %v", err)
-	}
+	e := hostEtcd(t, ctx, cs)
+	ip, serverName, etcdCA, apiserverClient, secret := e.ip, e.serverName, e.ca, e.apiserverClient, e.secret
 	pki := hostRelease + "-pki"
 	foreign := signedClientCert(t, secret(pki, "ca.crt"), secret(pki, "ca.key"))
 
@@ -202,6 +187,124 @@ func parsePrivateKey(b *pem.Block) (any, error) {
 		return k, nil
 	}
 	return nil, fmt.Errorf("a %s block that is no private key Go reads", b.Type)
+}
+
+// etcdOfHost is the suite's etcd as the API server reaches it.
+type etcdOfHost struct {
+	ip, serverName  string
+	ca              *x509.CertPool
+	apiserverClient tls.Certificate
+	secret          func(name, key string) []byte
+}
+
+// hostEtcd finds the suite's first etcd member and the API server's
+// credentials for it.
+func hostEtcd(t *testing.T, ctx context.Context, cs kubernetes.Interface) etcdOfHost {
+	t.Helper()
+	pods := hostPods(t, ctx, "etcd")
+	if len(pods) == 0 || pods[0].Status.PodIP == "" {
+		t.Fatalf("no etcd pod with an address: %+v", pods)
+	}
+	e := etcdOfHost{ip: pods[0].Status.PodIP, serverName: fmt.Sprintf("%s.%s-etcd.%s.svc", pods[0].Name, hostRelease, hostNamespace)}
+	e.secret = func(name, key string) []byte {
+		t.Helper()
+		v, err := chartSecret(ctx, cs, name, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	etcdPKI := hostRelease + "-etcd-pki"
+	e.ca = x509.NewCertPool()
+	if !e.ca.AppendCertsFromPEM(e.secret(etcdPKI, "ca.crt")) {
+		t.Fatalf("%s/ca.crt holds no certificate", etcdPKI)
+	}
+	cert, err := tls.X509KeyPair(e.secret(etcdPKI, "client.crt"), e.secret(etcdPKI, "client.key"))
+	if err != nil {
+		t.Fatalf("the API server's etcd client certificate: %v", err)
+	}
+	e.apiserverClient = cert
+	return e
+}
+
+// TestHostSecretsEncryptedInEtcd: a Secret written through the Lifeboat API
+// server is stored in etcd encrypted with the chart's key (secretbox), its
+// value nowhere in what etcd holds, and reads back through the API server;
+// the Work that carries it to a member is stored encrypted too; a ConfigMap
+// is stored as it is.
+func TestHostSecretsEncryptedInEtcd(t *testing.T) {
+	needsHost(t)
+	ctx := context.Background()
+	cs, err := hostClientset(host.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := hostEtcd(t, ctx, cs)
+	cp := clientFor(t, controlPlaneConfig(t))
+	ns := newNamespace(t, "host-encrypted")
+	const marker = "lifeboat-e2e-plain-value"
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db"}, StringData: map[string]string{"password": marker}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"}, Data: map[string]string{"value": marker}}
+	for _, obj := range []client.Object{secret, cm} {
+		if err := cp.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stored := func(key string) []byte {
+		t.Helper()
+		body := fmt.Sprintf(`{"key":%q}`, base64.StdEncoding.EncodeToString([]byte(key)))
+		code, out, err := etcdPost("https", e.ip, 2379, "/v3/kv/range", body, etcdTLS(e.ca, e.serverName, &e.apiserverClient))
+		if err != nil || code != http.StatusOK {
+			t.Fatalf("reading %s from etcd: status %d, error %v: %s", key, code, err, out)
+		}
+		var r struct {
+			Kvs []struct {
+				Value []byte `json:"value"`
+			} `json:"kvs"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil || len(r.Kvs) != 1 {
+			t.Fatalf("reading %s from etcd: %v, %d values: %s", key, err, len(r.Kvs), out)
+		}
+		return r.Kvs[0].Value
+	}
+	if got := stored("/registry/secrets/" + ns + "/db"); !bytes.HasPrefix(got, []byte("k8s:enc:secretbox:v1:key1:")) || bytes.Contains(got, []byte(marker)) {
+		t.Errorf("the Secret is stored as %q..., want it encrypted with secretbox key1 and its value nowhere in it", got[:min(len(got), 40)])
+	}
+	if got := stored("/registry/configmaps/" + ns + "/settings"); !bytes.Contains(got, []byte(marker)) {
+		t.Errorf("the ConfigMap is stored as %q..., want it as it is", got[:min(len(got), 40)])
+	}
+	var back corev1.Secret
+	if err := cp.Get(ctx, client.ObjectKeyFromObject(secret), &back); err != nil || string(back.Data["password"]) != marker {
+		t.Errorf("reading the Secret back through the API server: %v, %q", err, back.Data["password"])
+	}
+
+	// Propagated, the Secret is in its Work's manifests: the Work is
+	// stored encrypted too.
+	applyYAML(t, ns, `
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: db}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: Secret, name: db}]
+  placement: {clusterAffinity: {clusterNames: [member1]}}
+`)
+	var work string
+	eventually(t, time.Minute, "the Secret's Work", func(ctx context.Context) (bool, string, error) {
+		var works workv1alpha1.WorkList
+		if err := cp.List(ctx, &works); err != nil {
+			return false, "", err
+		}
+		for _, w := range works.Items {
+			if w.Annotations[workv1alpha2.ResourceBindingNamespaceAnnotationKey] == ns && w.Annotations[workv1alpha2.ResourceBindingNameAnnotationKey] == "db-secret" {
+				work = "/registry/work.karmada.io/works/" + w.Namespace + "/" + w.Name
+				return true, "", nil
+			}
+		}
+		return false, fmt.Sprintf("none of %d Works is the Secret's", len(works.Items)), nil
+	})
+	if got := stored(work); !bytes.HasPrefix(got, []byte("k8s:enc:secretbox:v1:key1:")) {
+		t.Errorf("the Secret's Work is stored as %q..., want it encrypted with secretbox key1", got[:min(len(got), 40)])
+	}
 }
 
 // TestHostEtcdMembersTalkTLS: the chart's three-member etcd (etcd.replicas=3)

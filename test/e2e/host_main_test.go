@@ -379,8 +379,12 @@ func tearDownHost(ctx context.Context) []string {
 		}
 		for _, list := range []func() ([]string, error){
 			func() ([]string, error) {
-				l, err := cs.CoreV1().Secrets(hostNamespace).List(ctx, sel)
-				return names(l, err)
+				// Every Secret (the credentials' carry no instance label)
+				// but the key that encrypts Secrets in etcd, which Helm
+				// keeps by design.
+				l, err := cs.CoreV1().Secrets(hostNamespace).List(ctx, metav1.ListOptions{})
+				n, err := names(l, err)
+				return slices.DeleteFunc(n, func(name string) bool { return name == hostRelease+"-encryption" }), err
 			},
 			func() ([]string, error) {
 				l, err := cs.CoreV1().Services(hostNamespace).List(ctx, sel)
@@ -440,6 +444,9 @@ func tearDownHost(ctx context.Context) []string {
 	})
 	if err != nil {
 		problems = append(problems, "helm uninstall left in the host cluster: "+left)
+	}
+	if _, err := cs.CoreV1().Secrets(hostNamespace).Get(ctx, hostRelease+"-encryption", metav1.GetOptions{}); err != nil {
+		problems = append(problems, "the key that encrypts Secrets in etcd did not outlive helm uninstall: "+err.Error())
 	}
 	return problems
 }

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -29,6 +30,7 @@ import (
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/config/rbac"
+	"github.com/lifeboat-dev/lifeboat/internal/localenv"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv/components"
 	"github.com/lifeboat-dev/lifeboat/internal/localenv/hostnode"
 )
@@ -168,7 +170,10 @@ func TestHostChartRunsWithLeastPrivilege(t *testing.T) {
 
 // TestHostChartRefusesBadValues: helm install against the host cluster
 // with a misspelled key or a negative replica count is refused by the
-// chart's values.schema.json, naming the field, and creates nothing.
+// chart's values.schema.json, naming the field, and creates nothing; so is
+// credentials.generate=false without the credentials' Secrets, and on the
+// release that made them, and an upgrade that would replace a lost
+// encryption key.
 func TestHostChartRefusesBadValues(t *testing.T) {
 	needsHost(t)
 	ctx := context.Background()
@@ -183,6 +188,7 @@ func TestHostChartRefusesBadValues(t *testing.T) {
 		{[]string{"-f", bad}, "repliacs"},
 		{[]string{"--set", "controllerManager.replicas=-1"}, "/controllerManager/replicas"},
 		{[]string{"--set", "etcd.replicas=2"}, "/etcd/replicas"},
+		{[]string{"--set", "credentials.generate=false"}, "has no Secret refused-lifeboat-pki"},
 	} {
 		args := append([]string{"install", "refused", chartDir(), "--namespace", "lifeboat-refused", "--create-namespace"}, tc.args...)
 		out, err := helmCmd(ctx, host.env, host.helm, args...)
@@ -196,6 +202,46 @@ func TestHostChartRefusesBadValues(t *testing.T) {
 	}
 	if _, err := cs.CoreV1().Namespaces().Get(ctx, "lifeboat-refused", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a refused install created its namespace: %v", err)
+	}
+
+	// The key's Secret gone while the API server encrypts with it: a new
+	// key would leave everything encrypted unreadable at the next restart,
+	// so the upgrade is refused. The Secret is put back as it was.
+	keyName := hostRelease + "-encryption"
+	keySecret, err := cs.CoreV1().Secrets(hostNamespace).Get(ctx, keyName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore := keySecret.DeepCopy()
+	restore.ResourceVersion, restore.UID, restore.CreationTimestamp, restore.ManagedFields = "", "", metav1.Time{}, nil
+	if err := cs.CoreV1().Secrets(hostNamespace).Delete(ctx, keyName, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	restored := false
+	putBack := func() {
+		if restored {
+			return
+		}
+		if _, err := cs.CoreV1().Secrets(hostNamespace).Create(context.Background(), restore, metav1.CreateOptions{}); err != nil {
+			t.Errorf("putting back %s: %v", keyName, err)
+		}
+		restored = true
+	}
+	t.Cleanup(putBack)
+	keyless := append([]string{"upgrade", hostRelease, chartDir(), "--namespace", hostNamespace, "--dry-run=server"}, hostValues(host.imageRef)...)
+	if out, err := helmCmd(ctx, host.env, host.helm, keyless...); err == nil || !strings.Contains(out, "Secret "+keyName+", with the key the API server encrypts Secrets and Works in etcd with, is gone") {
+		t.Errorf("helm upgrade without the encryption key's Secret: want a refusal naming it, got %v:\n%s", err, out)
+	}
+	putBack()
+
+	// Turning generation off on the suite's release would make Helm delete
+	// the credentials it made: refused before anything changes.
+	upgrade := append([]string{"upgrade", hostRelease, chartDir(), "--namespace", hostNamespace, "--dry-run=server"},
+		hostValues(host.imageRef, "credentials.generate=false")...)
+	out, err := helmCmd(ctx, host.env, host.helm, upgrade...)
+	// The release's name holds the chart's, so it is the names' prefix.
+	if want := "this release made the Secrets " + hostRelease + "-pki"; err == nil || !strings.Contains(out, want) {
+		t.Errorf("helm upgrade --set credentials.generate=false: want a refusal naming %q, got %v:\n%s", want, err, out)
 	}
 }
 
@@ -383,7 +429,8 @@ func TestHostLeaderPodDeletedDuringToleration(t *testing.T) {
 }
 
 // TestHostChartUpgrade: helm upgrade to another tag of Lifeboat's image
-// keeps every binding, Work and failover history entry, runs the new image,
+// keeps every binding, Work and failover history entry and the key that
+// encrypts Secrets in etcd (one written before reads after), runs the new image,
 // and applies the CRDs the new version carries (the init Job runs before
 // the upgrade): a CRD changed since the install is put back as the new
 // version has it.
@@ -406,6 +453,18 @@ func TestHostChartUpgrade(t *testing.T) {
 	y := waitPlacedHealthy(t, cp, ns, name, x)
 	assertFailoverRecorded(t, ns, name, x, y)
 	before := snapshotControlPlane(t, ctx, cp, ns)
+	hostCS, err := hostClientset(host.env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	encryptionKey, err := chartSecret(ctx, hostCS, hostRelease+"-encryption", "key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "kept-secret"}, StringData: map[string]string{"k": "v"}}
+	if err := cp.Create(ctx, kept); err != nil {
+		t.Fatal(err)
+	}
 
 	// The installed version's CRD as an older release could have left it.
 	const crdName = "resourcebindings.work.karmada.io"
@@ -423,12 +482,7 @@ func TestHostChartUpgrade(t *testing.T) {
 	}
 
 	// The same build under another tag, as a new release would arrive.
-	newRef := host.imageRef[:strings.LastIndex(host.imageRef, ":")] + ":e2e-upgrade"
-	archive := filepath.Join(t.TempDir(), "lifeboat-upgrade.tar")
-	retag(t, os.Getenv("LIFEBOAT_E2E_IMAGE"), host.imageRef, newRef, archive)
-	if out, err := lifeboat(t, "env", "load-image", "--state-dir", host.env.Dir, archive); err != nil {
-		t.Fatalf("lifeboat env load-image: %v\n%s", err, out)
-	}
+	newRef := loadRetagged(t, "e2e-upgrade")
 	start := time.Now()
 	upgrade := append([]string{"upgrade", hostRelease, chartDir(), "--namespace", hostNamespace, "--wait", "--wait-for-jobs", "--timeout", "5m"}, hostValues(newRef)...)
 	if _, err := helmCmd(ctx, host.env, host.helm, upgrade...); err != nil {
@@ -448,6 +502,22 @@ func TestHostChartUpgrade(t *testing.T) {
 		t.Errorf("after the upgrade %s has %d printer columns, want the new version's %d", crdName, len(got), len(want))
 	}
 	after := snapshotControlPlane(t, ctx, cp, ns)
+	// The key the Secrets in etcd are encrypted with is the same, and a
+	// Secret written before still reads.
+	if got, err := chartSecret(ctx, hostCS, hostRelease+"-encryption", "key"); err != nil || !bytes.Equal(got, encryptionKey) {
+		t.Errorf("the encryption key after the upgrade: %v, changed %t; want it kept", err, !bytes.Equal(got, encryptionKey))
+	}
+	// An API server started after the upgrade reads the key from the
+	// Secret again, not from what the running one held.
+	kubectl(t, host.env.KubeconfigPath(), "--context", localenv.HostClusterName, "-n", hostNamespace, "rollout", "restart", "deployment/"+hostRelease+"-apiserver")
+	kubectl(t, host.env.KubeconfigPath(), "--context", localenv.HostClusterName, "-n", hostNamespace, "rollout", "status", "deployment/"+hostRelease+"-apiserver", "--timeout=3m")
+	eventually(t, time.Minute, "a Secret written before the upgrade read through a restarted API server", func(ctx context.Context) (bool, string, error) {
+		var readBack corev1.Secret
+		if err := cp.Get(ctx, client.ObjectKeyFromObject(kept), &readBack); err != nil {
+			return false, err.Error(), nil
+		}
+		return string(readBack.Data["k"]) == "v", fmt.Sprintf("%q", readBack.Data["k"]), nil
+	})
 	for k, v := range before {
 		if after[k] != v {
 			t.Errorf("%s: %s before the upgrade, %s after", k, v, after[k])
@@ -487,6 +557,19 @@ func snapshotControlPlane(t *testing.T, ctx context.Context, cp client.Client, n
 	}
 	snap["works"] = fmt.Sprintf("%d", n)
 	return snap
+}
+
+// loadRetagged loads the suite's image into the host node under another
+// tag, as a new release would arrive, and returns its reference.
+func loadRetagged(t *testing.T, tag string) string {
+	t.Helper()
+	ref := host.imageRef[:strings.LastIndex(host.imageRef, ":")] + ":" + tag
+	archive := filepath.Join(t.TempDir(), "lifeboat-"+tag+".tar")
+	retag(t, os.Getenv("LIFEBOAT_E2E_IMAGE"), host.imageRef, ref, archive)
+	if out, err := lifeboat(t, "env", "load-image", "--state-dir", host.env.Dir, archive); err != nil {
+		t.Fatalf("lifeboat env load-image: %v\n%s", err, out)
+	}
+	return ref
 }
 
 // retag writes the image of archive tagged from as a new archive tagged to.

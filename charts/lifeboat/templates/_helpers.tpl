@@ -15,6 +15,21 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
+{{/*
+The credentials' Secrets' labels: the chart's, but the release's under a key of
+its own instead of app.kubernetes.io/instance. Made once and applied by hand
+when the chart is rendered elsewhere, they are then in no rendering, and a tool
+that prunes what carries the instance label and is not rendered (Argo CD's
+label tracking, kubectl apply --prune) would delete them.
+*/}}
+{{- define "lifeboat.credentialLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+lifeboat.dev/credentials-of: {{ .Release.Name }}
+{{- end -}}
+
 {{/* Selector labels of one component: pass (list $ "component"). */}}
 {{- define "lifeboat.selector" -}}
 app.kubernetes.io/name: {{ (index . 0).Chart.Name }}
@@ -159,5 +174,98 @@ affinity:
           labelSelector:
             matchLabels:
               {{- include "lifeboat.selector" (list $root $component) | nindent 14 }}
+{{- end }}
+{{- end -}}
+
+{{/*
+The init Job's name: at upgrade the pre-upgrade hook's; at install one that
+ends in a hash of the Job's pod template, so that a rendering with another
+image or other values names another Job rather than change one.
+*/}}
+{{- define "lifeboat.initJobName" -}}
+{{- $fullname := include "lifeboat.fullname" . -}}
+{{- if .Release.IsInstall -}}
+{{- printf "%s-init-%s" $fullname (include "lifeboat.initPodTemplate" . | sha256sum | trunc 8) -}}
+{{- else -}}
+{{- printf "%s-init-upgrade" $fullname -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The init Job's pod template. */}}
+{{- define "lifeboat.initPodTemplate" -}}
+metadata:
+  labels:
+    {{- include "lifeboat.labels" . | nindent 4 }}
+    app.kubernetes.io/component: init
+spec:
+  {{- include "lifeboat.imagePullSecrets" . | nindent 2 }}
+  # No Service variables in the environment: etcd would read ETCD_* ones
+  # as its settings, and nothing here uses them.
+  enableServiceLinks: false
+  restartPolicy: OnFailure
+  automountServiceAccountToken: false
+  securityContext:
+    {{- include "lifeboat.podSecurityContext" . | nindent 4 }}
+  containers:
+    - name: init
+      image: {{ include "lifeboat.image" (list .Values.image .Chart.AppVersion) }}
+      imagePullPolicy: {{ .Values.image.pullPolicy }}
+      securityContext:
+        {{- include "lifeboat.containerSecurityContext" . | nindent 8 }}
+      args:
+        - init
+        - --kubeconfig=/etc/lifeboat/kubeconfig/kubeconfig
+        - --wait-for-api-server
+        - --timeout={{ .Values.init.timeout }}
+      resources:
+        {{- toYaml .Values.init.resources | nindent 8 }}
+      volumeMounts:
+        - {name: kubeconfig, mountPath: /etc/lifeboat/kubeconfig, readOnly: true}
+  volumes:
+    - name: kubeconfig
+      secret:
+        secretName: {{ include "lifeboat.fullname" . }}-admin-kubeconfig
+{{- end -}}
+
+{{/*
+What the API server writes Secrets and Works with: "secretbox", or
+"identity" (plain, while secretbox still reads) on the upgrade that gives a
+release made before there was a key its key, so that no API server of the old
+chart, running beside the new ones during the rollout, is handed data it
+cannot read. The next upgrade turns to secretbox.
+*/}}
+{{- define "lifeboat.encryptionWrites" -}}
+{{- $fullname := include "lifeboat.fullname" . -}}
+{{- if lookup "v1" "Secret" .Release.Namespace (printf "%s-encryption" $fullname) -}}
+secretbox
+{{- else if lookup "apps/v1" "Deployment" .Release.Namespace (printf "%s-apiserver" $fullname) -}}
+identity
+{{- else -}}
+secretbox
+{{- end -}}
+{{- end -}}
+
+{{/*
+The API server's EncryptionConfiguration: pass (list key writes). Secrets,
+and Works, which carry the Secrets propagated to members in their manifests,
+are written with the provider writes names first; the other reads too, and
+identity reads what was written before there was a key.
+*/}}
+{{- define "lifeboat.encryptionConfig" -}}
+{{- $key := index . 0 -}}
+apiVersion: apiserver.config.k8s.io/v1
+kind: EncryptionConfiguration
+resources:
+  - resources: [secrets, works.work.karmada.io]
+    providers:
+{{- if eq (index . 1) "identity" }}
+      - identity: {}
+{{- end }}
+      - secretbox:
+          keys:
+            - name: key1
+              secret: {{ $key }}
+{{- if ne (index . 1) "identity" }}
+      - identity: {}
 {{- end }}
 {{- end -}}
