@@ -165,7 +165,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.CertificateRenewFraction, "certificate-renew-fraction", o.CertificateRenewFraction,
 		fmt.Sprintf("Share of the certificate's validity after which it is renewed, moved by up to a tenth of it either way so that agents registered together renew apart; more than 0, at most %g.", MaxRenewFraction))
 	fs.DurationVar(&o.CertificateDuration, "certificate-duration", o.CertificateDuration,
-		"Validity a renewal asks for, from 10m to 596523h (the control plane's signer may shorten it); 0 asks for the current certificate's.")
+		"Validity a renewal asks for, from 10m to 596523h (the control plane's signer may shorten it); 0 asks, at every renewal, for the validity of the certificate held at the first one since the agent started.")
 	fs.StringVar(&o.KubeconfigSecret, "kubeconfig-secret", o.KubeconfigSecret,
 		"NAMESPACE/NAME of a Secret in the member whose key \"kubeconfig\" holds --kubeconfig (mounted from it): with --rotate-certificates, renewed certificates are written there, and at start the agent uses the Secret's certificate when it expires later than the file's (a mounted Secret is updated with a delay) and is this agent's for the same control plane. Needs get and update on that Secret.")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address serving /healthz and /readyz; \"0\" disables them.")

@@ -206,8 +206,10 @@ type Rotator struct {
 	Client   kubernetes.Interface
 	Cluster  string
 	Fraction float64
-	// Duration is the validity asked for; 0 asks for the current
-	// certificate's.
+	// Duration is the validity asked for; 0 asks for the validity of the
+	// certificate held at the first renewal, at every renewal: Kubernetes'
+	// signer backdates a certificate shorter than 8 hours by 5 minutes, so
+	// each new one would otherwise ask for 5 minutes more.
 	Duration time.Duration
 	// Store keeps renewed certificates; nil keeps them in memory only.
 	Store CertificateStore
@@ -218,6 +220,9 @@ type Rotator struct {
 	Jitter func() float64
 	// Timeout bounds the wait for a request to be approved and signed.
 	Timeout time.Duration
+
+	// asked is the validity renewals ask for once the first one has.
+	asked time.Duration
 }
 
 // maxSleep is the longest the Rotator sleeps before it looks again.
@@ -307,7 +312,7 @@ func maxTime(a, b time.Time) time.Time {
 func (r *Rotator) Renew(ctx context.Context, log logr.Logger) (bootstrap.Issued, error) {
 	issued, err := bootstrap.Renew(ctx, r.Client, bootstrap.RenewOptions{
 		ClusterName: r.Cluster,
-		Duration:    RenewalDuration(r.Credentials.Certificate(), r.Duration),
+		Duration:    r.validity(),
 		Timeout:     r.Timeout,
 		Progress:    func(line string) { log.V(1).Info(line) },
 	})
@@ -326,6 +331,15 @@ func (r *Rotator) Renew(ctx context.Context, log logr.Logger) (bootstrap.Issued,
 	}
 	log.Info("renewed the client certificate", "csr", issued.CSR, "expires", issued.Cert.NotAfter.UTC().Format(time.RFC3339), "serial", issued.Cert.SerialNumber.String())
 	return issued, nil
+}
+
+// validity is the validity a renewal asks for: Duration, else the first
+// renewal's figure from the certificate then held, kept for the later ones.
+func (r *Rotator) validity() time.Duration {
+	if r.asked == 0 {
+		r.asked = RenewalDuration(r.Credentials.Certificate(), r.Duration)
+	}
+	return r.asked
 }
 
 // sleep waits d, and reports false when ctx ended first.

@@ -311,8 +311,10 @@ var csrResource = schema.GroupVersionResource{Group: "certificates.k8s.io", Vers
 
 // signingClient is a control plane's CSR API that approves and signs each
 // request with ca at its first read, valid from now() for the validity asked,
-// recording the requests.
-func signingClient(t *testing.T, ca *testCA, now func() time.Time) (*kubefake.Clientset, *[]*certificatesv1.CertificateSigningRequest) {
+// recording the requests. With backdate, a certificate starts that much
+// before now() and ends the validity asked after it, as Kubernetes' signer
+// issues certificates shorter than 8 hours.
+func signingClient(t *testing.T, ca *testCA, now func() time.Time, backdate time.Duration) (*kubefake.Clientset, *[]*certificatesv1.CertificateSigningRequest) {
 	t.Helper()
 	cs := kubefake.NewClientset()
 	var created []*certificatesv1.CertificateSigningRequest
@@ -334,7 +336,7 @@ func signingClient(t *testing.T, ca *testCA, now func() time.Time) (*kubefake.Cl
 			return true, nil, err
 		}
 		csr.Status.Conditions = []certificatesv1.CertificateSigningRequestCondition{{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue}}
-		csr.Status.Certificate = ca.sign(t, req.Subject.CommonName, req.PublicKey, now(), time.Duration(*csr.Spec.ExpirationSeconds)*time.Second)
+		csr.Status.Certificate = ca.sign(t, req.Subject.CommonName, req.PublicKey, now().Add(-backdate), time.Duration(*csr.Spec.ExpirationSeconds)*time.Second+backdate)
 		return true, csr, nil
 	})
 	return cs, &created
@@ -380,7 +382,7 @@ func TestRotatorRenew(t *testing.T) {
 		t.Fatal(err)
 	}
 	oldSerial := creds.Certificate().SerialNumber.String()
-	cs, created := signingClient(t, ca, time.Now)
+	cs, created := signingClient(t, ca, time.Now, 0)
 	gauge := prometheus.NewGauge(prometheus.GaugeOpts{Name: "expiry"})
 	r := &Rotator{Credentials: creds, Client: cs, Cluster: "edge1", Fraction: DefaultRenewFraction,
 		Expiry: gauge, Clock: clocktesting.NewFakeClock(time.Now()), Timeout: 10 * time.Second}
@@ -456,8 +458,9 @@ func rotatorRun(t *testing.T, r *Rotator, clk *clocktesting.FakeClock, span, ste
 }
 
 // fakeClockRotator is a Rotator on clk holding a one-hour certificate issued
-// age ago, whose requests are signed valid from signerNow().
-func fakeClockRotator(t *testing.T, clk *clocktesting.FakeClock, age time.Duration, signerNow func() time.Time) (*Rotator, *[]*certificatesv1.CertificateSigningRequest) {
+// age ago, whose requests are signed valid from signerNow(), backdated by
+// backdate.
+func fakeClockRotator(t *testing.T, clk *clocktesting.FakeClock, age time.Duration, signerNow func() time.Time, backdate time.Duration) (*Rotator, *[]*certificatesv1.CertificateSigningRequest) {
 	t.Helper()
 	ca := newTestCA(t)
 	cert, key := ca.issue(t, bootstrap.AgentUser("edge1"), clk.Now().Add(-age), time.Hour)
@@ -465,7 +468,7 @@ func fakeClockRotator(t *testing.T, clk *clocktesting.FakeClock, age time.Durati
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, created := signingClient(t, ca, signerNow)
+	cs, created := signingClient(t, ca, signerNow, backdate)
 	return &Rotator{Credentials: creds, Client: cs, Cluster: "edge1", Fraction: DefaultRenewFraction,
 		Clock: clk, Jitter: func() float64 { return 0.5 }, Timeout: 10 * time.Second}, created
 }
@@ -474,7 +477,7 @@ func fakeClockRotator(t *testing.T, clk *clocktesting.FakeClock, age time.Durati
 // being renewed and used, and saving is tried again meanwhile.
 func TestRotatorRenewsWhileTheStoreFails(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	r, created := fakeClockRotator(t, clk, 50*time.Minute, clk.Now)
+	r, created := fakeClockRotator(t, clk, 50*time.Minute, clk.Now, 0)
 	store := &flakyStore{failures: 1 << 30}
 	r.Store = store
 	creds := r.Credentials
@@ -500,10 +503,30 @@ func TestRotatorRenewsWhileTheStoreFails(t *testing.T) {
 func TestRotatorPausesAfterARenewal(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	behind := func() time.Time { return clk.Now().Add(-50 * time.Minute) }
-	r, created := fakeClockRotator(t, clk, 55*time.Minute, behind)
+	r, created := fakeClockRotator(t, clk, 55*time.Minute, behind, 0)
 	rotatorRun(t, r, clk, 30*time.Minute, time.Minute)
 	if n := len(*created); n < 4 || n > 6 {
 		t.Errorf("%d renewals in 30 minutes, want one every 6 minutes (a tenth of the validity)", n)
+	}
+}
+
+// A signer that backdates short certificates returns each one 5 minutes
+// longer than asked: renewals keep asking for the validity the first one
+// did, so that the certificates do not grow by 5 minutes each time.
+func TestRotatorAsksTheSameValidityEachTime(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	r, created := fakeClockRotator(t, clk, 50*time.Minute, clk.Now, 5*time.Minute)
+	rotatorRun(t, r, clk, 4*time.Hour, time.Minute)
+	if len(*created) < 3 {
+		t.Fatalf("%d renewals in 4 hours of a one-hour certificate, want several", len(*created))
+	}
+	for i, csr := range *created {
+		if got := time.Duration(*csr.Spec.ExpirationSeconds) * time.Second; got != time.Hour {
+			t.Errorf("renewal %d asked for %s, want 1h0m0s, the validity of the certificate held at the first", i+1, got)
+		}
+	}
+	if c := r.Credentials.Certificate(); c.NotAfter.Sub(c.NotBefore) != time.Hour+5*time.Minute {
+		t.Errorf("the certificate held is valid for %s, want 1h5m0s (an hour, backdated 5 minutes)", c.NotAfter.Sub(c.NotBefore))
 	}
 }
 
