@@ -27,7 +27,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
@@ -53,11 +52,7 @@ const etcdRange = `{"key":"Lw==","range_end":"MA==","keys_only":true,"limit":1}`
 func TestHostEtcdAdmitsOnlyTheAPIServer(t *testing.T) {
 	needsHost(t)
 	ctx := context.Background()
-	cs, err := hostClientset(host.env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := hostEtcd(t, ctx, cs)
+	e := hostEtcd(t, ctx)
 	ip, serverName, etcdCA, apiserverClient, secret := e.ip, e.serverName, e.ca, e.apiserverClient, e.secret
 	pki := hostRelease + "-pki"
 	foreign := signedClientCert(t, secret(pki, "ca.crt"), secret(pki, "ca.key"))
@@ -199,8 +194,12 @@ type etcdOfHost struct {
 
 // hostEtcd finds the suite's first etcd member and the API server's
 // credentials for it.
-func hostEtcd(t *testing.T, ctx context.Context, cs kubernetes.Interface) etcdOfHost {
+func hostEtcd(t *testing.T, ctx context.Context) etcdOfHost {
 	t.Helper()
+	cs, err := hostClientset(host.env)
+	if err != nil {
+		t.Fatal(err)
+	}
 	pods := hostPods(t, ctx, "etcd")
 	if len(pods) == 0 || pods[0].Status.PodIP == "" {
 		t.Fatalf("no etcd pod with an address: %+v", pods)
@@ -235,11 +234,7 @@ func hostEtcd(t *testing.T, ctx context.Context, cs kubernetes.Interface) etcdOf
 func TestHostSecretsEncryptedInEtcd(t *testing.T) {
 	needsHost(t)
 	ctx := context.Background()
-	cs, err := hostClientset(host.env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := hostEtcd(t, ctx, cs)
+	e := hostEtcd(t, ctx)
 	cp := clientFor(t, controlPlaneConfig(t))
 	ns := newNamespace(t, "host-encrypted")
 	const marker = "lifeboat-e2e-plain-value"
