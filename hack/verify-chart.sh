@@ -36,6 +36,7 @@ render --set etcd.replicas=3 --set apiServer.replicas=2 --set controllerManager.
   --set controllerManager.metrics.serviceMonitor.bearerTokenSecret.name=prometheus-lifeboat-token \
   --set apiServer.service.type=NodePort --set apiServer.service.nodePort=31443 --set 'apiServer.extraSANs={lifeboat.example.com,10.0.0.9}' \
   --set networkPolicy.enabled=false --set etcd.storage.keepOnUninstall=true --set 'imagePullSecrets={regcred}' \
+  --set apiServer.audit.enabled=true \
   | go run ./hack/chartcheck
 
 # What the rendering must say.
@@ -49,6 +50,30 @@ for want in '--memory-limit=921Mi' 'lb-lifeboat-etcd-2=https://lb-lifeboat-etcd-
   'secretName: lb-lifeboat-encryption' '{key: encryption.yaml, path: encryption.yaml}' 'name: lb-lifeboat-encryption'; do
   grep -qF -- "$want" <<<"$out" || { echo "verify-chart: the rendering lacks: $want" >&2; exit 1; }
 done
+# The audit log: off by default; on, the API server gets the policy (which
+# chartcheck has loaded as the API server does), writes JSON lines to its
+# standard output and restarts when the policy changes.
+if grep -qF -- '--audit-' <<<"$out1" || grep -qF 'audit-policy' <<<"$out1"; then
+  echo "verify-chart: by default the API server must not write an audit log" >&2; exit 1
+fi
+audited=$(render --set apiServer.audit.enabled=true)
+for want in '--audit-policy-file=/etc/lifeboat/audit/policy.yaml' '--audit-log-path=-' '--audit-log-format=json' \
+  '{name: audit, mountPath: /etc/lifeboat/audit, readOnly: true}' 'name: lb-lifeboat-audit-policy' 'lifeboat.dev/audit-policy:'; do
+  grep -qF -- "$want" <<<"$audited" || { echo "verify-chart: with apiServer.audit.enabled=true the rendering lacks: $want" >&2; exit 1; }
+done
+# Values reused from a release made before the audit values existed: no audit log.
+if render --set apiServer.audit=null | grep -qF -- '--audit-'; then
+  echo "verify-chart: values without apiServer.audit must render no audit log" >&2; exit 1
+fi
+policyrev() { sed -n 's/^        lifeboat.dev\/audit-policy: //p'; }
+a=$(policyrev <<<"$audited"); b=$(render --set apiServer.audit.enabled=true --set 'apiServer.audit.rules[0].level=Metadata' | policyrev)
+if [[ -z "$a" || "$a" == "$b" ]]; then
+  echo "verify-chart: a changed audit policy must change the API server's pod template ('$a', '$b')" >&2; exit 1
+fi
+if render --set apiServer.audit.enabled=true --set-json 'apiServer.audit.rules=[{"level":"None","nonResourceURLs":["/x"],"resources":[{"group":""}]}]' \
+  | go run ./hack/chartcheck >/dev/null 2>&1; then
+  echo "verify-chart: chartcheck passed an audit policy the API server refuses" >&2; exit 1
+fi
 # The init Job is part of the install (a post-install hook would wait for
 # `helm install --wait`, which waits for the controller manager, which waits
 # for the CRDs the Job installs), and a pre-upgrade hook at upgrade.
@@ -292,6 +317,10 @@ refuse '/etcd/resources/limits/memory' --set etcd.resources.limits.memory=0
 refuse '/apiServer/resources/limits/memory' --set-string apiServer.resources.limits.memory=0Mi
 refuse '/kubeControllerManager/resources/limits/memory' --set-string kubeControllerManager.resources.limits.memory=0
 refuse '/init/resources/limits/memory' --set init.resources.limits.memory=0.0Gi
+refuse '/apiServer/audit/rules/0/level' --set apiServer.audit.enabled=true --set 'apiServer.audit.rules[0].level=Everything'
+refuse "'verb' not allowed" --set apiServer.audit.enabled=true --set 'apiServer.audit.rules[0].verb=get'
+refuse "apiServer.audit.rules is not set: helm upgrade --reuse-values keeps" --set apiServer.audit.enabled=true --set 'apiServer.audit.rules=null'
+refuse '/apiServer/audit/rules' --set apiServer.audit.enabled=true --set-json 'apiServer.audit.rules=[]'
 render --set init.timeout=90s --set etcd.resources.limits.memory=0.5Gi >/dev/null
 # Flags the chart sets itself, and ports the pod already uses.
 for flag in --kubeconfig=/x --control-plane-kubeconfig=/x --context=x --leader-elect=false --leader-elect \

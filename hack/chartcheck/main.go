@@ -1,8 +1,9 @@
 // Command chartcheck checks what `helm template` renders from charts/lifeboat:
 // every document must decode, with strict field checking, into the
 // Kubernetes type its apiVersion and kind name (a misspelled field in a
-// template fails here, not at install), and every value of values.yaml must
-// be described in the chart's README.
+// template fails here, not at install), an audit Policy a ConfigMap holds
+// must be one the API server loads, and every value of values.yaml must be
+// described in the chart's README.
 //
 //	helm template ... | go run ./hack/chartcheck --values charts/lifeboat/values.yaml --readme charts/lifeboat/README.md
 package main
@@ -18,9 +19,13 @@ import (
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+	auditpolicy "k8s.io/apiserver/pkg/audit/policy"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 )
@@ -99,11 +104,39 @@ func checkManifests(in io.Reader) (int, error) {
 			errs = append(errs, fmt.Errorf("%s: %s is not a kind this check knows", what, gvk))
 			continue
 		}
-		if _, _, err := strict.Decode(doc, nil, nil); err != nil {
+		obj, _, err := strict.Decode(doc, nil, nil)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", what, err))
+			continue
+		}
+		if cm, ok := obj.(*corev1.ConfigMap); ok {
+			errs = append(errs, checkAuditPolicies(cm)...)
 		}
 	}
 	return n, errors.Join(errs...)
+}
+
+// checkAuditPolicies loads each audit Policy cm holds as the API server
+// does, and decodes it strictly: the API server only warns of an unknown
+// field, and ignores it.
+func checkAuditPolicies(cm *corev1.ConfigMap) []error {
+	var errs []error
+	for key, data := range cm.Data {
+		var meta metav1.TypeMeta
+		if err := yaml.Unmarshal([]byte(data), &meta); err != nil || meta.APIVersion != auditv1.SchemeGroupVersion.String() {
+			continue
+		}
+		what := fmt.Sprintf("ConfigMap %s, %s", cm.Name, key)
+		var p auditv1.Policy
+		if err := yaml.UnmarshalStrict([]byte(data), &p); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", what, err))
+			continue
+		}
+		if _, err := auditpolicy.LoadPolicyFromBytes([]byte(data)); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", what, err))
+		}
+	}
+	return errs
 }
 
 func stripComments(doc []byte) []byte {

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,6 +32,8 @@ import (
 // same rendering again changes nothing, and a rendering with a new image
 // names a new init Job, which completes; applied with pruning by the
 // release's label, it removes the old Job and leaves the credentials as made.
+// That control plane writes the API server's audit log with the chart's
+// default policy (assertAuditLog).
 func TestHostChartRenderedAndApplied(t *testing.T) {
 	needsHost(t)
 	ctx := context.Background()
@@ -51,10 +54,10 @@ func TestHostChartRenderedAndApplied(t *testing.T) {
 			t.Errorf("deleting namespace %s: %v", ns, err)
 		}
 	})
-	// The suite's values but a ClusterIP Service: the suite's release has
-	// the node port.
+	// The suite's values but a ClusterIP Service (the suite's release has
+	// the node port), and the API server's audit log.
 	values := func(imageRef string, extra ...string) []string {
-		return hostValues(imageRef, append([]string{"apiServer.service.type=ClusterIP", "apiServer.service.nodePort=0"}, extra...)...)
+		return hostValues(imageRef, append([]string{"apiServer.service.type=ClusterIP", "apiServer.service.nodePort=0", "apiServer.audit.enabled=true"}, extra...)...)
 	}
 	render := func(imageRef string, extra ...string) string {
 		t.Helper()
@@ -100,6 +103,7 @@ func TestHostChartRenderedAndApplied(t *testing.T) {
 	hostCtl("apply", "-f", rendered)
 	waitRenderedControlPlane(t, cs, ns, job, host.imageRef)
 	t.Logf("applied rendering until the init Job completed and every Deployment was Ready: %s", time.Since(start).Round(100*time.Millisecond))
+	assertAuditLog(t, cs, ns)
 
 	// Applied again, as a tool that syncs does: no object changes. (kubectl
 	// says "configured" for some that it patches with what they hold, a
@@ -148,6 +152,75 @@ func TestHostChartRenderedAndApplied(t *testing.T) {
 			return true, "", nil
 		}
 		return false, "still there", err
+	})
+}
+
+// assertAuditLog checks the audit log of the API server in ns, written
+// with the chart's default policy: the init Job's writes of the CRDs are
+// there, with their user, and so are the controller manager's requests;
+// no event holds a request's or response's body; the controller manager's
+// renewals of its Lease, every few seconds, are not there.
+func assertAuditLog(t *testing.T, cs kubernetes.Interface, ns string) {
+	t.Helper()
+	type auditEvent struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Level      string `json:"level"`
+		Stage      string `json:"stage"`
+		Verb       string `json:"verb"`
+		User       struct {
+			Username string `json:"username"`
+		} `json:"user"`
+		ObjectRef *struct {
+			Resource string `json:"resource"`
+			Name     string `json:"name"`
+		} `json:"objectRef"`
+		RequestObject  json.RawMessage `json:"requestObject"`
+		ResponseObject json.RawMessage `json:"responseObject"`
+	}
+	eventually(t, 2*time.Minute, "the API server's audit log with the CRDs' writes and the controller manager's requests", func(ctx context.Context) (bool, string, error) {
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/component=apiserver"})
+		if err != nil || len(pods.Items) == 0 {
+			return false, "no API server pod", err
+		}
+		var events, crdWrites, cmRequests, leaseRenewals, bodies int
+		var lines []string
+		for _, p := range pods.Items {
+			logs, err := cs.CoreV1().Pods(ns).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx)
+			if err != nil {
+				return false, "", err
+			}
+			for _, line := range strings.Split(string(logs), "\n") {
+				var e auditEvent
+				if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &e) != nil || e.APIVersion != "audit.k8s.io/v1" || e.Kind != "Event" {
+					continue
+				}
+				events++
+				if e.Level != "Metadata" || e.Stage == "RequestReceived" || len(e.RequestObject) > 0 || len(e.ResponseObject) > 0 {
+					bodies++
+					lines = append(lines, line)
+				}
+				resource := ""
+				if e.ObjectRef != nil {
+					resource = e.ObjectRef.Resource
+				}
+				switch {
+				case resource == "customresourcedefinitions" && e.Verb != "get" && e.Verb != "list" && e.Verb != "watch" && e.User.Username != "":
+					crdWrites++
+				case resource == "leases" && (e.Verb == "update" || e.Verb == "patch"):
+					leaseRenewals++
+					lines = append(lines, line)
+				}
+				if e.User.Username == "system:lifeboat:controller-manager" {
+					cmRequests++
+				}
+			}
+		}
+		seen := fmt.Sprintf("%d audit events: %d writes of CRDs, %d requests of the controller manager, %d Lease renewals, %d not at Metadata level when complete", events, crdWrites, cmRequests, leaseRenewals, bodies)
+		if leaseRenewals > 0 || bodies > 0 {
+			t.Fatalf("%s; the default policy must leave out Lease renewals and every body:\n%s", seen, strings.Join(lines[:min(len(lines), 5)], "\n"))
+		}
+		return crdWrites > 0 && cmRequests > 0, seen, nil
 	})
 }
 

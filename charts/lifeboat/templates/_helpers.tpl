@@ -269,3 +269,31 @@ resources:
       - identity: {}
 {{- end }}
 {{- end -}}
+
+{{/*
+The API server's audit Policy, from apiServer.audit.rules. The stage a
+request is received at is not recorded: the one it completes at says the
+same and its outcome.
+*/}}
+{{- define "lifeboat.auditPolicy" -}}
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+{{ toYaml .Values.apiServer.audit.rules }}
+{{- end -}}
+
+{{/*
+"true" when the API server writes an audit log. Values reused from a release
+made before the audit values existed (helm upgrade --reuse-values) lack them:
+no audit log, as then; asked for one, they still lack its rules, which the
+chart's defaults would give.
+*/}}
+{{- define "lifeboat.auditEnabled" -}}
+{{- if dig "audit" "enabled" false .Values.apiServer -}}
+{{- if not (dig "audit" "rules" nil .Values.apiServer) -}}
+{{- fail "apiServer.audit.enabled is true but apiServer.audit.rules is not set: helm upgrade --reuse-values keeps the values of the chart the release was installed with, which had none; upgrade with --reset-then-reuse-values (this chart's defaults, then the release's values and yours), or give the rules" -}}
+{{- end -}}
+true
+{{- end -}}
+{{- end -}}
