@@ -342,17 +342,17 @@ func signingClient(t *testing.T, ca *testCA, now func() time.Time, backdate time
 	return cs, &created
 }
 
-// flakyStore fails its first saves.
+// flakyStore fails every save before failUntil by clock.
 type flakyStore struct {
-	failures int
-	tries    int
-	saved    [][]byte
+	clock     *clocktesting.FakeClock
+	failUntil time.Time
+	tries     int
+	saved     [][]byte
 }
 
 func (s *flakyStore) Save(_ context.Context, certPEM, _ []byte) error {
 	s.tries++
-	if s.failures > 0 {
-		s.failures--
+	if s.clock.Now().Before(s.failUntil) {
 		return errors.New("disk full")
 	}
 	s.saved = append(s.saved, certPEM)
@@ -474,25 +474,22 @@ func fakeClockRotator(t *testing.T, clk *clocktesting.FakeClock, age time.Durati
 }
 
 // A store that keeps failing holds no renewal back: the certificates go on
-// being renewed and used, and saving is tried again meanwhile.
+// being renewed and used, and saving is tried again meanwhile; once the
+// store works, the certificate held is kept.
 func TestRotatorRenewsWhileTheStoreFails(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	r, created := fakeClockRotator(t, clk, 50*time.Minute, clk.Now, 0)
-	store := &flakyStore{failures: 1 << 30}
+	store := &flakyStore{clock: clk, failUntil: clk.Now().Add(4 * time.Hour)}
 	r.Store = store
 	creds := r.Credentials
-	rotatorRun(t, r, clk, 4*time.Hour, time.Minute)
+	rotatorRun(t, r, clk, 4*time.Hour+10*time.Minute, time.Minute)
 	// Due at once, then every 48 minutes of a one-hour certificate.
 	if n := len(*created); n < 5 || n > 6 {
-		t.Errorf("%d renewals in 4 hours, want 5 or 6 (one at once, then every 48 minutes)", n)
+		t.Errorf("%d renewals in 4 hours 10 minutes, want 5 or 6 (one at once, then every 48 minutes)", n)
 	}
-	if store.tries < 10 {
-		t.Errorf("the store was tried %d times, want it tried again while it fails", store.tries)
+	if store.tries-len(store.saved) < 10 {
+		t.Errorf("the store failed %d times in 4 hours, want it tried again while it fails", store.tries-len(store.saved))
 	}
-
-	// Once it works, the certificate held is kept.
-	store.failures = 0
-	rotatorRun(t, r, clk, 10*time.Minute, time.Minute)
 	if len(store.saved) == 0 || string(store.saved[len(store.saved)-1]) != string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: creds.Certificate().Raw})) {
 		t.Errorf("the certificate held was not kept once the store worked (%d saves)", len(store.saved))
 	}
