@@ -78,9 +78,13 @@ func graceStart(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Ti
 // target, was placed (see graceStart): the lastTransitionTime of
 // FailoverTargetAvailable=True, else the scheduler's lastScheduledTime,
 // but now when the binding last said that nothing could take the workload
-// and the scheduler's stamp is not newer than that. The zero time when
-// unknown.
+// and the scheduler's stamp is not newer than that, or when the scheduler
+// failed to place the binding's current generation (schedulingFailed).
+// The zero time when unknown.
 func placedSince(o observed, now time.Time) time.Time {
+	if schedulingFailed(o.generation, o.status) {
+		return now
+	}
 	c := meta.FindStatusCondition(o.status.Conditions, ConditionFailoverTargetAvailable)
 	if c != nil && c.Status == metav1.ConditionTrue {
 		return c.LastTransitionTime.Time
@@ -93,6 +97,16 @@ func placedSince(o observed, now time.Time) time.Time {
 		return now
 	}
 	return placed
+}
+
+// schedulingFailed reports whether the scheduler's last attempt failed
+// (Scheduled=False) on a generation it has not placed. spec.clusters then
+// holds what was there before, not a placement of what was evicted: a
+// Divided workload evicted from one of two clusters keeps its share on the
+// other while the evicted share fits nowhere. Nothing replaced the evicted
+// copy, so no grace period runs.
+func schedulingFailed(generation int64, status *workv1alpha2.ResourceBindingStatus) bool {
+	return meta.IsStatusConditionFalse(status.Conditions, workv1alpha2.Scheduled) && !scheduled(generation, status)
 }
 
 // taskDeadline is when a task times out; false when it never does (no
@@ -335,8 +349,9 @@ type taskPlan struct {
 // planTasks decides every task, stamping a creation time on tasks that
 // have none (tasks written by other tools) first:
 //
-//  1. while nothing is placed instead (spec.clusters is empty), an eviction
-//     whose cluster is healthy again (recovered) is undone: the task goes
+//  1. while nothing is placed instead (spec.clusters is empty, or the
+//     scheduler failed to place the binding: schedulingFailed), an
+//     eviction whose cluster is healthy again (recovered) is undone: the task goes
 //     and its cluster returns to spec.clusters, in one write, so the copy
 //     that never stopped running is the workload again and receives
 //     template changes; the cluster is no longer excluded by the
@@ -352,13 +367,16 @@ type taskPlan struct {
 func planTasks(o observed, now time.Time) taskPlan {
 	var p taskPlan
 	noTarget := len(o.spec.Clusters) == 0
+	// A placement the scheduler failed to make leaves the evicted copies
+	// as unreplaced as an empty one: their clusters may take them back.
+	unreplaced := noTarget || schedulingFailed(o.generation, o.status)
 	for i := range o.spec.GracefulEvictionTasks {
 		task := *o.spec.GracefulEvictionTasks[i].DeepCopy()
 		if task.CreationTimestamp == nil {
 			task.CreationTimestamp = ptr.To(metav1.NewTime(now).Rfc3339Copy())
 			p.changed, p.stamped = true, true
 		}
-		if noTarget && recovered(&task, o, now) {
+		if unreplaced && recovered(&task, o, now) {
 			p.cancelled = append(p.cancelled, removedTask{task: task, reason: recoveredReason(&task)})
 			// Two tasks from one cluster go together; it comes back once.
 			if !slices.ContainsFunc(p.restored, func(t workv1alpha2.TargetCluster) bool { return t.Name == task.FromCluster }) {
@@ -392,12 +410,12 @@ func planTasks(o observed, now time.Time) taskPlan {
 			continue
 		}
 		p.kept = append(p.kept, task)
-		if deadline, ok := taskDeadline(&task, o, now); ok && !noTarget && !now.Before(deadline) && keptPastGrace(&task, o, now) {
+		if deadline, ok := taskDeadline(&task, o, now); ok && !unreplaced && !now.Before(deadline) && keptPastGrace(&task, o, now) {
 			p.held = append(p.held, removedTask{task: task, reason: keptPastGraceReason(&task, o, gracePeriod(&task, o.defaultGrace))})
 		}
 		// Time-outs matter only while there is a target: without one the
 		// task waits for the scheduler, which changes the binding.
-		if deadline, ok := taskDeadline(&task, o, now); ok && !noTarget {
+		if deadline, ok := taskDeadline(&task, o, now); ok && !unreplaced {
 			if d := deadline.Sub(now); d > 0 && (p.requeueAfter == 0 || d < p.requeueAfter) {
 				p.requeueAfter = d
 			}

@@ -364,7 +364,7 @@ func (r *GracefulEvictionReconciler) observe(ctx context.Context, obj client.Obj
 	o := observed{generation: obj.GetGeneration(), spec: spec, status: status, defaultGrace: grace}
 	switch {
 	case len(spec.GracefulEvictionTasks) == 0:
-	case len(spec.Clusters) == 0:
+	case len(spec.Clusters) == 0, schedulingFailed(o.generation, status):
 		// Nothing placed instead: every evicted cluster, to tell whether
 		// one recovered.
 		o.clusters = map[string]*clusterv1alpha1.Cluster{}
@@ -525,6 +525,20 @@ func targetCondition(generation int64, spec *workv1alpha2.ResourceBindingSpec, s
 	}
 	sort.Strings(from)
 	evicted := strings.Join(from, ", ")
+	sched := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled)
+	if len(spec.Clusters) > 0 && schedulingFailed(generation, status) {
+		why := "the scheduler found no cluster"
+		if sched.Message != "" {
+			why = fmt.Sprintf("the scheduler found no cluster: %s", sched.Message)
+		}
+		return &metav1.Condition{
+			Type:   ConditionFailoverTargetAvailable,
+			Status: metav1.ConditionFalse,
+			Reason: ReasonNoFailoverTarget,
+			Message: truncate(fmt.Sprintf("What was evicted from %s is not placed anywhere else (%s); %s keep what they ran before. The copy in %s is kept until the scheduler places it.",
+				evicted, why, strings.Join(clusterNames(spec.Clusters), ", "), evicted), 32768),
+		}, false
+	}
 	if len(spec.Clusters) > 0 {
 		return &metav1.Condition{
 			Type:    ConditionFailoverTargetAvailable,
@@ -533,7 +547,6 @@ func targetCondition(generation int64, spec *workv1alpha2.ResourceBindingSpec, s
 			Message: fmt.Sprintf("The workload evicted from %s is placed on %s.", evicted, strings.Join(clusterNames(spec.Clusters), ", ")),
 		}, false
 	}
-	sched := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled)
 	saidNo := sched != nil && sched.Status == metav1.ConditionFalse
 	if !saidNo && !scheduled(generation, status) {
 		return nil, true

@@ -256,6 +256,23 @@ func TestTargetCondition(t *testing.T) {
 			wantStatus: "False",
 			wantMsg:    "in the process of eviction",
 		},
+		"a placement kept while the scheduler could not place what was evicted: False": {
+			binding: makeBinding("a").clusters("member1").task(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0)).
+				unscheduled().noClusterFit("0/3 clusters are available: 1 cluster(s) had insufficient capacity"),
+			wantStatus: "False",
+			wantMsg:    "not placed anywhere else (the scheduler found no cluster: 0/3 clusters are available: 1 cluster(s) had insufficient capacity); member1 keep",
+		},
+		"a placement the scheduler has not looked at yet: True": {
+			binding:    makeBinding("a").clusters("member1").task(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0)).unscheduled(),
+			wantStatus: "True",
+			wantMsg:    "placed on member1",
+		},
+		"a placement the scheduler made, then a later attempt failed at the same generation: True": {
+			binding: makeBinding("a").clusters("member1").task(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0)).
+				noClusterFit("0/3 clusters are available"),
+			wantStatus: "True",
+			wantMsg:    "placed on member1",
+		},
 		"no placement, scheduler has not looked yet: unchanged": {
 			binding:  makeBinding("a").task(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0)).unscheduled(),
 			wantNil:  true,
@@ -394,6 +411,20 @@ func TestPlanTasksUndoesEvictionsOfRecoveredClusters(t *testing.T) {
 			binding:  makeBinding("a").task(taintTask("member1", policyv1alpha1.PurgeModeGracefully, 2)),
 			wantKept: []string{"member1"},
 		},
+		"Divided, the cluster Ready again while its share was never placed elsewhere: undone": {
+			binding: divided(replicas(makeBinding("a").clusters("member2").health("member2", healthy).
+				task(taintTask("member1", policyv1alpha1.PurgeModeGracefully, 2)), 4)).
+				unscheduled().withScheduled(metav1.ConditionFalse, workv1alpha2.BindingReasonUnschedulable, 0),
+			clusters:     []*clusterv1alpha1.Cluster{ready("member1")},
+			wantRestored: []workv1alpha2.TargetCluster{{Name: "member1", Replicas: 2}},
+		},
+		"must not: a share never placed elsewhere, its cluster still not Ready": {
+			binding: divided(replicas(makeBinding("a").clusters("member2").health("member2", healthy).
+				task(taintTask("member1", policyv1alpha1.PurgeModeGracefully, 2)), 4)).
+				unscheduled().withScheduled(metav1.ConditionFalse, workv1alpha2.BindingReasonUnschedulable, 0),
+			clusters: []*clusterv1alpha1.Cluster{notReady("member1")},
+			wantKept: []string{"member1"},
+		},
 		"must not: a replacement is placed (it closes the normal way)": {
 			binding:  makeBinding("a").clusters("member2").health("member2", unhealthy).task(withGrace(taintTask("member1", policyv1alpha1.PurgeModeGracefully, 2), 1000000)),
 			clusters: []*clusterv1alpha1.Cluster{ready("member1")},
@@ -488,6 +519,18 @@ func TestTaskDoneGraceCountsFromThePlacement(t *testing.T) {
 	unhealthyOn1 := func() *bindingWrapper {
 		return makeBinding("a").clusters("member1").health("member1", workv1alpha2.ResourceUnhealthy).health("member2", workv1alpha2.ResourceUnhealthy)
 	}
+	// A Divided workload of two clusters, member2 evicted: member1 keeps
+	// its share and reports Healthy, and the copy in member2 too.
+	healthyOn1 := func() *bindingWrapper {
+		b := makeBinding("a").clusters("member1").health("member1", workv1alpha2.ResourceHealthy).health("member2", workv1alpha2.ResourceHealthy)
+		b.Spec.Replicas = 4
+		b.Spec.Placement = &policyv1alpha1.Placement{ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided}}
+		return b
+	}
+	// The scheduler could not place the binding's current generation.
+	unplacedShare := func(b *bindingWrapper) *bindingWrapper {
+		return b.unscheduled().withScheduled(metav1.ConditionFalse, workv1alpha2.BindingReasonUnschedulable, 0)
+	}
 	for name, tc := range map[string]struct {
 		task     workv1alpha2.GracefulEvictionTask
 		binding  *bindingWrapper
@@ -511,6 +554,9 @@ func TestTaskDoneGraceCountsFromThePlacement(t *testing.T) {
 		},
 		"no condition yet, the scheduler placed it at 5000": {
 			task: graceful, binding: scheduledAt(unhealthyOn1(), 5000), now: 5599,
+		},
+		"must not: a Divided share the scheduler could not place never runs out, whatever the condition still says": {
+			task: graceful, binding: unplacedShare(targetSince(healthyOn1(), metav1.ConditionTrue, 0)), now: 100000,
 		},
 		"Directly: the bounded wait for the old copy also counts from the placement": {
 			task: directly, binding: targetSince(unhealthyOn1(), metav1.ConditionTrue, 5000), now: 5599,

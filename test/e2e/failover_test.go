@@ -324,6 +324,113 @@ func TestFailoverNeverLosesLastCopy(t *testing.T) {
 	}
 }
 
+// TestFailoverKeepsAShareThatFitsNowhere: a Divided workload on two
+// clusters, its copy in one of them unhealthy and evicted Graciously, while
+// the placement (one share per cluster) cannot take that share anywhere
+// else. The other cluster keeps its share, so spec.clusters is not empty,
+// but nothing replaced the evicted copy: the grace period must not run out
+// and delete it.
+func TestFailoverKeepsAShareThatFitsNowhere(t *testing.T) {
+	t.Parallel()
+	const keeps, evicted, grace = "member2", "member3", 5
+	ctx := context.Background()
+	ns := newNamespace(t, "fo-share")
+	cp := clientFor(t, controlPlaneConfig(t))
+	ms := members(t)
+	const name = "halves"
+	policy := fmt.Sprintf(`
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata:
+  name: %[1]s
+spec:
+  resourceSelectors:
+    - apiVersion: apps/v1
+      kind: Deployment
+      name: %[1]s
+  placement:
+    clusterAffinity:
+      clusterNames: [%[2]s, %[3]s]
+    spreadConstraints:
+      - spreadByField: cluster
+        maxGroups: 2
+        minGroups: 2
+    replicaScheduling:
+      replicaSchedulingType: Divided
+      replicaDivisionPreference: Weighted
+      weightPreference:
+        staticWeightList:
+          - targetCluster:
+              clusterNames: [%[2]s]
+            weight: 1
+          - targetCluster:
+              clusterNames: [%[3]s]
+            weight: 1
+  failover:
+    application:
+      decisionConditions:
+        tolerationSeconds: 3
+      purgeMode: Graciously
+      gracePeriodSeconds: %[4]d
+`, name, keeps, evicted, grace)
+	// Two replicas in each cluster: a copy whose new Pods cannot pull their
+	// image then counts fewer updated replicas than it should, and reports
+	// Unhealthy (with one, the new Pod is the one updated replica).
+	applyYAML(t, ns, policy+"---"+strings.Replace(nginxDeployment(name, ""), "replicas: 2", "replicas: 4", 1))
+	eventually(t, failoverTimeout, "two replicas in each of "+keeps+" and "+evicted, func(ctx context.Context) (bool, string, error) {
+		rb, err := bindingOf(ctx, cp, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		return len(rb.Spec.Clusters) == 2 && workv1alpha2.IsPlacementHealthy(rb.Spec.Clusters, rb.Status.AggregatedStatus),
+			fmt.Sprintf("clusters %+v", rb.Spec.Clusters), nil
+	})
+	original, err := ms[evicted].AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	applyYAML(t, ns, fakeRegistry(name, []string{evicted}, ""))
+
+	_, task := waitTask(t, cp, ns, name, evicted)
+	eventually(t, failoverTimeout, "FailoverTargetAvailable False while "+keeps+" keeps its share", func(ctx context.Context) (bool, string, error) {
+		rb, err := bindingOf(ctx, cp, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		c := condition(rb.Status.Conditions, failover.ConditionFailoverTargetAvailable)
+		if c == nil {
+			return false, fmt.Sprintf("no condition; clusters %v", scheduledClusters(rb)), nil
+		}
+		return c.Status == metav1.ConditionFalse && c.Reason == failover.ReasonNoFailoverTarget &&
+				slices.Equal(scheduledClusters(rb), []string{keeps}) && strings.Contains(c.Message, evicted),
+			fmt.Sprintf("%s %s: %s; clusters %v", c.Status, c.Reason, c.Message, scheduledClusters(rb)), nil
+	})
+	eventWith(t, ns, name, "Warning", failover.EventReasonNoFailoverTarget, evicted)
+
+	expired := task.CreationTimestamp.Add(grace * time.Second)
+	poked := false
+	stays(t, task.CreationTimestamp.Add((grace+6)*time.Second), describe("the evicted copy in %s still there %ds after the eviction", evicted, grace+6), func(ctx context.Context) (bool, string, error) {
+		if !poked && time.Now().After(expired) {
+			// Every controller looks at the binding again past the grace
+			// period: one that would delete on time-out gets its chance.
+			kubectl(t, suite.state.KubeconfigPath(), "-n", ns, "annotate", "rb", name+"-deployment", "--overwrite", "e2e.lifeboat.dev/poke="+time.Now().Format("150405"))
+			poked = true
+		}
+		d, err := ms[evicted].AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, "the evicted copy: " + err.Error(), nil
+		}
+		if d.UID != original.UID || d.DeletionTimestamp != nil {
+			return false, fmt.Sprintf("the evicted copy was replaced or is being deleted (uid %s, deleting %v)", d.UID, d.DeletionTimestamp != nil), nil
+		}
+		rb, err := bindingOf(ctx, cp, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		return findTask(rb, evicted) != nil, "the task was closed with nothing placed instead: tasks " + tasksSummary(rb), nil
+	})
+}
+
 // TestFailoverTimerSurvivesRestart: the controller manager is restarted in
 // the middle of the toleration window; the eviction happens at the original
 // deadline (status.unhealthyClusters keeps the timer). Not parallel: the
