@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
@@ -22,10 +23,15 @@ func TestWorkName(t *testing.T) {
 		"Karmada's documented example": {"Deployment", "nginx", "default", "nginx-687f7fb96f"},
 		"colon becomes dot":            {"ClusterRole", "system:admin", "", "system.admin-"},
 		"long names are cut to 63":     {"Deployment", strings.Repeat("a", 80), "default", strings.Repeat("a", 40)},
+		"an RBAC name with '_'":        {"ClusterRole", "my_role", "", "my-role-"},
+		"an RBAC name with '@'":        {"RoleBinding", "jane@example.com", "team", "jane-example-com-"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := WorkName(tc.kind, tc.name, tc.namespace)
+			if errs := validation.IsDNS1123Subdomain(got); len(errs) > 0 {
+				t.Errorf("WorkName = %q: not a valid name: %v", got, errs)
+			}
 			if !strings.HasPrefix(got, tc.want) || len(got) > 63 {
 				t.Errorf("WorkName = %q (%d chars), want prefix %q and at most 63 chars", got, len(got), tc.want)
 			}

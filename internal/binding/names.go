@@ -1,14 +1,13 @@
 package binding
 
 import (
-	"fmt"
-	"hash/fnv"
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/names"
 )
 
 // maxWorkNameLength keeps Work names usable as label values.
@@ -21,20 +20,21 @@ const maxWorkNameLength = 63
 // cluster-scoped template). default/nginx Deployment gives nginx-687f7fb96f.
 //
 // Unlike Karmada the name is kept within 63 characters: a long template
-// name is cut, while the hash still covers the full key.
+// name is cut, while the hash still covers the full key. A template name
+// with characters no Work's name may have (an RBAC object's) has them
+// turned into '-' (names.Clean).
 func WorkName(kind, name, namespace string) string {
 	base := strings.ReplaceAll(strings.ToLower(name), ":", ".")
 	key := base + "-" + kind
 	if namespace != "" {
 		key = namespace + "-" + key
 	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(strings.ToLower(key)))
-	suffix := rand.SafeEncodeString(fmt.Sprint(h.Sum32()))
-	if keep := maxWorkNameLength - len(suffix) - 1; len(base) > keep {
-		base = strings.TrimRight(base[:keep], "-.")
+	suffix := names.Hash(strings.ToLower(key))
+	work := names.Join(base, suffix, maxWorkNameLength)
+	if len(validation.IsDNS1123Subdomain(work)) != 0 {
+		work = names.Join(names.Clean(base), suffix, maxWorkNameLength)
 	}
-	return base + "-" + suffix
+	return work
 }
 
 // ExecutionNamespace is the namespace of a cluster's Works.

@@ -2,15 +2,12 @@ package dependencies
 
 import (
 	"encoding/json"
-	"fmt"
-	"hash/fnv"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/utils/ptr"
 
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
@@ -18,6 +15,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/detector"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
+	"github.com/lifeboat-dev/lifeboat/internal/names"
 )
 
 // DependedByLabelKey is the label an attached binding carries for each
@@ -26,9 +24,7 @@ import (
 // FNV-32a hash of "<namespace>/<name>" of the depending binding. Its value is
 // that binding's permanent ID.
 func DependedByLabelKey(namespace, name string) string {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(namespace + "/" + name))
-	return workv1alpha2.BindingDependedByLabelKeyPrefix + rand.SafeEncodeString(fmt.Sprint(h.Sum32()))
+	return workv1alpha2.BindingDependedByLabelKeyPrefix + names.Hash(namespace+"/"+name)
 }
 
 // dependencyKey is the index value of one dependency.

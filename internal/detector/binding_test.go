@@ -1,10 +1,12 @@
 package detector
 
 import (
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -15,16 +17,38 @@ import (
 
 func TestBindingName(t *testing.T) {
 	cases := map[string]struct{ kind, name, want string }{
-		"deployment": {"Deployment", "nginx", "nginx-deployment"},
-		"upper case": {"ConfigMap", "My-Config", "my-config-configmap"},
-		"colon":      {"ClusterRole", "system:foo", "system.foo-clusterrole"},
+		"deployment":                           {"Deployment", "nginx", "nginx-deployment"},
+		"upper case":                           {"ConfigMap", "My-Config", "my-config-configmap"},
+		"colon":                                {"ClusterRole", "system:foo", "system.foo-clusterrole"},
+		"a character no binding name may have": {"ClusterRole", "my_role", "my-role-clusterrole-"},
+		"an e-mail address as an RBAC name":    {"RoleBinding", "jane@example.com", "jane-example-com-rolebinding-"},
+		"253 characters with the kind":         {"ConfigMap", strings.Repeat("a", 243), strings.Repeat("a", 243) + "-configmap"},
+		"longer: cut, with a hash":             {"ConfigMap", strings.Repeat("a", 250), strings.Repeat("a", 200)},
+		"only characters no name may have":     {"ClusterRole", "__", "clusterrole-"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := BindingName(tc.kind, tc.name); got != tc.want {
-				t.Errorf("BindingName = %q, want %q", got, tc.want)
+			got := BindingName(tc.kind, tc.name)
+			if errs := validation.IsDNS1123Subdomain(got); len(errs) > 0 {
+				t.Fatalf("BindingName = %q: not a valid name: %v", got, errs)
+			}
+			if !strings.HasPrefix(got, tc.want) {
+				t.Errorf("BindingName = %q, want %q or a name starting with it", got, tc.want)
+			}
+			if strings.HasSuffix(tc.want, "-") && got == tc.want {
+				t.Errorf("BindingName = %q, want a hash after it", got)
+			}
+			if got != BindingName(tc.kind, tc.name) {
+				t.Errorf("not stable")
 			}
 		})
+	}
+	// Two names that are cleaned to the same characters keep two bindings.
+	if BindingName("ClusterRole", "a_b") == BindingName("ClusterRole", "a@b") {
+		t.Errorf("a_b and a@b share the binding name %q", BindingName("ClusterRole", "a_b"))
+	}
+	if long := strings.Repeat("a", 250); BindingName("ConfigMap", long) == BindingName("ConfigMap", long+"b") {
+		t.Errorf("two long names cut to the same characters share a binding name")
 	}
 }
 

@@ -7,8 +7,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/names"
 )
 
 // ClaimedByLabel on a template (set by another owner, e.g. a
@@ -20,8 +22,19 @@ const ClaimedByLabel = "resourcetemplate.karmada.io/claimed-by"
 // of the attached binding of a dependency): lower("<name>-<kind>") with ':'
 // in the name replaced by '.', e.g. "nginx-deployment". A ConfigMap selected
 // by its own policy and needed by a workload therefore shares one binding.
+//
+// Where that is no valid object name (a name of 240 characters and more, or
+// an RBAC object's name with characters other than letters, digits, '-',
+// '.' and ':'), which Karmada would fail to create, the name is made valid:
+// every other character becomes '-', it is cut to fit, and a hash of the
+// kind and the name as written is added, e.g. "my-role-clusterrole-<hash>"
+// for the ClusterRole my_role.
 func BindingName(kind, name string) string {
-	return strings.ToLower(strings.ReplaceAll(name, ":", ".") + "-" + kind)
+	n := strings.ToLower(strings.ReplaceAll(name, ":", ".") + "-" + kind)
+	if len(validation.IsDNS1123Subdomain(n)) == 0 {
+		return n
+	}
+	return names.Hashed(n, validation.DNS1123SubdomainMaxLength, kind+"/"+name)
 }
 
 // BindsTemplate reports whether a binding whose spec.resource is ref is the
