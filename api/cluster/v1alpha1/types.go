@@ -17,6 +17,7 @@ import (
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Insecure-Skip-TLS",type=boolean,JSONPath=`.spec.insecureSkipTLSVerification`,priority=1
 // +kubebuilder:printcolumn:name="API-Endpoint",type=string,JSONPath=`.spec.apiEndpoint`,priority=1
+// +kubebuilder:validation:XValidation:rule="size(self.metadata.name) <= 48 && self.metadata.name.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS label of at most 48 characters (lowercase alphanumerics and '-'): the cluster's execution namespace karmada-es-<name> must be a valid namespace name"
 
 // Cluster is one member cluster: its spec says how to reach it and how it may
 // be used, its status holds what the control plane last observed about it.
