@@ -105,9 +105,21 @@ func TestFlinkReplicas(t *testing.T) {
 		cpu      string
 		memory   string
 	}{
-		"parallelism over slots": {
+		"parallelism over slots; Flink's 2048m is 2 GiB": {
 			spec:     `{jobManager: {resource: {cpu: 1, memory: 2048m}}, taskManager: {resource: {cpu: 2, memory: 1Gi}}, job: {parallelism: 5}, flinkConfiguration: {taskmanager.numberOfTaskSlots: "2"}}`,
-			replicas: 1 + 3, cpu: "2", memory: "1Gi",
+			replicas: 1 + 3, cpu: "2", memory: "2Gi",
+		},
+		"Flink's units: g, mb, bytes, upper case and spaces": {
+			spec:     `{jobManager: {resource: {cpu: 1, memory: 1g}}, taskManager: {replicas: 1, resource: {cpu: 1, memory: "3072 MB"}}}`,
+			replicas: 2, cpu: "1", memory: "3Gi",
+		},
+		"a size in bytes": {
+			spec:     `{jobManager: {resource: {cpu: 1, memory: "1073741824"}}, taskManager: {replicas: 1, resource: {cpu: 1, memory: 1048576b}}}`,
+			replicas: 2, cpu: "1", memory: "1073741824",
+		},
+		"a memory Flink would not read is left out": {
+			spec:     `{jobManager: {resource: {cpu: 1, memory: lots}}, taskManager: {replicas: 1, resource: {cpu: 1, memory: 1.5g}}}`,
+			replicas: 2, cpu: "1", memory: "0",
 		},
 		"explicit task managers": {
 			spec:     `{jobManager: {replicas: 2, resource: {cpu: 0.5, memory: 4Gi}}, taskManager: {replicas: 4, resource: {cpu: 0.5, memory: 1Gi}}}`,
