@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -66,7 +65,9 @@ Operations (Karmada's operation name or the Lua function name):
   InterpretDependency (GetDependencies)  desired object       -> dependencies
 
 When only one of --desired-file and --observed-file is given it is used for both.
---status-file holds a YAML list of {clusterName, status, applied, health} items.`,
+--status-file holds one YAML list of {clusterName, status, applied, health} items.
+--desired-replica is only for ReviseReplica and --status-file only for
+AggregateStatus: with another operation they are refused, not ignored.`,
 		Example: `  lifeboat interpret --customization ric.yaml --operation InterpretHealth --observed-file flink.yaml
   lifeboat interpret --customization ric.yaml --operation ReviseReplica --desired-file app.yaml --desired-replica 2
   lifeboat interpret --customization-name my-ric --operation AggregateStatus --desired-file app.yaml --status-file items.yaml
@@ -83,8 +84,8 @@ When only one of --desired-file and --observed-file is given it is used for both
 	f.StringVar(&o.operation, "operation", "", "Operation to run (see above).")
 	f.StringVar(&o.observedFile, "observed-file", "", "File holding the object as it is in a member cluster.")
 	f.StringVar(&o.desiredFile, "desired-file", "", "File holding the object as the control plane wants it.")
-	f.Int64Var(&o.desiredReplica, "desired-replica", 0, "Replicas for ReviseReplica, which needs it: 0 to 2147483647.")
-	f.StringVar(&o.statusFile, "status-file", "", "File holding the member status items for AggregateStatus.")
+	f.Int64Var(&o.desiredReplica, "desired-replica", 0, "Replicas to revise the object to, 0 to 2147483647: only for ReviseReplica, which needs it.")
+	f.StringVar(&o.statusFile, "status-file", "", "File holding the member status items: only for AggregateStatus.")
 	o.controlPlane.add(f)
 	_ = cmd.MarkFlagRequired("operation")
 	return cmd
@@ -97,6 +98,14 @@ func (o *interpretOptions) run(ctx context.Context, out io.Writer) error {
 	op, err := lua.ParseOperation(o.operation)
 	if err != nil {
 		return err
+	}
+	// An operation that does not read a flag would run without it, and its
+	// output would pass for an answer that took the flag into account.
+	switch {
+	case o.desiredReplicaSet && op != lua.ReviseReplica:
+		return fmt.Errorf("--desired-replica is only for %s; %s does not read it", lua.ReviseReplica, op)
+	case o.statusFile != "" && op != lua.AggregateStatus:
+		return fmt.Errorf("--status-file is only for %s; %s does not read it", lua.AggregateStatus, op)
 	}
 	if op == lua.ReviseReplica {
 		// A replica count is an int32 in every workload; without the
@@ -166,8 +175,7 @@ func (o *interpretOptions) interpreter(ctx context.Context, op lua.Operation) (i
 		if err != nil {
 			return nil, nil, fmt.Errorf("read customization: %w", err)
 		}
-		ric = &configv1alpha1.ResourceInterpreterCustomization{}
-		if err := yaml.UnmarshalStrict(raw, ric); err != nil {
+		if ric, err = parseCustomization(raw); err != nil {
 			return nil, nil, fmt.Errorf("parse customization %s: %w", o.customizationFile, err)
 		}
 	case o.customizationName != "":
@@ -195,6 +203,40 @@ func (o *interpretOptions) interpreter(ctx context.Context, op lua.Operation) (i
 		return nil, nil, fmt.Errorf("customization %s has no script for %s (function %s)", ric.Name, op, op.Function())
 	}
 	return interpreter.NewChain(layer), program, nil
+}
+
+// wantCustomization names what a --customization file must hold.
+const wantCustomization = "a config.karmada.io/v1alpha1 ResourceInterpreterCustomization"
+
+// parseCustomization decodes a ResourceInterpreterCustomization. Its
+// apiVersion and kind are checked first: the decoding reads the fields
+// whatever the type says, so a file of another kind with the same fields
+// would otherwise be run as a customization.
+func parseCustomization(raw []byte) (*configv1alpha1.ResourceInterpreterCustomization, error) {
+	var tm struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := yaml.Unmarshal(raw, &tm); err != nil {
+		return nil, fmt.Errorf("decoding: %w", err)
+	}
+	switch gvk := schema.FromAPIVersionAndKind(tm.APIVersion, tm.Kind); {
+	case gvk == configv1alpha1.SchemeGroupVersion.WithKind("ResourceInterpreterCustomization"):
+		// The one type wanted: decoded below.
+	case tm.APIVersion == "" && tm.Kind == "":
+		return nil, errors.New("found no apiVersion and kind; want " + wantCustomization)
+	default:
+		kind := tm.Kind
+		if kind == "" {
+			kind = "object without kind"
+		}
+		return nil, fmt.Errorf("found a %s of apiVersion %q; want %s", kind, tm.APIVersion, wantCustomization)
+	}
+	ric := &configv1alpha1.ResourceInterpreterCustomization{}
+	if err := yaml.UnmarshalStrict(raw, ric); err != nil {
+		return nil, err
+	}
+	return ric, nil
 }
 
 // objects reads the desired and observed objects; one stands in for the
@@ -284,12 +326,9 @@ func runOperation(in interpreter.Interpreter, op lua.Operation, desired, observe
 	case lua.AggregateStatus:
 		var items []workv1alpha2.AggregatedStatusItem
 		if statusFile != "" {
-			raw, err := os.ReadFile(statusFile)
-			if err != nil {
-				return nil, fmt.Errorf("read status items: %w", err)
-			}
-			if err := yaml.UnmarshalStrict(raw, &items); err != nil {
-				return nil, fmt.Errorf("parse status items %s: %w", statusFile, err)
+			var err error
+			if items, err = readStatusItems(statusFile); err != nil {
+				return nil, err
 			}
 		}
 		obj, err := in.AggregateStatus(desired, items)
@@ -308,4 +347,21 @@ func runOperation(in interpreter.Interpreter, op lua.Operation, desired, observe
 		return map[string]any{"dependencies": deps}, nil
 	}
 	return nil, fmt.Errorf("operation %s is not supported", op)
+}
+
+// wantStatusItems names what a --status-file must hold.
+const wantStatusItems = "one list of status items"
+
+// readStatusItems reads the --status-file: one YAML or JSON list of
+// {clusterName, status, applied, health} items.
+func readStatusItems(path string) ([]workv1alpha2.AggregatedStatusItem, error) {
+	doc, err := yamlfile.ReadList(path, wantStatusItems)
+	if err != nil {
+		return nil, fmt.Errorf("read status items: %w", err)
+	}
+	var items []workv1alpha2.AggregatedStatusItem
+	if err := yaml.UnmarshalStrict(doc, &items); err != nil {
+		return nil, fmt.Errorf("parse status items %s: %w", path, err)
+	}
+	return items, nil
 }

@@ -81,6 +81,16 @@ func TestInterpretCommand(t *testing.T) {
 	versionless := write("versionless.yaml", "kind: Workload\nmetadata: {name: x}\nspec: {replicas: 1}\nstatus: {readyReplicas: 1}\n")
 	twoObjects := write("two.yaml", interpretWorkload+"\n---\n"+interpretWorkload)
 	twoRICs := write("two-rics.yaml", interpretRIC+"\n---\n"+interpretRIC)
+	twoItemLists := write("two-items.yaml", interpretItems+"---\n"+interpretItems)
+	commentedItems := write("commented-items.yaml", "# status of the members\n---\n- clusterName: member1\n  status: {readyReplicas: 7}\n---\n# end\n")
+	jsonItems := write("items.json", `[{"clusterName": "member1", "status": {"readyReplicas": 4}, "applied": true}]`)
+	emptyItems := write("empty-items.yaml", "# nothing yet\n")
+	objectItems := write("object-items.yaml", "clusterName: member1\nstatus: {readyReplicas: 2}\n")
+	hugeItems := write("huge-items.yaml", "- clusterName: member1\n"+strings.Repeat("#", 8<<20))
+	banana := write("banana.yaml", strings.Replace(strings.Replace(interpretRIC,
+		"config.karmada.io/v1alpha1", "fruit/v9", 1), "kind: ResourceInterpreterCustomization", "kind: Banana", 1))
+	otherVersion := write("v1beta1.yaml", strings.Replace(interpretRIC, "config.karmada.io/v1alpha1", "config.karmada.io/v1beta1", 1))
+	typeless := write("typeless.yaml", interpretRIC[strings.Index(interpretRIC, "metadata:"):])
 
 	cases := map[string]struct {
 		args    []string
@@ -110,6 +120,54 @@ func TestInterpretCommand(t *testing.T) {
 		"two customizations in the file": {
 			args:    []string{"--customization", twoRICs, "--operation", "InterpretHealth", "--observed-file", obj},
 			wantErr: "found 2 objects; want one ResourceInterpreterCustomization",
+		},
+		"status items after the first list": {
+			args:    []string{"--customization", ric, "--operation", "AggregateStatus", "--desired-file", obj, "--status-file", twoItemLists},
+			wantErr: "found 2 documents; want one list of status items",
+		},
+		"status items between comment documents": {
+			args: []string{"--customization", ric, "--operation", "AggregateStatus", "--desired-file", obj, "--status-file", commentedItems},
+			want: []string{"readyReplicas: 7"},
+		},
+		"status items as JSON": {
+			args: []string{"--customization", ric, "--operation", "AggregateStatus", "--desired-file", obj, "--status-file", jsonItems},
+			want: []string{"readyReplicas: 4"},
+		},
+		"status file without items": {
+			args:    []string{"--customization", ric, "--operation", "AggregateStatus", "--desired-file", obj, "--status-file", emptyItems},
+			wantErr: "found no list; want one list of status items",
+		},
+		"status file of one item, not a list": {
+			args:    []string{"--customization", ric, "--operation", "AggregateStatus", "--desired-file", obj, "--status-file", objectItems},
+			wantErr: "found an object; want one list of status items",
+		},
+		"status file past the size limit": {
+			args:    []string{"--customization", ric, "--operation", "AggregateStatus", "--desired-file", obj, "--status-file", hugeItems},
+			wantErr: "is larger than 8 MiB; want one list of status items",
+		},
+		"status file with a misspelt field": {
+			args:    []string{"--customization", ric, "--operation", "AggregateStatus", "--desired-file", obj, "--status-file", write("typo.yaml", "- clusterNmae: member1\n")},
+			wantErr: `parse status items`,
+		},
+		"status file with another operation": {
+			args:    []string{"--customization", ric, "--operation", "InterpretHealth", "--observed-file", obj, "--status-file", items},
+			wantErr: "--status-file is only for AggregateStatus; InterpretHealth does not read it",
+		},
+		"desired replica with another operation": {
+			args:    []string{"--operation", "GetReplicas", "--desired-file", obj, "--desired-replica", "2"},
+			wantErr: "--desired-replica is only for ReviseReplica; InterpretReplica does not read it",
+		},
+		"customization of another kind": {
+			args:    []string{"--customization", banana, "--operation", "InterpretHealth", "--observed-file", obj},
+			wantErr: `found a Banana of apiVersion "fruit/v9"; want a config.karmada.io/v1alpha1 ResourceInterpreterCustomization`,
+		},
+		"customization of another version": {
+			args:    []string{"--customization", otherVersion, "--operation", "InterpretHealth", "--observed-file", obj},
+			wantErr: `found a ResourceInterpreterCustomization of apiVersion "config.karmada.io/v1beta1"`,
+		},
+		"customization without apiVersion and kind": {
+			args:    []string{"--customization", typeless, "--operation", "InterpretHealth", "--observed-file", obj},
+			wantErr: "found no apiVersion and kind; want a config.karmada.io/v1alpha1 ResourceInterpreterCustomization",
 		},
 		"built-in rules": {
 			args: []string{"--operation", "InterpretHealth", "--observed-file", flink},

@@ -1,6 +1,6 @@
-// Package yamlfile reads the one object of a YAML or JSON file given on a
-// command line: a file with no object, or several, is refused rather than
-// read in part, and a file larger than any object the API server stores is
+// Package yamlfile reads the one object (or the one list) of a YAML or
+// JSON file given on a command line: a file with no object, or several, is
+// refused rather than read in part, and a file larger than any object the API server stores is
 // refused before it is read whole.
 package yamlfile
 
@@ -24,6 +24,51 @@ const MaxSize = 8 << 20
 // ReadOne returns the one document of the file at path; want names the
 // object expected, for the errors ("one PropagationPolicy").
 func ReadOne(path, want string) ([]byte, error) {
+	raw, err := read(path, want)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := One(raw, want)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return doc, nil
+}
+
+// ReadList returns the one document of the file at path, which must be a
+// list: a YAML sequence or a JSON array. want names it, for the errors
+// ("one list of status items").
+func ReadList(path, want string) ([]byte, error) {
+	raw, err := read(path, want)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := documents(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	switch len(docs) {
+	case 0:
+		return nil, fmt.Errorf("%s: found no list; want %s", path, want)
+	case 1:
+	default:
+		return nil, fmt.Errorf("%s: found %d documents; want %s", path, len(docs), want)
+	}
+	var v interface{}
+	if err := yaml.Unmarshal(docs[0], &v); err != nil {
+		return nil, fmt.Errorf("%s: reading YAML: %w", path, err)
+	}
+	switch v.(type) {
+	case []interface{}:
+		return docs[0], nil
+	case map[string]interface{}:
+		return nil, fmt.Errorf("%s: found an object; want %s", path, want)
+	}
+	return nil, fmt.Errorf("%s: found a single value; want %s", path, want)
+}
+
+// read returns the file at path, refusing one larger than MaxSize.
+func read(path, want string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -36,31 +81,16 @@ func ReadOne(path, want string) ([]byte, error) {
 	if len(raw) > MaxSize {
 		return nil, fmt.Errorf("%s is larger than %d MiB; want %s", path, MaxSize>>20, want)
 	}
-	doc, err := One(raw, want)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return doc, nil
+	return raw, nil
 }
 
 // One returns the one document of raw (YAML documents separated by "---",
 // or JSON); documents of comments only do not count, and a List or an
 // array of objects is refused as several.
 func One(raw []byte, want string) ([]byte, error) {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
-	var docs [][]byte
-	for {
-		doc, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading YAML: %w", err)
-		}
-		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
-			continue
-		}
-		docs = append(docs, doc)
+	docs, err := documents(raw)
+	if err != nil {
+		return nil, err
 	}
 	switch len(docs) {
 	case 0:
@@ -72,6 +102,26 @@ func One(raw []byte, want string) ([]byte, error) {
 		return docs[0], nil
 	}
 	return nil, fmt.Errorf("found %d objects; want %s", len(docs), want)
+}
+
+// documents splits raw into its YAML documents, leaving out those of
+// comments only.
+func documents(raw []byte) ([][]byte, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
+	var docs [][]byte
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading YAML: %w", err)
+		}
+		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
+			continue
+		}
+		docs = append(docs, doc)
+	}
 }
 
 // several tells whether doc, one document, holds several objects: a
