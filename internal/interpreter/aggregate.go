@@ -3,6 +3,7 @@ package interpreter
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 
@@ -47,6 +48,14 @@ func decodeItems[T any](items []workv1alpha2.AggregatedStatusItem) (statuses []m
 	return statuses, len(statuses) == len(items), nil
 }
 
+// addCount adds a member's counter to the sum of the others. The counters
+// are int32, and members' counts can add up past the largest int32
+// (2147483647), where a plain + wraps to a negative total: the sum is taken
+// in int64 and held at the int32 bounds.
+func addCount(sum, n int32) int32 {
+	return int32(min(max(int64(sum)+int64(n), math.MinInt32), math.MaxInt32))
+}
+
 // observedGeneration is the template's status.observedGeneration after
 // aggregation: the template's generation once every member reports a status
 // that has caught up with it (see memberGenerations.caughtUp), else the
@@ -79,11 +88,11 @@ func aggregateDeployment(template *unstructured.Unstructured, items []workv1alph
 	s.Replicas, s.UpdatedReplicas, s.ReadyReplicas, s.AvailableReplicas, s.UnavailableReplicas = 0, 0, 0, 0, 0
 	caughtUp := make([]bool, 0, len(members))
 	for _, m := range members {
-		s.Replicas += m.status.Replicas
-		s.UpdatedReplicas += m.status.UpdatedReplicas
-		s.ReadyReplicas += m.status.ReadyReplicas
-		s.AvailableReplicas += m.status.AvailableReplicas
-		s.UnavailableReplicas += m.status.UnavailableReplicas
+		s.Replicas = addCount(s.Replicas, m.status.Replicas)
+		s.UpdatedReplicas = addCount(s.UpdatedReplicas, m.status.UpdatedReplicas)
+		s.ReadyReplicas = addCount(s.ReadyReplicas, m.status.ReadyReplicas)
+		s.AvailableReplicas = addCount(s.AvailableReplicas, m.status.AvailableReplicas)
+		s.UnavailableReplicas = addCount(s.UnavailableReplicas, m.status.UnavailableReplicas)
 		caughtUp = append(caughtUp, m.status.caughtUp(m.status.ObservedGeneration, d.Generation))
 	}
 	s.ObservedGeneration = observedGeneration(d.Status.ObservedGeneration, d.Generation, all, caughtUp)
@@ -103,11 +112,11 @@ func aggregateStatefulSet(template *unstructured.Unstructured, items []workv1alp
 	s.Replicas, s.ReadyReplicas, s.CurrentReplicas, s.UpdatedReplicas, s.AvailableReplicas = 0, 0, 0, 0, 0
 	caughtUp := make([]bool, 0, len(members))
 	for _, m := range members {
-		s.Replicas += m.status.Replicas
-		s.ReadyReplicas += m.status.ReadyReplicas
-		s.CurrentReplicas += m.status.CurrentReplicas
-		s.UpdatedReplicas += m.status.UpdatedReplicas
-		s.AvailableReplicas += m.status.AvailableReplicas
+		s.Replicas = addCount(s.Replicas, m.status.Replicas)
+		s.ReadyReplicas = addCount(s.ReadyReplicas, m.status.ReadyReplicas)
+		s.CurrentReplicas = addCount(s.CurrentReplicas, m.status.CurrentReplicas)
+		s.UpdatedReplicas = addCount(s.UpdatedReplicas, m.status.UpdatedReplicas)
+		s.AvailableReplicas = addCount(s.AvailableReplicas, m.status.AvailableReplicas)
 		caughtUp = append(caughtUp, m.status.caughtUp(m.status.ObservedGeneration, sts.Generation))
 	}
 	s.ObservedGeneration = observedGeneration(sts.Status.ObservedGeneration, sts.Generation, all, caughtUp)
@@ -128,13 +137,13 @@ func aggregateDaemonSet(template *unstructured.Unstructured, items []workv1alpha
 	s.NumberReady, s.UpdatedNumberScheduled, s.NumberUnavailable = 0, 0, 0
 	caughtUp := make([]bool, 0, len(members))
 	for _, m := range members {
-		s.CurrentNumberScheduled += m.status.CurrentNumberScheduled
-		s.DesiredNumberScheduled += m.status.DesiredNumberScheduled
-		s.NumberAvailable += m.status.NumberAvailable
-		s.NumberMisscheduled += m.status.NumberMisscheduled
-		s.NumberReady += m.status.NumberReady
-		s.UpdatedNumberScheduled += m.status.UpdatedNumberScheduled
-		s.NumberUnavailable += m.status.NumberUnavailable
+		s.CurrentNumberScheduled = addCount(s.CurrentNumberScheduled, m.status.CurrentNumberScheduled)
+		s.DesiredNumberScheduled = addCount(s.DesiredNumberScheduled, m.status.DesiredNumberScheduled)
+		s.NumberAvailable = addCount(s.NumberAvailable, m.status.NumberAvailable)
+		s.NumberMisscheduled = addCount(s.NumberMisscheduled, m.status.NumberMisscheduled)
+		s.NumberReady = addCount(s.NumberReady, m.status.NumberReady)
+		s.UpdatedNumberScheduled = addCount(s.UpdatedNumberScheduled, m.status.UpdatedNumberScheduled)
+		s.NumberUnavailable = addCount(s.NumberUnavailable, m.status.NumberUnavailable)
 		caughtUp = append(caughtUp, m.status.caughtUp(m.status.ObservedGeneration, ds.Generation))
 	}
 	s.ObservedGeneration = observedGeneration(ds.Status.ObservedGeneration, ds.Generation, all, caughtUp)
@@ -154,10 +163,10 @@ func aggregateReplicaSet(template *unstructured.Unstructured, items []workv1alph
 	s.Replicas, s.FullyLabeledReplicas, s.ReadyReplicas, s.AvailableReplicas = 0, 0, 0, 0
 	caughtUp := make([]bool, 0, len(members))
 	for _, m := range members {
-		s.Replicas += m.status.Replicas
-		s.FullyLabeledReplicas += m.status.FullyLabeledReplicas
-		s.ReadyReplicas += m.status.ReadyReplicas
-		s.AvailableReplicas += m.status.AvailableReplicas
+		s.Replicas = addCount(s.Replicas, m.status.Replicas)
+		s.FullyLabeledReplicas = addCount(s.FullyLabeledReplicas, m.status.FullyLabeledReplicas)
+		s.ReadyReplicas = addCount(s.ReadyReplicas, m.status.ReadyReplicas)
+		s.AvailableReplicas = addCount(s.AvailableReplicas, m.status.AvailableReplicas)
 		caughtUp = append(caughtUp, m.status.caughtUp(m.status.ObservedGeneration, rs.Generation))
 	}
 	s.ObservedGeneration = observedGeneration(rs.Status.ObservedGeneration, rs.Generation, all, caughtUp)
@@ -205,9 +214,9 @@ func aggregateJob(template *unstructured.Unstructured, items []workv1alpha2.Aggr
 	var failedIn []string
 	for _, m := range members {
 		ms := m.status
-		s.Active += ms.Active
-		s.Succeeded += ms.Succeeded
-		s.Failed += ms.Failed
+		s.Active = addCount(s.Active, ms.Active)
+		s.Succeeded = addCount(s.Succeeded, ms.Succeeded)
+		s.Failed = addCount(s.Failed, ms.Failed)
 		start = earliest(start, ms.StartTime)
 		switch {
 		case jobConditionTrue(ms.Conditions, batchv1.JobComplete):
@@ -405,10 +414,10 @@ func aggregatePodDisruptionBudget(template *unstructured.Unstructured, items []w
 	s.DisruptionsAllowed, s.CurrentHealthy, s.DesiredHealthy, s.ExpectedPods = 0, 0, 0, 0
 	s.DisruptedPods = nil
 	for _, m := range members {
-		s.DisruptionsAllowed += m.status.DisruptionsAllowed
-		s.CurrentHealthy += m.status.CurrentHealthy
-		s.DesiredHealthy += m.status.DesiredHealthy
-		s.ExpectedPods += m.status.ExpectedPods
+		s.DisruptionsAllowed = addCount(s.DisruptionsAllowed, m.status.DisruptionsAllowed)
+		s.CurrentHealthy = addCount(s.CurrentHealthy, m.status.CurrentHealthy)
+		s.DesiredHealthy = addCount(s.DesiredHealthy, m.status.DesiredHealthy)
+		s.ExpectedPods = addCount(s.ExpectedPods, m.status.ExpectedPods)
 		for pod, at := range m.status.DisruptedPods {
 			if s.DisruptedPods == nil {
 				s.DisruptedPods = map[string]metav1.Time{}
@@ -432,8 +441,8 @@ func aggregateHorizontalPodAutoscaler(template *unstructured.Unstructured, items
 	s := hpa.Status
 	s.CurrentReplicas, s.DesiredReplicas = 0, 0
 	for _, m := range members {
-		s.CurrentReplicas += m.status.CurrentReplicas
-		s.DesiredReplicas += m.status.DesiredReplicas
+		s.CurrentReplicas = addCount(s.CurrentReplicas, m.status.CurrentReplicas)
+		s.DesiredReplicas = addCount(s.DesiredReplicas, m.status.DesiredReplicas)
 	}
 	return template, setStatus(template, s)
 }

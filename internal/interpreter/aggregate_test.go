@@ -1,6 +1,7 @@
 package interpreter
 
 import (
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -329,5 +330,58 @@ func TestAggregateStatusIsStable(t *testing.T) {
 				t.Errorf("second aggregation changed the template (-first +second):\n%s", diff)
 			}
 		})
+	}
+}
+
+// Members' counters that add up past the largest int32 must stop there,
+// not wrap to a negative total.
+func TestAggregateStatusCountersStopAtMaxInt32(t *testing.T) {
+	tests := map[string]struct {
+		gvk      schema.GroupVersionKind
+		counters []string
+	}{
+		"deployment":  {deploymentGVK, []string{"replicas", "updatedReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas"}},
+		"statefulset": {statefulSetGVK, []string{"replicas", "readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas"}},
+		"daemonset": {daemonSetGVK, []string{"currentNumberScheduled", "desiredNumberScheduled", "numberAvailable",
+			"numberMisscheduled", "numberReady", "updatedNumberScheduled", "numberUnavailable"}},
+		"replicaset": {replicaSetGVK, []string{"replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas"}},
+		"job":        {jobGVK, []string{"active", "succeeded", "failed"}},
+		"pdb":        {pdbGVK, []string{"disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods"}},
+		"hpa":        {hpaGVK, []string{"currentReplicas", "desiredReplicas"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			status := map[string]any{}
+			for _, c := range tc.counters {
+				status[c] = math.MaxInt32
+			}
+			items := []workv1alpha2.AggregatedStatusItem{item("member1", status), item("member2", status)}
+			got, err := NewDefault().AggregateStatus(makeObj(tc.gvk, "x").obj(), items)
+			if err != nil {
+				t.Fatalf("AggregateStatus: %v", err)
+			}
+			for _, c := range tc.counters {
+				if v, _, _ := unstructured.NestedInt64(got.Object, "status", c); v != math.MaxInt32 {
+					t.Errorf("status.%s = %d, want %d", c, v, math.MaxInt32)
+				}
+			}
+		})
+	}
+}
+
+func TestAddCount(t *testing.T) {
+	tests := []struct{ sum, n, want int32 }{
+		{0, 0, 0},
+		{2, 3, 5},
+		{math.MaxInt32 - 1, 1, math.MaxInt32},
+		{math.MaxInt32, 1, math.MaxInt32},
+		{math.MaxInt32, math.MaxInt32, math.MaxInt32},
+		{math.MinInt32, -1, math.MinInt32},
+		{math.MaxInt32, -1, math.MaxInt32 - 1},
+	}
+	for _, tc := range tests {
+		if got := addCount(tc.sum, tc.n); got != tc.want {
+			t.Errorf("addCount(%d, %d) = %d, want %d", tc.sum, tc.n, got, tc.want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,7 +48,7 @@ func podSpecOf(obj *unstructured.Unstructured) (*corev1.PodSpec, error) {
 // StatefulSet. Unset counts as 0, as in Karmada (templates stored by an API
 // server are defaulted to 1 anyway).
 func podTemplateReplicas(obj *unstructured.Unstructured) (int32, *workv1alpha2.ReplicaRequirements, error) {
-	replicas, err := nestedInt32(obj, "spec", "replicas")
+	replicas, _, err := nestedCount(obj, "spec", "replicas")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -62,16 +63,16 @@ func podTemplateReplicas(obj *unstructured.Unstructured) (int32, *workv1alpha2.R
 // min(parallelism, completions), with unset parallelism counting as 0 and
 // unset completions as no limit.
 func jobReplicas(obj *unstructured.Unstructured) (int32, *workv1alpha2.ReplicaRequirements, error) {
-	replicas, err := nestedInt32(obj, "spec", "parallelism")
+	replicas, _, err := nestedCount(obj, "spec", "parallelism")
 	if err != nil {
 		return 0, nil, err
 	}
-	completions, found, err := unstructured.NestedInt64(obj.Object, "spec", "completions")
+	completions, found, err := nestedCount(obj, "spec", "completions")
 	if err != nil {
-		return 0, nil, fmt.Errorf("read spec.completions: %w", err)
+		return 0, nil, err
 	}
-	if found && int32(completions) < replicas {
-		replicas = int32(completions)
+	if found {
+		replicas = min(replicas, completions)
 	}
 	req, err := requirementsOf(obj)
 	if err != nil {
@@ -207,13 +208,19 @@ func maxResources(into, other corev1.ResourceList) {
 	}
 }
 
-// nestedInt32 reads an optional integer field; unset is 0.
-func nestedInt32(obj *unstructured.Unstructured, path ...string) (int32, error) {
-	v, _, err := unstructured.NestedInt64(obj.Object, path...)
+// nestedCount reads an optional count of pods (replicas, parallelism,
+// completions): unset is 0, and found says whether it was set. The API
+// server keeps these in an int32 and refuses negatives; a value outside 0 to
+// 2147483647 is an error rather than wrapped into a count it does not mean.
+func nestedCount(obj *unstructured.Unstructured, path ...string) (count int32, found bool, err error) {
+	v, found, err := unstructured.NestedInt64(obj.Object, path...)
 	if err != nil {
-		return 0, fmt.Errorf("read %s: %w", dotted(path), err)
+		return 0, false, fmt.Errorf("read %s: %w", dotted(path), err)
 	}
-	return int32(v), nil
+	if v < 0 || v > math.MaxInt32 {
+		return 0, false, fmt.Errorf("%s is %d, want a whole number from 0 to %d", dotted(path), v, math.MaxInt32)
+	}
+	return int32(v), found, nil
 }
 
 func dotted(path []string) string { return strings.Join(path, ".") }

@@ -1,6 +1,8 @@
 package interpreter
 
 import (
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -63,6 +65,18 @@ func TestGetReplicas(t *testing.T) {
 		"job without parallelism counts 0": {
 			obj:    makeObj(jobGVK, "batch").set("spec.completions", 3).obj(),
 			wantOK: true,
+		},
+		"deployment at the largest count": {
+			obj:          makeObj(deploymentGVK, "web").set("spec.replicas", math.MaxInt32).obj(),
+			wantReplicas: math.MaxInt32, wantOK: true,
+		},
+		"job with no completions left runs none": {
+			obj:    makeObj(jobGVK, "batch").set("spec.parallelism", 3).set("spec.completions", 0).obj(),
+			wantOK: true,
+		},
+		"job completions at the largest count leave parallelism": {
+			obj:          makeObj(jobGVK, "batch").set("spec.parallelism", 3).set("spec.completions", math.MaxInt32).obj(),
+			wantReplicas: 3, wantOK: true,
 		},
 		"pod is one replica": {
 			obj:          makeObj(podGVK, "p").podSpec(simple).obj(),
@@ -152,6 +166,52 @@ func TestGetReplicasRejectsMalformedObjects(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if _, _, _, err := NewDefault().GetReplicas(obj); err == nil {
 				t.Error("GetReplicas succeeded, want an error")
+			}
+		})
+	}
+}
+
+// Counts outside what the API server stores (an int32, not negative) are
+// refused: converted, they would wrap to another count.
+func TestGetReplicasRejectsOutOfRangeCounts(t *testing.T) {
+	tests := map[string]struct {
+		obj     *unstructured.Unstructured
+		wantErr string
+	}{
+		"deployment replicas past int32": {
+			obj:     makeObj(deploymentGVK, "web").set("spec.replicas", int64(3000000000)).obj(),
+			wantErr: "spec.replicas is 3000000000, want a whole number from 0 to 2147483647",
+		},
+		"statefulset replicas just past int32": {
+			obj:     makeObj(statefulSetGVK, "db").set("spec.replicas", int64(math.MaxInt32)+1).obj(),
+			wantErr: "spec.replicas is 2147483648, want a whole number from 0 to 2147483647",
+		},
+		"negative replicaset replicas": {
+			obj:     makeObj(replicaSetGVK, "rs").set("spec.replicas", -1).obj(),
+			wantErr: "spec.replicas is -1, want a whole number from 0 to 2147483647",
+		},
+		"job completions that wrap to 1": {
+			obj:     makeObj(jobGVK, "batch").set("spec.parallelism", 4).set("spec.completions", int64(4294967297)).obj(),
+			wantErr: "spec.completions is 4294967297, want a whole number from 0 to 2147483647",
+		},
+		"negative job completions": {
+			obj:     makeObj(jobGVK, "batch").set("spec.parallelism", 4).set("spec.completions", -3).obj(),
+			wantErr: "spec.completions is -3, want a whole number from 0 to 2147483647",
+		},
+		"negative job parallelism": {
+			obj:     makeObj(jobGVK, "batch").set("spec.parallelism", -2).obj(),
+			wantErr: "spec.parallelism is -2, want a whole number from 0 to 2147483647",
+		},
+		"job parallelism past int32": {
+			obj:     makeObj(jobGVK, "batch").set("spec.parallelism", int64(5000000000)).set("spec.completions", 2).obj(),
+			wantErr: "spec.parallelism is 5000000000, want a whole number from 0 to 2147483647",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			replicas, _, _, err := NewDefault().GetReplicas(tc.obj)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("GetReplicas = %d, %v; want error %q", replicas, err, tc.wantErr)
 			}
 		})
 	}
