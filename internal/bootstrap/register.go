@@ -12,9 +12,11 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -75,7 +77,7 @@ type RegisterOptions struct {
 	ClusterName string
 	// KubeconfigPath is where the agent's kubeconfig is written (0600).
 	KubeconfigPath string
-	// Timeout bounds the wait for the certificate (default 2m).
+	// Timeout bounds the wait for the certificate (0: the default, 2m).
 	Timeout time.Duration
 	// CertificateDuration is the validity asked for (default one year;
 	// the signer may cap it).
@@ -87,7 +89,8 @@ type RegisterOptions struct {
 }
 
 // Validate checks the options without any network I/O and returns the
-// parsed token.
+// parsed token. It creates and removes a file next to KubeconfigPath, to
+// check that the kubeconfig can be written there.
 func (o *RegisterOptions) Validate() (Token, error) {
 	tok, err := ParseToken(o.Token)
 	if err != nil {
@@ -109,6 +112,12 @@ func (o *RegisterOptions) Validate() (Token, error) {
 	}
 	if o.KubeconfigPath == "" {
 		return Token{}, errors.New("no path for the agent's kubeconfig (--agent-kubeconfig)")
+	}
+	// The kubeconfig is written last, with the key that exists only in
+	// memory: a path it cannot be written to would be found only after the
+	// request is approved, and leave that certificate unusable.
+	if err := checkWritable(o.KubeconfigPath); err != nil {
+		return Token{}, fmt.Errorf("--agent-kubeconfig: %w", err)
 	}
 	// 0 is the default; a negative value is a mistake, not a request for it.
 	switch {
@@ -143,7 +152,8 @@ type Registered struct {
 }
 
 // Register gets the agent of o.ClusterName its client certificate:
-//  1. validates the options (a malformed token never leaves the machine);
+//  1. validates the options (a malformed token never leaves the machine)
+//     and checks that o.KubeconfigPath can be written;
 //  2. pins the control plane's CA, by DiscoverCA or from o.CAFile; every
 //     connection after this one verifies the server against it;
 //  3. makes an ECDSA P-256 key and creates, authenticated by the bootstrap
@@ -449,6 +459,45 @@ func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// checkWritable checks, without writing path, that WriteFileAtomic can
+// write it: path is not a directory, and the nearest of its parent
+// directories that exists, where WriteFileAtomic writes or creates the
+// missing ones, is a directory this process can create a file in.
+func checkWritable(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a directory; give the path of the file to write", path)
+	}
+	dir := filepath.Dir(path)
+	for {
+		st, err := os.Stat(dir)
+		if err == nil {
+			if !st.IsDir() {
+				return fmt.Errorf("cannot write %s: %s is not a directory", path, dir)
+			}
+			break
+		}
+		// A missing directory is created when the file is written; a
+		// file on the way up is found by the loop.
+		if (!errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR)) || filepath.Dir(dir) == dir {
+			return fmt.Errorf("cannot write %s: %w", path, err)
+		}
+		dir = filepath.Dir(dir)
+	}
+	f, err := os.CreateTemp(dir, ".lifeboat-write-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	name := f.Name()
+	if err := f.Close(); err != nil {
+		_ = os.Remove(name)
+		return fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	if err := os.Remove(name); err != nil {
+		return fmt.Errorf("cannot write %s: removing the test file: %w", path, err)
 	}
 	return nil
 }

@@ -267,6 +267,112 @@ func TestRegisterErrors(t *testing.T) {
 	}
 }
 
+// A kubeconfig path that cannot be written is refused before anything is
+// asked of the control plane: found after the certificate is issued, it
+// would lose the key and leave an approved request unused.
+func TestRegisterRefusesUnwritableKubeconfig(t *testing.T) {
+	cases := map[string]struct {
+		// path is the kubeconfig's path in the temporary directory dir.
+		path func(t *testing.T, dir string) string
+		want string
+	}{
+		"a directory": {
+			path: func(t *testing.T, dir string) string { return dir },
+			want: "is a directory; give the path of the file to write",
+		},
+		"a directory, with a trailing slash": {
+			path: func(t *testing.T, dir string) string { return dir + "/" },
+			want: "is a directory",
+		},
+		"under a file": {
+			path: func(t *testing.T, dir string) string { return filepath.Join(writeFile(t, dir, "file"), "kubeconfig") },
+			want: "file is not a directory",
+		},
+		"under a missing directory under a file": {
+			path: func(t *testing.T, dir string) string {
+				return filepath.Join(writeFile(t, dir, "file"), "agent", "kubeconfig")
+			},
+			want: "file is not a directory",
+		},
+		"in a directory that cannot be written": {
+			path: func(t *testing.T, dir string) string {
+				if os.Geteuid() == 0 {
+					t.Skip("root writes in a read-only directory")
+				}
+				ro := filepath.Join(dir, "ro")
+				if err := os.Mkdir(ro, 0o500); err != nil {
+					t.Fatal(err)
+				}
+				return filepath.Join(ro, "kubeconfig")
+			},
+			want: "permission denied",
+		},
+		"in a missing directory of a file system that cannot be written": {
+			path: func(t *testing.T, dir string) string {
+				if st, err := os.Stat("/proc/self"); err != nil || !st.IsDir() {
+					t.Skip("no /proc")
+				}
+				return "/proc/lifeboat-no-such-dir/kubeconfig"
+			},
+			want: "cannot write /proc/lifeboat-no-such-dir/kubeconfig",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := &fakeAPIServer{}
+			url := startFakeAPIServer(t, f)
+			f.decide = f.approveAfter(1)
+			dir := t.TempDir()
+			o := registerOptions(url, f, dir)
+			o.KubeconfigPath = tc.path(t, dir)
+			_, err := Register(context.Background(), o)
+			if err == nil || !strings.Contains(err.Error(), "--agent-kubeconfig: ") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Register = %v, want an --agent-kubeconfig error saying %q", err, tc.want)
+			}
+			if n := f.requests.Load(); n != 0 {
+				t.Errorf("%d requests reached the control plane", n)
+			}
+		})
+	}
+}
+
+// The check that the kubeconfig can be written writes nothing: the missing
+// directories are left to the write, and the test file is removed.
+func TestValidateLeavesNoFile(t *testing.T) {
+	dir := t.TempDir()
+	o := RegisterOptions{
+		ControlPlaneURL: "https://10.0.0.5:6443",
+		Token:           testToken,
+		CAHashes:        []string{"sha256:" + strings.Repeat("ab", 32)},
+		ClusterName:     "member1",
+		KubeconfigPath:  filepath.Join(dir, "etc", "lifeboat", "agent.kubeconfig"),
+	}
+	if _, err := o.Validate(); err != nil {
+		t.Fatalf("a path in missing directories under a writable one: %v", err)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Errorf("left in %s: %v, %v", dir, entries, err)
+	}
+	// An existing file is replaced, not refused.
+	o.KubeconfigPath = writeFile(t, dir, "agent.kubeconfig")
+	if _, err := o.Validate(); err != nil {
+		t.Errorf("an existing file: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("left in %s: %v", dir, entries)
+	}
+}
+
+// writeFile writes a small file name in dir and returns its path.
+func writeFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func TestRegisterWithCAFile(t *testing.T) {
 	f := &fakeAPIServer{}
 	url := startFakeAPIServer(t, f)
@@ -309,7 +415,7 @@ func TestValidateDurations(t *testing.T) {
 				Token:               testToken,
 				CAHashes:            []string{"sha256:" + strings.Repeat("ab", 32)},
 				ClusterName:         "member1",
-				KubeconfigPath:      "agent.kubeconfig",
+				KubeconfigPath:      filepath.Join(t.TempDir(), "agent.kubeconfig"),
 				Timeout:             tc.timeout,
 				CertificateDuration: tc.duration,
 			}

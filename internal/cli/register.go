@@ -38,8 +38,9 @@ nothing but the token and the CA hash, and contacts only the control plane:
      control plane's URL and CA, the certificate and key, in a context named
      NAME, for ` + "`lifeboat agent --kubeconfig FILE`" + `.
 
-A malformed token is refused before anything is sent. An expired, revoked or
-mistyped token is refused by the control plane: create a new one.`,
+A malformed token is refused before anything is sent, and so is a FILE that cannot
+be written (a directory, or in a directory this user cannot write to). An expired,
+revoked or mistyped token is refused by the control plane: create a new one.`,
 		Example: `  lifeboat register https://10.0.0.5:6443 --token abcdef.0123456789abcdef \
     --discovery-token-ca-cert-hash sha256:1f0e... --cluster-name member4 \
     --agent-kubeconfig /etc/lifeboat/agent.kubeconfig`,
@@ -61,8 +62,8 @@ mistyped token is refused by the control plane: create a new one.`,
 	cmd.Flags().StringVar(&o.CAFile, "ca-file", "", "The control plane's CA certificate(s), PEM, for an API server that does not send its CA.")
 	cmd.Flags().StringVar(&o.ClusterName, "cluster-name", "", "Name of this cluster in the control plane, as given to \"lifeboat token create --cluster\".")
 	cmd.Flags().StringVar(&o.KubeconfigPath, flagAgentKubeconfig, "", "Where to write the agent's kubeconfig for the control plane (mode 0600).")
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", bootstrap.DefaultRegisterTimeout, "How long to wait for the certificate.")
-	cmd.Flags().DurationVar(&o.CertificateDuration, "certificate-duration", bootstrap.DefaultCertificateDuration, "Validity asked for the agent's certificate, from 10m to 596523h (the control plane's signer may shorten it).")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", bootstrap.DefaultRegisterTimeout, "How long to wait for the certificate (0: the default).")
+	cmd.Flags().DurationVar(&o.CertificateDuration, "certificate-duration", bootstrap.DefaultCertificateDuration, "Validity asked for the agent's certificate, from 10m to 596523h (0: the default; the control plane's signer may shorten it).")
 	for _, f := range []string{"token", "cluster-name", flagAgentKubeconfig} {
 		_ = cmd.MarkFlagRequired(f)
 	}
