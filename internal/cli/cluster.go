@@ -176,7 +176,7 @@ join reads --kubeconfig/--context as the MEMBER's and takes the control plane fr
 	cmd.Flags().StringVar(&opts.Provider, "provider", "", "Cloud provider of the member, copied to spec.provider.")
 	cmd.Flags().StringVar(&opts.Region, "region", "", "Region of the member, copied to spec.region.")
 	cmd.Flags().StringSliceVar(&opts.Zones, "zone", nil, "Zone(s) of the member, copied to spec.zones (repeatable or comma-separated).")
-	cmd.Flags().DurationVar(&opts.TokenTimeout, "token-timeout", 30*time.Second, "How long to wait for the member to issue the ServiceAccount's token.")
+	cmd.Flags().DurationVar(&opts.TokenTimeout, "token-timeout", 30*time.Second, "How long to wait for the member to issue the ServiceAccount's token (0: the default).")
 	cmd.Flags().StringArrayVar(&resources, "propagate-resource", nil, "A kind Lifeboat may also create, update and delete in the member, as RESOURCE[.GROUP] (deployments.apps, *.flink.apache.org; *.* for every kind). Repeatable.")
 	cmd.Flags().BoolVar(&printRole, "print-member-role", false, "Print the ClusterRole join would create in the member (with --propagate-resource) as YAML and exit, contacting nothing: to review the grant, or for the member's administrator to apply.")
 	cmd.Flags().BoolVar(&opts.InsecureSkipTLSVerification, "insecure-skip-tls-verification", false, "Let the control plane reach the member without verifying its serving certificate (recorded in the Cluster). Without it, a kubeconfig that skips verification is refused.")

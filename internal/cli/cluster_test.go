@@ -168,6 +168,9 @@ func TestClusterCommandFlags(t *testing.T) {
 		"join with a kind kubectl would not name": {
 			args: []string{"join", "member4", "--cluster-kubeconfig", member, "--propagate-resource", "Deployment"}, wantErr: "--propagate-resource: resource \"Deployment\": resources are lower-case plurals",
 		},
+		"join with a group left out after the dot": {
+			args: []string{"join", "member4", "--cluster-kubeconfig", member, "--propagate-resource", "deployments."}, wantErr: "--propagate-resource: resource \"deployments.\": no group after the dot",
+		},
 		"join with an invalid name": {
 			args: []string{"join", "Member4", "--cluster-kubeconfig", "a"}, wantErr: "invalid cluster name",
 		},

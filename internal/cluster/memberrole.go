@@ -46,13 +46,18 @@ func DefaultMemberResources() []MemberResource {
 // RESOURCE may be "*" (every resource of the group) and "*.*" is every
 // resource of every group.
 func ParseMemberResource(s string) (MemberResource, error) {
-	resource, group, _ := strings.Cut(strings.TrimSpace(s), ".")
+	resource, group, dotted := strings.Cut(strings.TrimSpace(s), ".")
 	r := MemberResource{Group: group, Resource: resource}
 	bad := func(why string) (MemberResource, error) {
 		return MemberResource{}, fmt.Errorf("resource %q: %s; want RESOURCE[.GROUP] as kubectl names it, for example deployments.apps, configmaps, *.flink.apache.org or *.*", s, why)
 	}
 	if resource == "" {
 		return bad("no resource")
+	}
+	// The core group is written without the dot (configmaps): a trailing
+	// dot is a group left out by mistake, not the core group.
+	if dotted && group == "" {
+		return bad("no group after the dot (write a core-group resource without it, as configmaps)")
 	}
 	if strings.ToLower(resource) != resource {
 		return bad("resources are lower-case plurals (deployments, not Deployment)")

@@ -26,6 +26,10 @@ func TestParseMemberResource(t *testing.T) {
 	for in, want := range map[string]string{
 		"":                 "no resource",
 		".apps":            "no resource",
+		".":                "no resource",
+		"deployments.":     "no group after the dot",
+		"*.":               "no group after the dot",
+		" deployments. ":   "want RESOURCE[.GROUP]",
 		"Deployment.apps":  "lower-case plurals",
 		"deploy ments":     "RESOURCE[.GROUP]",
 		"deployments.Apps": "group",
