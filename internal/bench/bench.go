@@ -124,18 +124,30 @@ func (o Options) Validate() error {
 	if o.Runs < 1 {
 		return errors.New("--runs must be at least 1")
 	}
+	selected := func(s string) bool { return slices.Contains(o.Scenarios, s) }
 	for name, n := range o.ScenarioRuns {
 		if !slices.Contains(AllScenarios, name) {
 			return fmt.Errorf("--scenario-runs: unknown scenario %q (known: %s)", name, strings.Join(AllScenarios, ", "))
+		}
+		// Runs of a scenario that does not run are a mistyped --scenarios
+		// or --scenario-runs, not something to ignore.
+		if !selected(name) {
+			return fmt.Errorf("--scenario-runs: %s is not among the selected scenarios (%s)", name, strings.Join(o.Scenarios, ", "))
 		}
 		if n < 1 {
 			return fmt.Errorf("--scenario-runs: %s must run at least once, got %d", name, n)
 		}
 	}
-	selected := func(s string) bool { return slices.Contains(o.Scenarios, s) }
 	if selected(ScenarioPropagation) {
 		if err := checkObjects("-n", o.N, 1); err != nil {
 			return err
+		}
+	}
+	if selected(ScenarioAppFailover) {
+		// The policy's tolerationSeconds is an int32 from 0 up: a negative
+		// one would be refused by the API server in every run.
+		if o.Toleration < 0 {
+			return fmt.Errorf("--toleration-seconds must be between 0 and %d, got %d", math.MaxInt32, o.Toleration)
 		}
 	}
 	if selected(ScenarioClusterFailover) {
@@ -152,10 +164,8 @@ func (o Options) Validate() error {
 		}
 	}
 	if selected(ScenarioFootprint) {
-		// The idle CPU is divided by the window: 0 would make it NaN,
-		// which report.json cannot hold.
-		if o.IdleWindow <= 0 {
-			return fmt.Errorf("--idle-window must be positive, got %s", o.IdleWindow)
+		if o.IdleWindow < MinIdleWindow {
+			return fmt.Errorf("--idle-window must be at least %s, got %s", MinIdleWindow, o.IdleWindow)
 		}
 		if err := checkObjects("--steady-bindings", o.SteadyBindings, 0); err != nil {
 			return err
@@ -169,6 +179,14 @@ func (o Options) Validate() error {
 	}
 	return nil
 }
+
+// MinIdleWindow is the shortest --idle-window. The idle CPU is the CPU time
+// used over the window, per minute, and /proc counts CPU time in clock ticks
+// (1/clockTicks s): over 10s one tick is already 0.06 CPU-seconds a minute,
+// about a quarter of the idle targets, and over a shorter window the figure
+// counts ticks rather than measures anything (a window of 0 would make it
+// NaN, which report.json cannot hold).
+const MinIdleWindow = 10 * time.Second
 
 // MaxObjects bounds the objects one scenario creates: ten times the
 // largest run the bench is meant for, and far below where a wait of

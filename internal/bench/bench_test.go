@@ -37,7 +37,10 @@ func TestRunRefusesBadOptions(t *testing.T) {
 		"no scenarios":                    {func(o *Options) { o.Scenarios = nil }, "--scenarios is empty"},
 		"negative n":                      {func(o *Options) { o.N = -1 }, "-n must be between 1 and 100000, got -1"},
 		"cluster-failover n zero":         {func(o *Options) { o.ClusterFailoverN = 0 }, "--cluster-failover-n must be between 1 and 100000, got 0"},
-		"idle window zero":                {func(o *Options) { o.IdleWindow = 0 }, "--idle-window must be positive"},
+		"negative toleration":             {func(o *Options) { o.Toleration = -5 }, "--toleration-seconds must be between 0 and 2147483647, got -5"},
+		"idle window zero":                {func(o *Options) { o.IdleWindow = 0 }, "--idle-window must be at least 10s, got 0s"},
+		"idle window of 1ns":              {func(o *Options) { o.IdleWindow = time.Nanosecond }, "--idle-window must be at least 10s, got 1ns"},
+		"idle window just under 10s":      {func(o *Options) { o.IdleWindow = 10*time.Second - time.Millisecond }, "--idle-window must be at least 10s, got 9.999s"},
 		"negative steady bindings":        {func(o *Options) { o.SteadyBindings = -1 }, "--steady-bindings must be between 0 and 100000, got -1"},
 		"n past the bound":                {func(o *Options) { o.N = MaxObjects + 1 }, "-n must be between 1 and 100000, got 100001"},
 		"cluster-failover n past int32":   {func(o *Options) { o.ClusterFailoverN = 1 << 33 }, "--cluster-failover-n must be between 1 and 100000"},
@@ -63,7 +66,7 @@ func TestRunRefusesBadOptions(t *testing.T) {
 func TestValidateChecksOnlyTheSelectedScenarios(t *testing.T) {
 	o := DefaultOptions()
 	o.Scenarios = []string{ScenarioPropagation}
-	o.IdleWindow, o.ClusterFailoverN, o.FailbackN = 0, 0, 0
+	o.IdleWindow, o.ClusterFailoverN, o.FailbackN, o.Toleration = 0, 0, 0, -1
 	if err := o.Validate(); err != nil {
 		t.Errorf("Validate = %v, want nil", err)
 	}
@@ -143,5 +146,21 @@ func TestValidateAcceptsCountsAtTheirBounds(t *testing.T) {
 	o.N, o.ClusterFailoverN, o.FailbackN, o.SteadyBindings = MaxObjects, MaxObjects, 1, 0
 	if err := o.Validate(); err != nil {
 		t.Errorf("Validate = %v, want nil at the bounds", err)
+	}
+}
+
+// Runs given for a scenario that is not selected are refused, naming the
+// selected ones: the scenario would silently not run.
+func TestValidateRefusesRunsOfUnselectedScenarios(t *testing.T) {
+	o := DefaultOptions()
+	o.Scenarios = []string{ScenarioPropagation, ScenarioAppFailover}
+	o.ScenarioRuns = map[string]int{ScenarioFailback: 2}
+	want := "--scenario-runs: failback is not among the selected scenarios (propagation, app-failover)"
+	if err := o.Validate(); err == nil || err.Error() != want {
+		t.Errorf("Validate = %v, want %q", err, want)
+	}
+	o.ScenarioRuns = map[string]int{ScenarioAppFailover: 2}
+	if err := o.Validate(); err != nil {
+		t.Errorf("runs of a selected scenario: Validate = %v, want nil", err)
 	}
 }
