@@ -3,14 +3,17 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -39,6 +42,24 @@ type simulateOptions struct {
 	startupTime  time.Duration
 	settingsNS   string
 	controlPlane controlPlaneFlags
+
+	// emptyFailCluster is whether a --fail-cluster value had an empty
+	// name: the flag drops "" and keeps "a," as a and "".
+	emptyFailCluster bool
+}
+
+// notingEmpty is a comma-separated list flag's value that also notes, in
+// empty, a value with an empty item.
+type notingEmpty struct {
+	pflag.Value
+	empty *bool
+}
+
+func (v notingEmpty) Set(s string) error {
+	if slices.Contains(strings.Split(s, ","), "") {
+		*v.empty = true
+	}
+	return v.Value.Set(s)
 }
 
 func newSimulateCommand() *cobra.Command {
@@ -84,6 +105,8 @@ and its current context).`,
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&o.failClusters, "fail-cluster", nil, "A member cluster that stops answering (repeat or separate by commas for several).")
+	failCluster := f.Lookup("fail-cluster")
+	failCluster.Value = notingEmpty{Value: failCluster.Value, empty: &o.emptyFailCluster}
 	f.StringArrayVar(&o.taints, "taint", nil, "A taint added to a cluster, CLUSTER=KEY[=VALUE]:EFFECT (repeatable); the ClusterTaintPolicies apply to the result.")
 	f.StringVar(&o.unhealthy, "unhealthy", "", "A resource template, TYPE/NAME as in kubectl, whose application turns Unhealthy in --cluster.")
 	f.StringVar(&o.cluster, "cluster", "", "With --unhealthy: the cluster where the application is Unhealthy.")
@@ -108,6 +131,11 @@ func (o *simulateOptions) run(ctx context.Context, out, errOut io.Writer) error 
 	}
 	if o.startupTime < 0 {
 		return fmt.Errorf("--startup-time must not be negative, got %s", o.startupTime)
+	}
+	// An empty name is a mistake (an unset variable in a script), not a
+	// request to fail nothing.
+	if o.emptyFailCluster || slices.Contains(o.failClusters, "") {
+		return errors.New("--fail-cluster: empty cluster name")
 	}
 	modes := 0
 	for _, set := range []bool{len(o.failClusters) > 0 || len(o.taints) > 0, o.unhealthy != "", o.policyFile != ""} {

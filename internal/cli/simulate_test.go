@@ -229,3 +229,28 @@ func TestSimulateRefusesExplainWithStructuredOutput(t *testing.T) {
 		})
 	}
 }
+
+// An empty --fail-cluster is refused as such, before the control plane is
+// contacted, rather than answered "nothing to simulate" or ignored next to
+// other names.
+func TestSimulateRefusesEmptyFailCluster(t *testing.T) {
+	for name, args := range map[string][]string{
+		"empty":              {"--fail-cluster", ""},
+		"empty with =":       {"--fail-cluster="},
+		"a trailing comma":   {"--fail-cluster", "member1,"},
+		"an empty among two": {"--fail-cluster", "member1", "--fail-cluster", ""},
+		"only commas":        {"--fail-cluster", ","},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := execute(newSimulateCommand(), append(args, "--kubeconfig", "/nonexistent/kubeconfig")...)
+			if err == nil || err.Error() != "--fail-cluster: empty cluster name" {
+				t.Errorf("simulate %q = %v, want --fail-cluster: empty cluster name", args, err)
+			}
+		})
+	}
+	// Without the flag it is still "nothing to simulate".
+	_, err := execute(newSimulateCommand(), "--kubeconfig", "/nonexistent/kubeconfig")
+	if err == nil || !strings.Contains(err.Error(), "nothing to simulate") {
+		t.Errorf("simulate without a scenario = %v, want nothing to simulate", err)
+	}
+}
