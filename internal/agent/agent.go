@@ -179,8 +179,11 @@ func (o *Options) Validate() error {
 	var errs []error
 	if o.ClusterName == "" {
 		errs = append(errs, errors.New("--cluster-name is required"))
-	} else if msgs := validation.IsDNS1123Label(o.ClusterName); len(msgs) > 0 {
-		errs = append(errs, fmt.Errorf("--cluster-name %q: %s", o.ClusterName, msgs[0]))
+	} else if err := cluster.ValidateClusterName(o.ClusterName); err != nil {
+		// The rule, and the words, of every command that names a Cluster
+		// (a DNS label of at most 48 characters, not 63): a name register
+		// refuses is no cluster an agent can serve.
+		errs = append(errs, fmt.Errorf("--cluster-name: %w", err))
 	}
 	if msgs := validation.IsDNS1123Label(o.MemberLeaseNamespace); len(msgs) > 0 {
 		errs = append(errs, fmt.Errorf("--member-lease-namespace %q: %s", o.MemberLeaseNamespace, msgs[0]))
