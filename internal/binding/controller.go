@@ -147,7 +147,7 @@ func (r *Reconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 
-	targets := append(targetClusters(b.spec), keptTargets(b.spec, r.Eviction)...)
+	targets := append(targetClusters(b.spec), keptTargets(b, r.Eviction)...)
 	if len(targets) == 0 {
 		return ctrl.Result{}, errors.Join(errs...)
 	}

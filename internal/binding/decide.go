@@ -76,13 +76,13 @@ func clustersToKeep(spec *workv1alpha2.ResourceBindingSpec, eviction EvictionHoo
 // template, with their replicas, sorted by cluster: the hooks decide
 // (RenderKeptCopy). Only existing Works are rendered again; a kept copy is
 // never created.
-func keptTargets(spec *workv1alpha2.ResourceBindingSpec, eviction EvictionHooks) []target {
+func keptTargets(b bindingObject, eviction EvictionHooks) []target {
 	if eviction == nil {
 		return nil
 	}
 	var out []target
-	for _, c := range sets.List(clustersToKeep(spec, eviction)) {
-		if replicas, ok := eviction.RenderKeptCopy(spec, c); ok {
+	for _, c := range sets.List(clustersToKeep(b.spec, eviction)) {
+		if replicas, ok := eviction.RenderKeptCopy(b.obj.GetGeneration(), b.spec, b.status, c); ok {
 			out = append(out, target{cluster: c, replicas: replicas, scheduled: true, kept: true})
 		}
 	}
@@ -95,14 +95,15 @@ func keptTargets(spec *workv1alpha2.ResourceBindingSpec, eviction EvictionHooks)
 //     eviction, Never, or no failover target yet) or is deleted (Directly,
 //     or a user confirmed the deletion);
 //   - RenderKeptCopy: whether a kept copy follows the template, and with how
-//     many replicas (while nothing is placed instead);
+//     many replicas (while nothing is placed instead, or the scheduler
+//     failed to place the binding);
 //   - BlockedClusters: target clusters whose Work must not be created yet,
 //     because a Directly eviction deletes the old copy first.
 //
 // Nil keeps every evicted cluster's Work as it is and blocks nothing.
 type EvictionHooks interface {
 	KeepWorkFor(spec *workv1alpha2.ResourceBindingSpec, cluster string) bool
-	RenderKeptCopy(spec *workv1alpha2.ResourceBindingSpec, cluster string) (replicas int32, render bool)
+	RenderKeptCopy(generation int64, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, cluster string) (replicas int32, render bool)
 	BlockedClusters(spec *workv1alpha2.ResourceBindingSpec) []string
 }
 

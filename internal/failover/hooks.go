@@ -51,12 +51,14 @@ func KeepsOldCopy(spec *workv1alpha2.ResourceBindingSpec, cluster string) bool {
 
 // RenderKeptCopy reports whether the copy an eviction task keeps in
 // cluster follows the template, and with how many replicas (KeptReplicas):
-// while nothing is placed instead (spec.clusters is empty) that copy is the
-// workload, so a fix, a new image or a scale must reach it. With a
-// replacement placed the old copy is left as it is until it goes.
-func (Hooks) RenderKeptCopy(spec *workv1alpha2.ResourceBindingSpec, cluster string) (int32, bool) {
+// while nothing is placed instead (spec.clusters is empty, or the
+// scheduler failed to place the binding's current generation:
+// schedulingFailed) that copy is the workload, or its share of it, so a
+// fix, a new image or a scale must reach it. With a replacement placed the
+// old copy is left as it is until it goes.
+func (Hooks) RenderKeptCopy(generation int64, spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, cluster string) (int32, bool) {
 	task := findTask(spec, cluster)
-	if task == nil || len(spec.Clusters) > 0 {
+	if task == nil || (len(spec.Clusters) > 0 && !schedulingFailed(generation, status)) {
 		return 0, false
 	}
 	return KeptReplicas(spec, task), true

@@ -54,6 +54,50 @@ func TestKeepWorkFor(t *testing.T) {
 	}
 }
 
+// A kept copy follows the template while it is the workload, or its
+// share: nothing placed instead, or the scheduler failed to place what was
+// evicted while the other clusters keep their shares. With a replacement
+// placed it is left as it is.
+func TestRenderKeptCopy(t *testing.T) {
+	divided := func(b *bindingWrapper) *bindingWrapper {
+		b.Spec.Replicas = 4
+		b.Spec.Placement = &policyv1alpha1.Placement{ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided}}
+		return b
+	}
+	task := makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0)
+	task.Replicas = ptr.To[int32](2)
+	for name, tc := range map[string]struct {
+		binding      *bindingWrapper
+		wantRender   bool
+		wantReplicas int32
+	}{
+		"nothing placed instead: the workload": {
+			binding: divided(makeBinding("a").task(task)), wantRender: true, wantReplicas: 2,
+		},
+		"the share not placed (the scheduler failed): the workload's share": {
+			binding:    divided(makeBinding("a").clusters("member1").task(task)).unscheduled().withScheduled("False", workv1alpha2.BindingReasonUnschedulable, 0),
+			wantRender: true, wantReplicas: 2,
+		},
+		"must not: the scheduler has not looked yet": {
+			binding: divided(makeBinding("a").clusters("member1").task(task)).unscheduled(),
+		},
+		"must not: a replacement placed": {
+			binding: divided(makeBinding("a").clusters("member1").task(task)),
+		},
+		"must not: no task for the cluster": {
+			binding: divided(makeBinding("a").clusters("member1")),
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b := tc.binding.obj()
+			replicas, render := NewHooks(nil).RenderKeptCopy(b.Generation, &b.Spec, &b.Status, "member2")
+			if render != tc.wantRender || replicas != tc.wantReplicas {
+				t.Errorf("RenderKeptCopy = %d, %t; want %d, %t", replicas, render, tc.wantReplicas, tc.wantRender)
+			}
+		})
+	}
+}
+
 func TestBlockedClusters(t *testing.T) {
 	for name, tc := range map[string]struct {
 		binding *bindingWrapper

@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,11 +14,13 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
+	"github.com/lifeboat-dev/lifeboat/internal/failover"
 )
 
 // failoverTimeout bounds every wait of the failover scenarios: propagation,
@@ -520,4 +523,56 @@ func stays(t *testing.T, until time.Time, what string, cond func(ctx context.Con
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// waitNoFailoverTarget waits for Deployment name's binding to say that
+// nothing took what was evicted from from (FailoverTargetAvailable=False,
+// NoFailoverTarget) while spec.clusters holds clusters (none: nil), and
+// for the Warning Event that says so.
+func waitNoFailoverTarget(t *testing.T, cp client.Client, ns, name, from string, clusters []string) {
+	t.Helper()
+	eventually(t, failoverTimeout, "FailoverTargetAvailable False / NoFailoverTarget, clusters "+strings.Join(clusters, ","), func(ctx context.Context) (bool, string, error) {
+		rb, err := bindingOf(ctx, cp, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		c := condition(rb.Status.Conditions, failover.ConditionFailoverTargetAvailable)
+		if c == nil {
+			return false, fmt.Sprintf("no condition; clusters %v", scheduledClusters(rb)), nil
+		}
+		return c.Status == metav1.ConditionFalse && c.Reason == failover.ReasonNoFailoverTarget &&
+				slices.Equal(scheduledClusters(rb), clusters) && strings.Contains(c.Message, from),
+			fmt.Sprintf("%s %s: %s; clusters %v", c.Status, c.Reason, c.Message, scheduledClusters(rb)), nil
+	})
+	eventWith(t, ns, name, "Warning", failover.EventReasonNoFailoverTarget, from)
+}
+
+// keptPastGrace checks until seconds after task's creation, past its grace
+// period of grace seconds, that Deployment name's copy in cluster (member is its client)
+// stays, not being deleted (and is the object uid, unless ""), and that
+// the task stays open. Once the grace period is over it touches the
+// binding, so that every controller looks at it again: one that would
+// delete the copy on time-out gets its chance.
+func keptPastGrace(t *testing.T, cp client.Client, member kubernetes.Interface, ns, name, cluster string, task *workv1alpha2.GracefulEvictionTask, grace, seconds int, uid types.UID) {
+	t.Helper()
+	expired := task.CreationTimestamp.Add(time.Duration(grace) * time.Second)
+	poked := false
+	stays(t, task.CreationTimestamp.Add(time.Duration(seconds)*time.Second), describe("the copy in %s still there %ds after the eviction", cluster, seconds), func(ctx context.Context) (bool, string, error) {
+		if !poked && time.Now().After(expired) {
+			kubectl(t, suite.state.KubeconfigPath(), "-n", ns, "annotate", "rb", name+"-deployment", "--overwrite", "e2e.lifeboat.dev/poke="+time.Now().Format("150405"))
+			poked = true
+		}
+		d, err := member.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, "the copy: " + err.Error(), nil
+		}
+		if d.DeletionTimestamp != nil || (uid != "" && d.UID != uid) {
+			return false, fmt.Sprintf("the copy was replaced or is being deleted (uid %s, deleting %v)", d.UID, d.DeletionTimestamp != nil), nil
+		}
+		rb, err := bindingOf(ctx, cp, ns, name)
+		if err != nil {
+			return false, "", err
+		}
+		return findTask(rb, cluster) != nil, "the task was closed with nothing placed instead: tasks " + tasksSummary(rb), nil
+	})
 }

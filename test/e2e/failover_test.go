@@ -281,44 +281,8 @@ func TestFailoverNeverLosesLastCopy(t *testing.T) {
 			applyYAML(t, ns, fakeRegistry(name, []string{only}, ""))
 
 			_, task := waitTask(t, cp, ns, name, only)
-			eventually(t, failoverTimeout, "FailoverTargetAvailable False / NoFailoverTarget", func(ctx context.Context) (bool, string, error) {
-				rb, err := bindingOf(ctx, cp, ns, name)
-				if err != nil {
-					return false, "", err
-				}
-				c := condition(rb.Status.Conditions, failover.ConditionFailoverTargetAvailable)
-				if c == nil {
-					return false, fmt.Sprintf("no condition; clusters %v", scheduledClusters(rb)), nil
-				}
-				return c.Status == metav1.ConditionFalse && c.Reason == failover.ReasonNoFailoverTarget && len(rb.Spec.Clusters) == 0 &&
-						strings.Contains(c.Message, only),
-					fmt.Sprintf("%s %s: %s; clusters %v", c.Status, c.Reason, c.Message, scheduledClusters(rb)), nil
-			})
-			eventWith(t, ns, name, "Warning", failover.EventReasonNoFailoverTarget, only)
-
-			// Once the grace period is over, touch the binding so that every
-			// controller looks at it again: a controller that would delete
-			// the last copy on time-out gets its chance.
-			expired := task.CreationTimestamp.Add(grace * time.Second)
-			poked := false
-			stays(t, task.CreationTimestamp.Add((grace+4)*time.Second), describe("the only copy in %s still there %ds after the eviction", only, grace+4), func(ctx context.Context) (bool, string, error) {
-				if !poked && time.Now().After(expired) {
-					kubectl(t, suite.state.KubeconfigPath(), "-n", ns, "annotate", "rb", name+"-deployment", "--overwrite", "e2e.lifeboat.dev/poke="+time.Now().Format("150405"))
-					poked = true
-				}
-				d, err := ms[only].AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-				if err != nil {
-					return false, "the last copy: " + err.Error(), nil
-				}
-				if d.DeletionTimestamp != nil {
-					return false, "the last copy is being deleted", nil
-				}
-				rb, err := bindingOf(ctx, cp, ns, name)
-				if err != nil {
-					return false, "", err
-				}
-				return findTask(rb, only) != nil, "the task was closed with nowhere to go: tasks " + tasksSummary(rb), nil
-			})
+			waitNoFailoverTarget(t, cp, ns, name, only, nil)
+			keptPastGrace(t, cp, ms[only], ns, name, only, task, grace, grace+4, "")
 			assertFailoverRecorded(t, ns, name, only, "", "WARNING: No cluster can take the workload", "<pending>")
 		})
 	}
@@ -326,10 +290,12 @@ func TestFailoverNeverLosesLastCopy(t *testing.T) {
 
 // TestFailoverKeepsAShareThatFitsNowhere: a Divided workload on two
 // clusters, its copy in one of them unhealthy and evicted Graciously, while
-// the placement (one share per cluster) cannot take that share anywhere
-// else. The other cluster keeps its share, so spec.clusters is not empty,
-// but nothing replaced the evicted copy: the grace period must not run out
-// and delete it.
+// the placement (a spread over exactly two clusters) cannot take that share
+// anywhere else. The other cluster keeps its share, so spec.clusters is not
+// empty, but nothing replaced the evicted copy: the grace period must not
+// run out and delete it. The kept copy is still part of the workload: the
+// fix of its image reaches it, and once it is Healthy the eviction is
+// undone with the same copy.
 func TestFailoverKeepsAShareThatFitsNowhere(t *testing.T) {
 	t.Parallel()
 	const keeps, evicted, grace = "member2", "member3", 5
@@ -359,13 +325,7 @@ spec:
       replicaSchedulingType: Divided
       replicaDivisionPreference: Weighted
       weightPreference:
-        staticWeightList:
-          - targetCluster:
-              clusterNames: [%[2]s]
-            weight: 1
-          - targetCluster:
-              clusterNames: [%[3]s]
-            weight: 1
+        dynamicWeight: AvailableReplicas
   failover:
     application:
       decisionConditions:
@@ -392,43 +352,22 @@ spec:
 	applyYAML(t, ns, fakeRegistry(name, []string{evicted}, ""))
 
 	_, task := waitTask(t, cp, ns, name, evicted)
-	eventually(t, failoverTimeout, "FailoverTargetAvailable False while "+keeps+" keeps its share", func(ctx context.Context) (bool, string, error) {
-		rb, err := bindingOf(ctx, cp, ns, name)
-		if err != nil {
-			return false, "", err
-		}
-		c := condition(rb.Status.Conditions, failover.ConditionFailoverTargetAvailable)
-		if c == nil {
-			return false, fmt.Sprintf("no condition; clusters %v", scheduledClusters(rb)), nil
-		}
-		return c.Status == metav1.ConditionFalse && c.Reason == failover.ReasonNoFailoverTarget &&
-				slices.Equal(scheduledClusters(rb), []string{keeps}) && strings.Contains(c.Message, evicted),
-			fmt.Sprintf("%s %s: %s; clusters %v", c.Status, c.Reason, c.Message, scheduledClusters(rb)), nil
-	})
-	eventWith(t, ns, name, "Warning", failover.EventReasonNoFailoverTarget, evicted)
+	waitNoFailoverTarget(t, cp, ns, name, evicted, []string{keeps})
+	keptPastGrace(t, cp, ms[evicted], ns, name, evicted, task, grace, grace+6, original.UID)
 
-	expired := task.CreationTimestamp.Add(grace * time.Second)
-	poked := false
-	stays(t, task.CreationTimestamp.Add((grace+6)*time.Second), describe("the evicted copy in %s still there %ds after the eviction", evicted, grace+6), func(ctx context.Context) (bool, string, error) {
-		if !poked && time.Now().After(expired) {
-			// Every controller looks at the binding again past the grace
-			// period: one that would delete on time-out gets its chance.
-			kubectl(t, suite.state.KubeconfigPath(), "-n", ns, "annotate", "rb", name+"-deployment", "--overwrite", "e2e.lifeboat.dev/poke="+time.Now().Format("150405"))
-			poked = true
-		}
-		d, err := ms[evicted].AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, "the evicted copy: " + err.Error(), nil
-		}
-		if d.UID != original.UID || d.DeletionTimestamp != nil {
-			return false, fmt.Sprintf("the evicted copy was replaced or is being deleted (uid %s, deleting %v)", d.UID, d.DeletionTimestamp != nil), nil
-		}
+	kubectl(t, suite.state.KubeconfigPath(), "-n", ns, "delete", "overridepolicy", name+"-broken")
+	eventually(t, failoverTimeout, "the eviction from "+evicted+" undone once its copy, fixed, is Healthy", func(ctx context.Context) (bool, string, error) {
 		rb, err := bindingOf(ctx, cp, ns, name)
 		if err != nil {
 			return false, "", err
 		}
-		return findTask(rb, evicted) != nil, "the task was closed with nothing placed instead: tasks " + tasksSummary(rb), nil
+		return len(rb.Spec.GracefulEvictionTasks) == 0 && slices.Contains(scheduledClusters(rb), evicted),
+			fmt.Sprintf("clusters %v, tasks %s", scheduledClusters(rb), tasksSummary(rb)), nil
 	})
+	d, err := ms[evicted].AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil || d.UID != original.UID {
+		t.Errorf("the copy in %s was recreated, not kept: %v", evicted, err)
+	}
 }
 
 // TestFailoverTimerSurvivesRestart: the controller manager is restarted in
