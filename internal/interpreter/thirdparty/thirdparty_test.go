@@ -117,6 +117,14 @@ func TestFlinkReplicas(t *testing.T) {
 			spec:     `{jobManager: {resource: {cpu: 1, memory: "1073741824"}}, taskManager: {replicas: 1, resource: {cpu: 1, memory: 1048576b}}}`,
 			replicas: 2, cpu: "1", memory: "1073741824",
 		},
+		"a number is bytes": {
+			spec:     `{jobManager: {resource: {cpu: 1, memory: 3221225472}}, taskManager: {replicas: 1, resource: {cpu: 1, memory: 1g}}}`,
+			replicas: 2, cpu: "1", memory: "3221225472",
+		},
+		"a number no size can be is left out": {
+			spec:     `{jobManager: {resource: {cpu: 1, memory: 1e300}}, taskManager: {replicas: 1, resource: {cpu: 1, memory: -5}}}`,
+			replicas: 2, cpu: "1", memory: "0",
+		},
 		"a memory Flink would not read is left out": {
 			spec:     `{jobManager: {resource: {cpu: 1, memory: lots}}, taskManager: {replicas: 1, resource: {cpu: 1, memory: 1.5g}}}`,
 			replicas: 2, cpu: "1", memory: "0",
