@@ -527,16 +527,16 @@ func targetCondition(generation int64, spec *workv1alpha2.ResourceBindingSpec, s
 	evicted := strings.Join(from, ", ")
 	sched := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled)
 	if len(spec.Clusters) > 0 && schedulingFailed(generation, status) {
-		why := "the scheduler found no cluster"
+		why := "the scheduler could not place it"
 		if sched.Message != "" {
-			why = fmt.Sprintf("the scheduler found no cluster: %s", sched.Message)
+			why = fmt.Sprintf("the scheduler: %s", strings.TrimSuffix(sched.Message, "."))
 		}
 		return &metav1.Condition{
 			Type:   ConditionFailoverTargetAvailable,
 			Status: metav1.ConditionFalse,
 			Reason: ReasonNoFailoverTarget,
-			Message: truncate(fmt.Sprintf("What was evicted from %s is not placed anywhere else (%s); %s keep what they ran before. The copy in %s is kept until the scheduler places it.",
-				evicted, why, strings.Join(clusterNames(spec.Clusters), ", "), evicted), 32768),
+			Message: truncate(fmt.Sprintf("What was evicted from %s is not placed anywhere else (%s); %s. The copy in %s is kept until the scheduler places it.",
+				evicted, why, keepTheirShares(spec.Clusters), evicted), 32768),
 		}, false
 	}
 	if len(spec.Clusters) > 0 {
@@ -562,6 +562,15 @@ func targetCondition(generation int64, spec *workv1alpha2.ResourceBindingSpec, s
 		Message: truncate(fmt.Sprintf("No cluster can take the workload evicted from %s (%s). The copy in %s is kept until a cluster is available: Lifeboat never deletes the last copy.",
 			evicted, why, evicted), 32768),
 	}, false
+}
+
+// keepTheirShares says that clusters run what they ran before the eviction.
+func keepTheirShares(clusters []workv1alpha2.TargetCluster) string {
+	names := clusterNames(clusters)
+	if len(names) == 1 {
+		return names[0] + " keeps its share"
+	}
+	return strings.Join(names, ", ") + " keep their shares"
 }
 
 // conditionsEqual compares conditions ignoring order.

@@ -260,7 +260,7 @@ func TestTargetCondition(t *testing.T) {
 			binding: makeBinding("a").clusters("member1").task(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0)).
 				unscheduled().noClusterFit("0/3 clusters are available: 1 cluster(s) had insufficient capacity"),
 			wantStatus: "False",
-			wantMsg:    "not placed anywhere else (the scheduler found no cluster: 0/3 clusters are available: 1 cluster(s) had insufficient capacity); member1 keep",
+			wantMsg:    "not placed anywhere else (the scheduler: 0/3 clusters are available: 1 cluster(s) had insufficient capacity); member1 keeps its share.",
 		},
 		"a placement the scheduler has not looked at yet: True": {
 			binding:    makeBinding("a").clusters("member1").task(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 0)).unscheduled(),
