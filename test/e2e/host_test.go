@@ -511,6 +511,20 @@ func TestHostChartUpgrade(t *testing.T) {
 	// Secret again, not from what the running one held.
 	kubectl(t, host.env.KubeconfigPath(), "--context", localenv.HostClusterName, "-n", hostNamespace, "rollout", "restart", "deployment/"+hostRelease+"-apiserver")
 	kubectl(t, host.env.KubeconfigPath(), "--context", localenv.HostClusterName, "-n", hostNamespace, "rollout", "status", "deployment/"+hostRelease+"-apiserver", "--timeout=3m")
+	// The rollout is complete once the new pods are Ready, while the old
+	// ones may still be stopping behind the Service: requests sent there
+	// meanwhile are refused. The steps below, and the tests after this one,
+	// need the restarted API servers only.
+	eventually(t, 2*time.Minute, "only the restarted API server's pods, all Ready", func(ctx context.Context) (bool, string, error) {
+		pods := hostPods(t, ctx, "apiserver")
+		var seen []string
+		ready := len(pods) > 0
+		for _, p := range pods {
+			seen = append(seen, fmt.Sprintf("%s ready=%t deleting=%t", p.Name, podReady(p), p.DeletionTimestamp != nil))
+			ready = ready && podReady(p)
+		}
+		return ready, strings.Join(seen, "; "), nil
+	})
 	eventually(t, time.Minute, "a Secret written before the upgrade read through a restarted API server", func(ctx context.Context) (bool, string, error) {
 		var readBack corev1.Secret
 		if err := cp.Get(ctx, client.ObjectKeyFromObject(kept), &readBack); err != nil {
