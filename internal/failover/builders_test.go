@@ -46,6 +46,13 @@ func (b *bindingWrapper) clusters(names ...string) *bindingWrapper {
 	return b
 }
 
+// divided makes the binding a Divided workload of replicas.
+func divided(replicas int32, b *bindingWrapper) *bindingWrapper {
+	b.Spec.Replicas = replicas
+	b.Spec.Placement = &policyv1alpha1.Placement{ReplicaScheduling: &policyv1alpha1.ReplicaSchedulingStrategy{ReplicaSchedulingType: policyv1alpha1.ReplicaSchedulingTypeDivided}}
+	return b
+}
+
 // released removes the policy's claim, as the detector does when the
 // policy is deleted.
 func (b *bindingWrapper) released() *bindingWrapper {

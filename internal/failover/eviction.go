@@ -80,23 +80,50 @@ func graceStart(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Ti
 // but now when the binding last said that nothing could take the workload
 // and the scheduler's stamp is not newer than that, or when the scheduler
 // failed to place the binding's current generation (schedulingFailed).
-// The zero time when unknown.
+// An eviction newer than the True condition took a cluster out of the
+// placement it timestamps (member1 evicted to member2, then member2 to
+// member3, without the controller seeing the placement empty between):
+// the placement counts from the newest eviction or the scheduler's stamp,
+// whichever is later, once the scheduler has placed the generation that
+// eviction wrote, and from now until it has. The zero time when unknown.
 func placedSince(o observed, now time.Time) time.Time {
 	if schedulingFailed(o.generation, o.status) {
 		return now
-	}
-	c := meta.FindStatusCondition(o.status.Conditions, ConditionFailoverTargetAvailable)
-	if c != nil && c.Status == metav1.ConditionTrue {
-		return c.LastTransitionTime.Time
 	}
 	var placed time.Time
 	if o.status.LastScheduledTime != nil && scheduled(o.generation, o.status) {
 		placed = o.status.LastScheduledTime.Time
 	}
+	c := meta.FindStatusCondition(o.status.Conditions, ConditionFailoverTargetAvailable)
+	if c != nil && c.Status == metav1.ConditionTrue {
+		evicted := newestEviction(o.spec)
+		if !c.LastTransitionTime.Time.Before(evicted) {
+			return c.LastTransitionTime.Time
+		}
+		if !scheduled(o.generation, o.status) {
+			return now
+		}
+		if placed.Before(evicted) {
+			placed = evicted
+		}
+		return placed
+	}
 	if c != nil && c.Status == metav1.ConditionFalse && !placed.After(c.LastTransitionTime.Time) {
 		return now
 	}
 	return placed
+}
+
+// newestEviction is when the newest of the binding's eviction tasks was
+// made; the zero time when there is none.
+func newestEviction(spec *workv1alpha2.ResourceBindingSpec) time.Time {
+	var newest time.Time
+	for i := range spec.GracefulEvictionTasks {
+		if t := spec.GracefulEvictionTasks[i].CreationTimestamp; t != nil && t.Time.After(newest) {
+			newest = t.Time
+		}
+	}
+	return newest
 }
 
 // schedulingFailed reports whether the scheduler's last attempt failed
@@ -242,6 +269,8 @@ func taskDone(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Time
 	grace := gracePeriod(task, o.defaultGrace)
 	if mode == policyv1alpha1.PurgeModeDirectly {
 		switch {
+		case schedulingFailed(o.generation, o.status):
+			return false, fmt.Sprintf("what was evicted from %s is not placed anywhere else; the copy there is kept until it is", task.FromCluster)
 		case o.gone(task.FromCluster):
 			return true, fmt.Sprintf("the old copy in %s was deleted", task.FromCluster)
 		case fencedDone(task, o, now):

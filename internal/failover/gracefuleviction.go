@@ -252,6 +252,12 @@ func (r *GracefulEvictionReconciler) reconcile(ctx context.Context, k bindingKin
 			// The grace periods count from here (graceStart): the moment
 			// the scheduler placed the target, not this write.
 			cond.LastTransitionTime = metav1.NewTime(placed).Rfc3339Copy()
+			if prev := meta.FindStatusCondition(newStatus.Conditions, ConditionFailoverTargetAvailable); prev != nil &&
+				prev.Status == metav1.ConditionTrue && !prev.LastTransitionTime.Equal(&cond.LastTransitionTime) {
+				// A placement made after a newer eviction (placedSince):
+				// its time replaces the one of the placement it followed.
+				meta.RemoveStatusCondition(&newStatus.Conditions, ConditionFailoverTargetAvailable)
+			}
 		}
 		meta.SetStatusCondition(&newStatus.Conditions, *cond)
 	}
@@ -680,21 +686,28 @@ func AppliedMarks(works []workv1alpha1.Work) (fencing.Spec, bool) {
 }
 
 // bindingWorks lists the Works of obj in cluster's execution namespace, by
-// the binding's permanent-id label (none without one).
+// the binding's permanent id (worksSelector).
 func bindingWorks(ctx context.Context, reader client.Reader, obj client.Object, cluster string) ([]workv1alpha1.Work, error) {
+	var works workv1alpha1.WorkList
+	if err := reader.List(ctx, &works, client.InNamespace(clusterv1alpha1.ExecutionSpacePrefix+cluster), worksSelector(obj)); err != nil {
+		return nil, fmt.Errorf("listing Works of cluster %s: %w", cluster, err)
+	}
+	return works.Items, nil
+}
+
+// worksSelector selects a binding's Works as the binding controller labels
+// them: with the binding's permanent-id label, or its UID when the binding
+// has none (one made by another tool; Lifeboat has no webhook to stamp it).
+func worksSelector(obj client.Object) client.MatchingLabels {
 	key := workv1alpha2.ResourceBindingPermanentIDLabel
 	if _, ok := obj.(*workv1alpha2.ClusterResourceBinding); ok {
 		key = workv1alpha2.ClusterResourceBindingPermanentIDLabel
 	}
 	id := obj.GetLabels()[key]
 	if id == "" {
-		return nil, nil
+		id = string(obj.GetUID())
 	}
-	var works workv1alpha1.WorkList
-	if err := reader.List(ctx, &works, client.InNamespace(clusterv1alpha1.ExecutionSpacePrefix+cluster), client.MatchingLabels{key: id}); err != nil {
-		return nil, fmt.Errorf("listing Works of cluster %s: %w", cluster, err)
-	}
-	return works.Items, nil
+	return client.MatchingLabels{key: id}
 }
 
 // clusterLeaseNamespace holds each Pull cluster's Lease, named after it.
@@ -702,21 +715,13 @@ const clusterLeaseNamespace = "karmada-cluster"
 
 // WorkExists returns an OldCopyExistsFunc that looks for the binding's
 // Work in the cluster's execution namespace (karmada-es-<cluster>), found
-// by the binding's permanent-id label. A deleting Work still exists: the
+// by the binding's permanent id (worksSelector). A deleting Work still exists: the
 // member object is only gone once the Work is.
 func WorkExists(reader client.Reader) OldCopyExistsFunc {
 	return func(ctx context.Context, obj client.Object, cluster string) (bool, error) {
-		key := workv1alpha2.ResourceBindingPermanentIDLabel
-		if _, ok := obj.(*workv1alpha2.ClusterResourceBinding); ok {
-			key = workv1alpha2.ClusterResourceBindingPermanentIDLabel
-		}
-		id := obj.GetLabels()[key]
-		if id == "" {
-			return false, nil // no id, no Works to find: rely on the aggregated status
-		}
 		var works workv1alpha1.WorkList
 		if err := reader.List(ctx, &works, client.InNamespace(clusterv1alpha1.ExecutionSpacePrefix+cluster),
-			client.MatchingLabels{key: id}, client.Limit(1)); err != nil {
+			worksSelector(obj), client.Limit(1)); err != nil {
 			return false, fmt.Errorf("listing Works of cluster %s: %w", cluster, err)
 		}
 		return len(works.Items) > 0, nil

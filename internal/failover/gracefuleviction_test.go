@@ -1,12 +1,14 @@
 package failover
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -535,6 +537,7 @@ func TestTaskDoneGraceCountsFromThePlacement(t *testing.T) {
 		task     workv1alpha2.GracefulEvictionTask
 		binding  *bindingWrapper
 		now      int
+		gone     bool
 		wantDone bool
 	}{
 		"placed at once: the grace period from the task's creation": {
@@ -558,6 +561,27 @@ func TestTaskDoneGraceCountsFromThePlacement(t *testing.T) {
 		"must not: a Divided share the scheduler could not place never runs out, whatever the condition still says": {
 			task: graceful, binding: unplacedShare(targetSince(healthyOn1(), metav1.ConditionTrue, 0)), now: 100000,
 		},
+		// member2 evicted to member1 (True since 0); member1 evicted in turn
+		// at 500 and the scheduler placed the workload again at 501,
+		// without the condition turning False between.
+		"a newer eviction: the grace counts from the placement after it": {
+			task: graceful, binding: scheduledAt(targetSince(unhealthyOn1().task(graceful).task(makeTask("member3", policyv1alpha1.PurgeModeGracefully, 500)), metav1.ConditionTrue, 0), 501), now: 1100,
+		},
+		"a newer eviction: and ends 600s after that placement": {
+			task: graceful, binding: scheduledAt(targetSince(unhealthyOn1().task(graceful).task(makeTask("member3", policyv1alpha1.PurgeModeGracefully, 500)), metav1.ConditionTrue, 0), 501), now: 1101, wantDone: true,
+		},
+		"a newer eviction and an older scheduler stamp: from the eviction": {
+			task: graceful, binding: scheduledAt(targetSince(unhealthyOn1().task(graceful).task(makeTask("member3", policyv1alpha1.PurgeModeGracefully, 500)), metav1.ConditionTrue, 0), 400), now: 1100, wantDone: true,
+		},
+		"must not: a newer eviction the scheduler has not placed yet never runs out": {
+			task: graceful, binding: scheduledAt(targetSince(unhealthyOn1().task(graceful).task(makeTask("member3", policyv1alpha1.PurgeModeGracefully, 500)), metav1.ConditionTrue, 0), 0).unscheduled(), now: 100000,
+		},
+		"must not: Directly, a Divided share the scheduler could not place keeps its task past the bound": {
+			task: directly, binding: unplacedShare(targetSince(healthyOn1(), metav1.ConditionTrue, 0)), now: 100000,
+		},
+		"must not: Directly, a Divided share the scheduler could not place keeps its task, its copy gone": {
+			task: directly, binding: unplacedShare(targetSince(healthyOn1(), metav1.ConditionTrue, 0)), now: 100000, gone: true,
+		},
 		"Directly: the bounded wait for the old copy also counts from the placement": {
 			task: directly, binding: targetSince(unhealthyOn1(), metav1.ConditionTrue, 5000), now: 5599,
 		},
@@ -568,6 +592,9 @@ func TestTaskDoneGraceCountsFromThePlacement(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			b := tc.binding.obj()
 			o := observed{generation: b.Generation, spec: &b.Spec, status: &b.Status, defaultGrace: DefaultGracePeriod}
+			if tc.gone {
+				o.oldCopyGone = func(string) bool { return true }
+			}
 			done, reason := taskDone(&tc.task, o, at(tc.now))
 			if done != tc.wantDone {
 				t.Errorf("done = %t (%s), want %t", done, reason, tc.wantDone)
@@ -614,5 +641,59 @@ func TestDirectlyTaskClosesOnceFenced(t *testing.T) {
 	o := observed{generation: gb.Generation, spec: &gb.Spec, status: &gb.Status, defaultGrace: DefaultGracePeriod, fencedAt: fencedAt(10)}
 	if done, reason := taskDone(&graceful, o, at(70)); done {
 		t.Errorf("a Gracefully task closed by fencing: %s", reason)
+	}
+}
+
+// Two failovers in a row: member1 evicted (a NoExecute taint) to member2,
+// placed at 1; member2 evicted in turn at 500 before its copy was Healthy,
+// and member3 placed at 501, the condition True throughout. The copy kept
+// in member1, the last Healthy one, stays its 600 s counted from 501, and
+// the condition says so across restarts.
+func TestGraceCountsFromThePlacementAfterAChainedEviction(t *testing.T) {
+	b := makeBinding("nginx").clusters("member2").
+		health("member1", workv1alpha2.ResourceHealthy).
+		task(taintTask()).obj()
+	b.Status.LastScheduledTime = mt(1)
+	m1 := makeCluster("member1").taint("maintenance", corev1.TaintEffectNoExecute, 0).obj()
+	e := newEnv(t, nil, b, m1, makeCluster("member2").obj(), makeCluster("member3").obj())
+	r := e.gracefulEviction()
+	pass := func(seconds int) *workv1alpha2.ResourceBinding {
+		t.Helper()
+		e.clock.SetTime(at(seconds))
+		for range 2 {
+			if _, err := r.reconcile(context.Background(), resourceBindingKind, reqFor(b.Name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return e.rb(b.Name)
+	}
+	got := pass(2)
+	if c := meta.FindStatusCondition(got.Status.Conditions, ConditionFailoverTargetAvailable); c == nil || c.Status != metav1.ConditionTrue || !c.LastTransitionTime.Equal(mt(1)) {
+		t.Fatalf("after member2 was placed: FailoverTargetAvailable = %+v, want True since 1", c)
+	}
+
+	e.clock.SetTime(at(500))
+	second := withGrace(makeTask("member2", policyv1alpha1.PurgeModeGracefully, 500, "member2"), 600)
+	second.Reason, second.Producer, second.Replicas = workv1alpha2.EvictionReasonTaintUntolerated, workv1alpha2.EvictionProducerTaintManager, ptr.To[int32](2)
+	got.Spec.GracefulEvictionTasks = append(got.Spec.GracefulEvictionTasks, second)
+	got.Spec.Clusters = []workv1alpha2.TargetCluster{{Name: "member3", Replicas: 2}}
+	e.update(got)
+	got = e.rb(b.Name)
+	got.Status.SchedulerObservedGeneration = got.Generation
+	got.Status.LastScheduledTime = mt(501)
+	e.updateStatus(got)
+
+	got = pass(502)
+	if c := meta.FindStatusCondition(got.Status.Conditions, ConditionFailoverTargetAvailable); c == nil || c.Status != metav1.ConditionTrue || !c.LastTransitionTime.Equal(mt(501)) {
+		t.Fatalf("after member3 was placed: FailoverTargetAvailable = %+v, want True since 501", c)
+	}
+	if got = pass(1100); len(got.Spec.GracefulEvictionTasks) != 2 {
+		t.Fatalf("at 1100, 599 s after member3 was placed: %d tasks, want both open (grace 600 s)", len(got.Spec.GracefulEvictionTasks))
+	}
+	got = pass(1102)
+	for _, task := range got.Spec.GracefulEvictionTasks {
+		if task.FromCluster == "member1" {
+			t.Errorf("at 1102, 601 s after member3 was placed: member1's task is still open")
+		}
 	}
 }

@@ -43,10 +43,27 @@ func KeepsOldCopy(spec *workv1alpha2.ResourceBindingSpec, cluster string) bool {
 	}
 	if policyv1alpha1.NormalizePurgeMode(task.PurgeMode) == policyv1alpha1.PurgeModeDirectly {
 		// Never lose the last copy: with nothing to fail over to, even
-		// Directly keeps the old copy until a target is placed.
-		return len(spec.Clusters) == 0
+		// Directly keeps the old copy until a target is placed; so does a
+		// Divided share that is not placed anywhere yet (the clusters that
+		// stay run fewer replicas than the workload has).
+		return len(spec.Clusters) == 0 || unplacedShare(spec)
 	}
 	return true
+}
+
+// unplacedShare says whether a Divided workload's spec.clusters holds fewer
+// replicas than spec.replicas: an evicted share is not placed yet (the
+// scheduler has not answered, or could not place it).
+func unplacedShare(spec *workv1alpha2.ResourceBindingSpec) bool {
+	p := spec.Placement
+	if p == nil || p.ReplicaScheduling == nil || p.ReplicaScheduling.ReplicaSchedulingType != policyv1alpha1.ReplicaSchedulingTypeDivided {
+		return false
+	}
+	var placed int64
+	for _, c := range spec.Clusters {
+		placed += int64(c.Replicas)
+	}
+	return placed < int64(spec.Replicas)
 }
 
 // RenderKeptCopy reports whether the copy an eviction task keeps in

@@ -44,6 +44,13 @@ func TestKeepWorkFor(t *testing.T) {
 			binding: makeBinding("a").task(makeTask("member2", policyv1alpha1.PurgeModeDirectly, 0)),
 			want:    true,
 		},
+		"Directly, Divided, the evicted share not placed: keep its copy": {
+			binding: divided(4, makeBinding("a").clusters("member1").task(makeTask("member2", policyv1alpha1.PurgeModeDirectly, 0))),
+			want:    true,
+		},
+		"Directly, Divided, the evicted share placed: delete first": {
+			binding: divided(4, makeBinding("a").clusters("member1", "member3").task(makeTask("member2", policyv1alpha1.PurgeModeDirectly, 0))),
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			b := tc.binding.obj()

@@ -67,15 +67,29 @@ func TestWorkExists(t *testing.T) {
 	other := &workv1alpha1.Work{}
 	other.Name, other.Namespace = "other", "karmada-es-member3"
 	other.Labels = map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: "id-2"}
-	e := newEnv(t, nil, work, other)
+	// A binding made by another tool has no permanent-id label: the binding
+	// controller labels its Works with the binding's UID.
+	unlabelled := makeBinding("made-elsewhere").obj()
+	unlabelled.UID = "uid-1"
+	byUID := &workv1alpha1.Work{}
+	byUID.Name, byUID.Namespace = "made-elsewhere-work", "karmada-es-member1"
+	byUID.Labels = map[string]string{workv1alpha2.ResourceBindingPermanentIDLabel: "uid-1"}
+	e := newEnv(t, nil, work, other, byUID)
 	exists := WorkExists(e.client)
-	for cluster, want := range map[string]bool{"member2": true, "member3": false, "member1": false} {
-		got, err := exists(context.Background(), rb, cluster)
+	for _, tc := range []struct {
+		binding *workv1alpha2.ResourceBinding
+		cluster string
+		want    bool
+	}{
+		{rb, "member2", true}, {rb, "member3", false}, {rb, "member1", false},
+		{unlabelled, "member1", true}, {unlabelled, "member2", false},
+	} {
+		got, err := exists(context.Background(), tc.binding, tc.cluster)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got != want {
-			t.Errorf("WorkExists(%s) = %t, want %t", cluster, got, want)
+		if got != tc.want {
+			t.Errorf("WorkExists(%s, %s) = %t, want %t", tc.binding.Name, tc.cluster, got, tc.want)
 		}
 	}
 }
