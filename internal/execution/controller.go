@@ -241,6 +241,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	if !Applies(cluster, r.Agent) {
+		if !r.Agent && !work.DeletionTimestamp.IsZero() {
+			return reconcile.Result{}, r.judge(ctx, clusterName, cluster, &work)
+		}
 		return reconcile.Result{}, nil
 	}
 	if !work.DeletionTimestamp.IsZero() {
@@ -624,6 +627,16 @@ func (r *Reconciler) finalize(ctx context.Context, clusterName string, cluster *
 		}
 		wanted = w
 	}
+	if cleanup && r.Agent {
+		keep, decided := AgentVerdict(work)
+		if !decided {
+			// The control plane's answer comes as an update of the Work;
+			// the recheck only covers a missed event.
+			log.V(1).Info("waiting for the control plane to say whether the Work's binding still wants it")
+			return reconcile.Result{RequeueAfter: VerdictRecheck}, nil
+		}
+		wanted = keep
+	}
 	switch {
 	case !cleanup:
 		log.Info("cluster is gone, being deleted while not Ready, or joined after the Work was made; releasing Work without touching the member")
@@ -653,6 +666,42 @@ func (r *Reconciler) finalize(ctx context.Context, clusterName string, cluster *
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
 	return reconcile.Result{}, nil
+}
+
+// VerdictRecheck is how often the agent looks again at a deleted Work the
+// control plane has not answered for.
+const VerdictRecheck = 30 * time.Second
+
+// judge answers, for the agent of a Pull cluster, what becomes of a deleted
+// Work's member objects (MemberObjectsAnnotation): the agent may not read
+// bindings, so StillWanted is asked here, as finalize asks it for a Push
+// cluster. A Work the agent no longer holds (no finalizer) needs no answer;
+// one already answered is answered again only if the answer changed (the
+// binding placed the cluster again meanwhile). Unjoining (the Cluster being
+// deleted) removes what Lifeboat put there.
+func (r *Reconciler) judge(ctx context.Context, clusterName string, cluster *clusterv1alpha1.Cluster, work *workv1alpha1.Work) error {
+	if !controllerutil.ContainsFinalizer(work, workv1alpha1.ExecutionControllerFinalizer) {
+		return nil
+	}
+	wanted := false
+	if r.StillWanted != nil && cluster.DeletionTimestamp.IsZero() {
+		w, err := r.StillWanted(ctx, clusterName, work)
+		if err != nil {
+			return err
+		}
+		wanted = w
+	}
+	verdict := MemberObjectsVerdict(wanted)
+	if work.Annotations[MemberObjectsAnnotation] == verdict {
+		return nil
+	}
+	base := work.DeepCopy()
+	metav1.SetMetaDataAnnotation(&work.ObjectMeta, MemberObjectsAnnotation, verdict)
+	if err := r.Client.Patch(ctx, work, client.MergeFrom(base)); err != nil {
+		return client.IgnoreNotFound(fmt.Errorf("answering the agent for a deleted Work: %w", err))
+	}
+	ctrl.LoggerFrom(ctx).Info("told the agent what to do with a deleted Work's member objects", "memberObjects", verdict)
+	return nil
 }
 
 // conflicted handles a finalizer write that lost a race with another

@@ -1566,3 +1566,96 @@ func TestDeletingWorkLeavesAnObjectTakenOverSinceItWasRead(t *testing.T) {
 		})
 	}
 }
+
+// The agent of a Pull cluster may not read bindings: a deleted Work's
+// member objects stay until the control plane has said whether its binding
+// still wants it (MemberObjectsAnnotation), and then go or stay as they
+// would for a Push cluster. The control plane answers only for a deleted
+// Work the agent still holds, and does not answer while it cannot tell.
+func TestPullWorkDeletedWaitsForTheControlPlane(t *testing.T) {
+	cases := map[string]struct {
+		wanted     bool
+		err        error
+		unjoining  bool
+		wantAnswer string
+		wantObject bool
+		wantGone   bool
+	}{
+		"still wanted: kept, released": {wanted: true, wantAnswer: MemberObjectsKeep, wantObject: true, wantGone: true},
+		"not wanted: deleted":          {wanted: false, wantAnswer: MemberObjectsDelete, wantObject: false, wantGone: true},
+		"no answer: nothing done":      {err: errors.New("the API server does not answer"), wantObject: true, wantGone: false},
+		"unjoined: deleted, not asked": {wanted: true, unjoining: true, wantAnswer: MemberObjectsDelete, wantObject: false, wantGone: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			work := MakeWork("web", "member1").Manifest(configMap("default", "web", map[string]interface{}{"k": "v"})).Obj()
+			f := newFixture(t, work)
+			var c clusterv1alpha1.Cluster
+			if err := f.client.Get(f.ctx, client.ObjectKey{Name: "member1"}, &c); err != nil {
+				t.Fatal(err)
+			}
+			c.Spec.SyncMode = clusterv1alpha1.Pull
+			meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{Type: clusterv1alpha1.ClusterConditionReady, Status: metav1.ConditionTrue, Reason: "Probed"})
+			if tc.unjoining {
+				c.Finalizers = append(c.Finalizers, "test/keep")
+			}
+			if err := f.client.Update(f.ctx, &c); err != nil {
+				t.Fatal(err)
+			}
+			controlPlane := &Reconciler{Client: f.client, Recorder: f.events, Clock: f.r.Clock, Interpreter: f.interp, Members: f.env.Cache}
+			asked := false
+			controlPlane.StillWanted = func(_ context.Context, cluster string, w *workv1alpha1.Work) (bool, error) {
+				asked = true
+				return tc.wanted, tc.err
+			}
+			agent := f.r
+			agent.Agent = true
+
+			f.mustReconcile(work)
+			if f.env.Lookup("member1", mct.ConfigMaps, "default", "web") == nil {
+				t.Fatal("the agent did not apply the Work")
+			}
+			if _, err := controlPlane.Reconcile(f.ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(work)}); err != nil {
+				t.Fatal(err)
+			}
+			if asked || f.get(work).Annotations[MemberObjectsAnnotation] != "" {
+				t.Fatal("the control plane answered for a Work that is not deleted")
+			}
+			if tc.unjoining {
+				if err := f.client.Delete(f.ctx, &c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			deleteWork(t, f, work)
+
+			// Before the control plane answers, the agent deletes nothing.
+			res := f.mustReconcile(work)
+			if res.RequeueAfter != VerdictRecheck {
+				t.Errorf("agent before the answer: requeue after %s, want %s", res.RequeueAfter, VerdictRecheck)
+			}
+			if f.env.Lookup("member1", mct.ConfigMaps, "default", "web") == nil {
+				t.Fatal("the agent deleted the member object before the control plane answered")
+			}
+
+			_, err := controlPlane.Reconcile(f.ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(work)})
+			if (err != nil) != (tc.err != nil) {
+				t.Fatalf("control plane reconcile = %v, want an error: %t", err, tc.err != nil)
+			}
+			if asked == tc.unjoining {
+				t.Errorf("StillWanted asked = %t while unjoining = %t", asked, tc.unjoining)
+			}
+			if got := f.get(work).Annotations[MemberObjectsAnnotation]; got != tc.wantAnswer {
+				t.Fatalf("answer = %q, want %q", got, tc.wantAnswer)
+			}
+
+			f.mustReconcile(work)
+			if got := f.env.Lookup("member1", mct.ConfigMaps, "default", "web") != nil; got != tc.wantObject {
+				t.Errorf("member object there = %t, want %t", got, tc.wantObject)
+			}
+			gone := apierrors.IsNotFound(f.client.Get(f.ctx, client.ObjectKeyFromObject(work), &workv1alpha1.Work{}))
+			if gone != tc.wantGone {
+				t.Errorf("Work gone = %t, want %t", gone, tc.wantGone)
+			}
+		})
+	}
+}

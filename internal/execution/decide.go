@@ -59,6 +59,43 @@ const (
 // never carries it. Removing the annotation keeps the namespace.
 const CreatedNamespaceAnnotation = "lifeboat.dev/created-namespace"
 
+// MemberObjectsAnnotation is the control plane's answer, written on a
+// deleted Work of a Pull cluster, to what its agent does with the Work's
+// member objects: MemberObjectsDelete, or MemberObjectsKeep when the Work's
+// binding still wants a Work in the cluster (the Work was deleted by hand,
+// or just before the binding placed the cluster again) and the Work made
+// again under the same name adopts them. The agent may not read bindings,
+// so it waits for the answer before it deletes anything.
+const MemberObjectsAnnotation = "lifeboat.dev/member-objects"
+
+// Values of MemberObjectsAnnotation.
+const (
+	MemberObjectsDelete = "delete"
+	MemberObjectsKeep   = "keep"
+)
+
+// MemberObjectsVerdict is the value of MemberObjectsAnnotation the control
+// plane writes: keep when the binding still wants the Work.
+func MemberObjectsVerdict(stillWanted bool) string {
+	if stillWanted {
+		return MemberObjectsKeep
+	}
+	return MemberObjectsDelete
+}
+
+// AgentVerdict reads the control plane's answer on a deleted Work: decided
+// is false while there is none (or it is not one of the two values), and
+// the agent then deletes nothing; keep is true when the objects stay.
+func AgentVerdict(work metav1.Object) (keep, decided bool) {
+	switch work.GetAnnotations()[MemberObjectsAnnotation] {
+	case MemberObjectsKeep:
+		return true, true
+	case MemberObjectsDelete:
+		return false, true
+	}
+	return false, false
+}
+
 // NewCreatedNamespace is the namespace Lifeboat creates in a member: labelled
 // managed (a Namespace Work adopts it without a conflict) and marked as
 // created by Lifeboat.

@@ -51,6 +51,9 @@
 //     when the Work's binding still wants a Work in the cluster
 //     (Reconciler.StillWanted: deleted by hand, or just before the binding
 //     placed the cluster again): the Work made again adopts the objects.
+//     The agent of a Pull cluster may not read bindings: it deletes nothing
+//     until the control plane's reconciler has written its answer on the
+//     deleted Work (MemberObjectsAnnotation; Reconciler.judge).
 //
 // Events on Works: SyncWorkloadSucceed, SyncWorkloadFailed (on transitions of
 // Applied) and CleanupFailed.

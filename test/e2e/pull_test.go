@@ -91,7 +91,7 @@ func TestPullMode(t *testing.T) {
 	e.scenario(t, "the agent registered again with a ten-minute certificate", func(t *testing.T, e *cfEnv) {
 		registered = pullShortCertificate(t, e)
 	})
-	e.scenario(t, "a workload is applied and repaired and updated and deleted in the pull member by its agent", pullPropagation)
+	e.scenario(t, "a workload is applied and repaired and updated and kept when its Work is deleted by hand and deleted in the pull member by its agent", pullPropagation)
 	e.scenario(t, "the seed 000 walkthrough on the pull member", pullSeedWalkthrough)
 	e.scenario(t, "registration refuses expired and revoked and misused tokens and Push clusters", pullBadInput)
 	e.scenario(t, "the agent restarted 5 times during a rollout of 50 workloads deletes and recreates nothing and counts the Works' Events past its burst on the Cluster", pullAgentRestarts)
@@ -297,6 +297,34 @@ func pullPropagation(t *testing.T, e *cfEnv) {
 		}
 		return deploymentReady(d, 3), summarizeDeployments(map[string]*appsv1.Deployment{pullMember: d}), nil
 	})
+
+	// A Work deleted by hand while its binding places the cluster: the
+	// agent waits for the control plane's answer, leaves the copy, and the
+	// Work made again adopts it (a copy deleted and created again would
+	// have another UID).
+	before, err := e.memberDeployment(ctx, pullMember, ns, "web")
+	if err != nil || before == nil {
+		t.Fatalf("web in %s: %v", pullMember, err)
+	}
+	work = e.pullWork(t, ns, "web")
+	if err := e.cp.Delete(ctx, &work); err != nil {
+		t.Fatalf("deleting the pull member's Work by hand: %v", err)
+	}
+	cfEventually(t, cfTimeout, "the pull member's Work made again and applied", func(ctx context.Context) (bool, string, error) {
+		var w workv1alpha1.Work
+		if err := e.cp.Get(ctx, client.ObjectKeyFromObject(&work), &w); err != nil {
+			return false, "", client.IgnoreNotFound(err)
+		}
+		applied := meta.IsStatusConditionTrue(w.Status.Conditions, workv1alpha1.WorkApplied)
+		return w.UID != work.UID && applied, fmt.Sprintf("uid %s (deleted %s), applied %t", w.UID, work.UID, applied), nil
+	})
+	after, err := e.memberDeployment(ctx, pullMember, ns, "web")
+	if err != nil || after == nil {
+		t.Fatalf("web in %s after its Work was made again: %v", pullMember, err)
+	}
+	if after.UID != before.UID {
+		t.Errorf("the agent deleted and created web again (UID %s, then %s) when its Work was deleted while placed", before.UID, after.UID)
+	}
 
 	// Deletion.
 	kubectl(t, e.kubeconfig, "--context", localenv.ControlPlaneName, "-n", ns, "delete", "deployment/web")
