@@ -261,6 +261,8 @@ func evictionHold(status StormGuardStatus, gs GroupStatus, target clusterHealth,
 		switch {
 		case status.AllClustersDown:
 			h.reason = "no cluster is Ready: the control plane may be the one cut off, so nothing is evicted"
+		case gs.FleetCapped:
+			h.reason = fmt.Sprintf("%s not Ready in the whole control plane: %s", countOf(status.NotReady, status.Total), fleetCapReason(gs, cfg))
 		case gs.State == GroupPartialDisruption && cfg.Rate > 0:
 			h.reason = fmt.Sprintf("%s: %s not Ready in a group of %d or fewer clusters, evictions stop", groupName(gs.Name), countOf(gs.NotReady, len(gs.Clusters)), cfg.LargeGroupThreshold)
 		default:

@@ -44,15 +44,22 @@ import (
 //     its workloads must move.
 //   - When no cluster at all is Ready, the control plane assumes that it is
 //     the one cut off from the members, and evicts nothing.
+//   - The whole control plane is one more group whose rate caps every
+//     group's: a fleet of one cluster per region with all but one region
+//     down is in PartialDisruption as a whole, so its regions' full
+//     disruptions do not evict at the normal rate. (Kubernetes judges zones
+//     only; its zones are rarely a single node.)
 //   - A cluster that is still Ready but failing its probes counts as not
 //     Ready, and evictions from a failing cluster wait for the settling
 //     window (settling.go), so that clusters failing together are seen
 //     together.
 //
 // Only the taint manager's evictions go through the guard. Application
-// failover is decided per application from health the members reported,
-// so a partitioned control plane sees no new Unhealthy reports and does
-// not act on stale ones; it is not rate limited.
+// failover is decided per application from health the members reported:
+// a partitioned control plane sees no new Unhealthy reports, though a copy
+// last reported Unhealthy before the partition is still failed over when
+// its toleration ends (its old copy kept until a replacement is placed).
+// It is not rate limited.
 
 // GroupState is the storm guard's state of a cluster group; the values are
 // those of the lifeboat_storm_guard_state gauge.
@@ -160,6 +167,9 @@ type GroupStatus struct {
 	// Rate is the group's eviction rate per second; 0 means evictions are
 	// held.
 	Rate float64
+	// FleetCapped: Rate is the whole control plane's (StormGuardStatus.Fleet),
+	// lower than the group's own.
+	FleetCapped bool
 }
 
 // StormGuardStatus is the guard's view of every cluster.
@@ -169,6 +179,10 @@ type StormGuardStatus struct {
 	// AllClustersDown: there are clusters and none is Ready. Nothing is
 	// evicted.
 	AllClustersDown bool
+	// Fleet is the state of every cluster taken as one group; NotReady and
+	// Total count them.
+	Fleet           GroupState
+	NotReady, Total int
 }
 
 // Group returns the status of the named group.
@@ -270,11 +284,20 @@ func computeStormGuard(clusters []clusterHealth, cfg StormGuardConfig) StormGuar
 			}
 		}
 	}
-	out := StormGuardStatus{AllClustersDown: notReadyTotal > 0 && readyTotal == 0}
+	out := StormGuardStatus{
+		AllClustersDown: notReadyTotal > 0 && readyTotal == 0,
+		Fleet:           computeGroupState(readyTotal, notReadyTotal, cfg.UnhealthyThreshold),
+		NotReady:        notReadyTotal,
+		Total:           len(clusters),
+	}
+	fleetRate := groupRate(out.Fleet, len(clusters), out.AllClustersDown, cfg)
 	for _, g := range byGroup {
 		sort.Strings(g.Clusters)
 		g.State = computeGroupState(ready[g.Name], g.NotReady, cfg.UnhealthyThreshold)
 		g.Rate = groupRate(g.State, len(g.Clusters), out.AllClustersDown, cfg)
+		if out.Fleet == GroupPartialDisruption && fleetRate < g.Rate {
+			g.Rate, g.FleetCapped = fleetRate, true
+		}
 		out.Groups = append(out.Groups, *g)
 	}
 	sort.Slice(out.Groups, func(i, j int) bool { return out.Groups[i].Name < out.Groups[j].Name })
@@ -372,9 +395,10 @@ type StormGuard struct {
 
 // reportedState is what was last reported for a group.
 type reportedState struct {
-	state   GroupState
-	allDown bool
-	rate    float64
+	state       GroupState
+	allDown     bool
+	rate        float64
+	fleetCapped bool
 }
 
 // NewStormGuard returns a guard that reads Clusters through reader (the
@@ -540,13 +564,13 @@ func (g *StormGuard) record(status StormGuardStatus, clusters []clusterv1alpha1.
 		if !known {
 			prev = reportedState{state: GroupNormal, rate: g.cfg.Rate}
 		}
-		cur := reportedState{state: gs.State, allDown: status.AllClustersDown, rate: gs.Rate}
+		cur := reportedState{state: gs.State, allDown: status.AllClustersDown, rate: gs.Rate, fleetCapped: gs.FleetCapped}
 		if b := g.buckets[gs.Name]; b == nil || b.rate != gs.Rate {
 			g.resetBucket(gs.Name, gs.Rate, now)
 		}
 		g.metrics.set(gs)
 		if cur != prev {
-			g.announce(gs, status.AllClustersDown, clusters)
+			g.announce(gs, status, clusters)
 		}
 		g.reported[gs.Name] = cur
 	}
@@ -635,11 +659,11 @@ func (g *StormGuard) announceSettling(clusters []clusterv1alpha1.Cluster, target
 }
 
 // announce records an Event on each Cluster of the group.
-func (g *StormGuard) announce(gs GroupStatus, allDown bool, clusters []clusterv1alpha1.Cluster) {
+func (g *StormGuard) announce(gs GroupStatus, status StormGuardStatus, clusters []clusterv1alpha1.Cluster) {
 	if g.recorder == nil {
 		return
 	}
-	eventType, reason, msg := describeGroupChange(gs, allDown, g.cfg, len(clusters))
+	eventType, reason, msg := describeGroupChange(gs, status, g.cfg)
 	members := map[string]bool{}
 	for _, name := range gs.Clusters {
 		members[name] = true
@@ -651,15 +675,18 @@ func (g *StormGuard) announce(gs GroupStatus, allDown bool, clusters []clusterv1
 	}
 }
 
-// describeGroupChange is the Event of a group entering its state; total
-// is the number of clusters of the control plane.
-func describeGroupChange(gs GroupStatus, allDown bool, cfg StormGuardConfig, total int) (string, string, string) {
+// describeGroupChange is the Event of a group entering its state in
+// status.
+func describeGroupChange(gs GroupStatus, status StormGuardStatus, cfg StormGuardConfig) (string, string, string) {
 	counts := countOf(gs.NotReady, len(gs.Clusters))
 	prefix := "Storm guard, " + groupName(gs.Name)
 	switch {
-	case allDown:
+	case status.AllClustersDown:
 		return "Warning", EventReasonStormGuardAllClustersDown,
-			fmt.Sprintf("Storm guard: no cluster is Ready (%d clusters): the control plane assumes that it is the one cut off and evicts nothing from tainted clusters until a cluster is Ready again. Application failover is not affected.", total)
+			fmt.Sprintf("Storm guard: no cluster is Ready (%d clusters): the control plane assumes that it is the one cut off and evicts nothing from tainted clusters until a cluster is Ready again. Application failover is not affected.", status.Total)
+	case gs.FleetCapped:
+		return "Warning", EventReasonStormGuardPartialDisruption,
+			fmt.Sprintf("%s: %s, %s not Ready; but %s not Ready in the whole control plane (threshold %.0f%%): %s.", prefix, gs.State, counts, countOf(status.NotReady, status.Total), cfg.UnhealthyThreshold*100, fleetCapReason(gs, cfg))
 	case gs.State == GroupFullDisruption:
 		return "Warning", EventReasonStormGuardFullDisruption,
 			fmt.Sprintf("%s: FullDisruption, no cluster of the group is Ready while other groups are; the group is presumed down and its workloads move at up to %s/s.", prefix, formatRate(gs.Rate))
@@ -673,6 +700,15 @@ func describeGroupChange(gs GroupStatus, allDown bool, cfg StormGuardConfig, tot
 		return "Normal", EventReasonStormGuardNormal,
 			fmt.Sprintf("%s: Normal, %s not Ready; evicting at up to %s/s.", prefix, counts, formatRate(gs.Rate))
 	}
+}
+
+// fleetCapReason says what the whole control plane's PartialDisruption
+// does to a group's evictions.
+func fleetCapReason(gs GroupStatus, cfg StormGuardConfig) string {
+	if gs.Rate == 0 {
+		return fmt.Sprintf("with %d clusters or fewer, evictions stop everywhere until more clusters are Ready", cfg.LargeGroupThreshold)
+	}
+	return fmt.Sprintf("evictions slow down to %s/s", formatRate(gs.Rate))
 }
 
 func countOf(notReady, size int) string {
@@ -800,10 +836,17 @@ func describeStormGuard(s StormGuardStatus) string {
 		fmt.Fprintf(&b, "%s: %s not Ready%s; %s", g.State, countOf(g.NotReady, len(g.Clusters)), suspects(g.Suspect), describeRate(g.Rate))
 	default:
 		fmt.Fprintf(&b, "%s: %d of %d clusters not Ready in %d regions", worst, notReady, total, len(s.Groups))
+		if s.Fleet == GroupPartialDisruption {
+			b.WriteString(" (PartialDisruption of the whole control plane: it caps every region's rate)")
+		}
 	}
 	if len(s.Groups) > 1 {
 		for _, g := range s.Groups {
-			fmt.Fprintf(&b, "\n  %s: %s, %s not Ready%s; %s", groupName(g.Name), g.State, countOf(g.NotReady, len(g.Clusters)), suspects(g.Suspect), describeRate(g.Rate))
+			capped := ""
+			if g.FleetCapped {
+				capped = " (the whole control plane's rate)"
+			}
+			fmt.Fprintf(&b, "\n  %s: %s, %s not Ready%s; %s%s", groupName(g.Name), g.State, countOf(g.NotReady, len(g.Clusters)), suspects(g.Suspect), describeRate(g.Rate), capped)
 		}
 	}
 	return b.String()

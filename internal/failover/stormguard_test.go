@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -137,13 +138,13 @@ func TestComputeStormGuard(t *testing.T) {
 		},
 		"every cluster down: the control plane is cut off, nothing moves": {
 			clusters: []clusterHealth{h("m1", "", false), h("m2", "", false), h("m3", "", false)},
-			want: StormGuardStatus{AllClustersDown: true, Groups: []GroupStatus{
+			want: StormGuardStatus{AllClustersDown: true, Fleet: GroupFullDisruption, Groups: []GroupStatus{
 				{Name: "", Clusters: []string{"m1", "m2", "m3"}, NotReady: 3, State: GroupFullDisruption, Rate: 0},
 			}},
 		},
 		"every cluster of every region down": {
 			clusters: []clusterHealth{h("a1", "eu", false), h("b1", "us", false)},
-			want: StormGuardStatus{AllClustersDown: true, Groups: []GroupStatus{
+			want: StormGuardStatus{AllClustersDown: true, Fleet: GroupFullDisruption, Groups: []GroupStatus{
 				{Name: "eu", Clusters: []string{"a1"}, NotReady: 1, State: GroupFullDisruption, Rate: 0},
 				{Name: "us", Clusters: []string{"b1"}, NotReady: 1, State: GroupFullDisruption, Rate: 0},
 			}},
@@ -157,7 +158,7 @@ func TestComputeStormGuard(t *testing.T) {
 		},
 		"clusters not probed yet count neither way": {
 			clusters: []clusterHealth{unprobed("m1"), unprobed("m2"), h("m3", "", false)},
-			want: StormGuardStatus{AllClustersDown: true, Groups: []GroupStatus{
+			want: StormGuardStatus{AllClustersDown: true, Fleet: GroupFullDisruption, Groups: []GroupStatus{
 				{Name: "", Clusters: []string{"m1", "m2", "m3"}, NotReady: 1, State: GroupFullDisruption, Rate: 0},
 			}},
 		},
@@ -169,16 +170,39 @@ func TestComputeStormGuard(t *testing.T) {
 		},
 		"small group partially disrupted: held": {
 			clusters: []clusterHealth{h("a1", "eu", false), h("a2", "eu", false), h("a3", "eu", false), h("a4", "eu", true), h("b1", "us", true)},
-			want: StormGuardStatus{Groups: []GroupStatus{
+			want: StormGuardStatus{Fleet: GroupPartialDisruption, Groups: []GroupStatus{
 				{Name: "eu", Clusters: []string{"a1", "a2", "a3", "a4"}, NotReady: 3, State: GroupPartialDisruption, Rate: 0},
-				{Name: "us", Clusters: []string{"b1"}, State: GroupNormal, Rate: 50},
+				{Name: "us", Clusters: []string{"b1"}, State: GroupNormal, Rate: 0, FleetCapped: true},
+			}},
+		},
+		// One cluster per region, all but one region down: each region is
+		// in FullDisruption, the control plane as a whole in
+		// PartialDisruption, which stops a fleet this small.
+		"must not: one cluster per region, all regions but one down": {
+			clusters: []clusterHealth{h("a", "eu", false), h("b", "us", false), h("c", "ap", false), h("d", "sa", false), h("e", "af", true)},
+			want: StormGuardStatus{Fleet: GroupPartialDisruption, Groups: []GroupStatus{
+				{Name: "af", Clusters: []string{"e"}, State: GroupNormal, Rate: 0, FleetCapped: true},
+				{Name: "ap", Clusters: []string{"c"}, NotReady: 1, State: GroupFullDisruption, Rate: 0, FleetCapped: true},
+				{Name: "eu", Clusters: []string{"a"}, NotReady: 1, State: GroupFullDisruption, Rate: 0, FleetCapped: true},
+				{Name: "sa", Clusters: []string{"d"}, NotReady: 1, State: GroupFullDisruption, Rate: 0, FleetCapped: true},
+				{Name: "us", Clusters: []string{"b"}, NotReady: 1, State: GroupFullDisruption, Rate: 0, FleetCapped: true},
+			}},
+		},
+		"one cluster per region, two regions of five down: they move": {
+			clusters: []clusterHealth{h("a", "eu", false), h("b", "us", false), h("c", "ap", true), h("d", "sa", true), h("e", "af", true)},
+			want: StormGuardStatus{Groups: []GroupStatus{
+				{Name: "af", Clusters: []string{"e"}, State: GroupNormal, Rate: 50},
+				{Name: "ap", Clusters: []string{"c"}, State: GroupNormal, Rate: 50},
+				{Name: "eu", Clusters: []string{"a"}, NotReady: 1, State: GroupFullDisruption, Rate: 50},
+				{Name: "sa", Clusters: []string{"d"}, State: GroupNormal, Rate: 50},
+				{Name: "us", Clusters: []string{"b"}, NotReady: 1, State: GroupFullDisruption, Rate: 50},
 			}},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := computeStormGuard(tc.clusters, defaultGuardConfig)
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(StormGuardStatus{}, "NotReady", "Total")); diff != "" {
 				t.Errorf("computeStormGuard (-want +got):\n%s", diff)
 			}
 		})
@@ -461,6 +485,15 @@ func TestDescribeStormGuard(t *testing.T) {
 			want: "FullDisruption: 1 of 2 clusters not Ready in 2 regions\n" +
 				"  clusters without a region: Normal, 0 of 1 clusters not Ready; evicting at up to 50/s\n" +
 				"  region eu: FullDisruption, 1 of 1 clusters not Ready; evicting at up to 50/s",
+		},
+		"one cluster per region, all but one down": {
+			clusters: []*clusterv1alpha1.Cluster{makeCluster("a").region("eu").down().obj(), makeCluster("b").region("us").down().obj(),
+				makeCluster("c").region("ap").down().obj(), makeCluster("d").region("sa").obj()},
+			want: "FullDisruption: 3 of 4 clusters not Ready in 4 regions (PartialDisruption of the whole control plane: it caps every region's rate)\n" +
+				"  region ap: FullDisruption, 1 of 1 clusters not Ready; evictions held (the whole control plane's rate)\n" +
+				"  region eu: FullDisruption, 1 of 1 clusters not Ready; evictions held (the whole control plane's rate)\n" +
+				"  region sa: Normal, 0 of 1 clusters not Ready; evictions held (the whole control plane's rate)\n" +
+				"  region us: FullDisruption, 1 of 1 clusters not Ready; evictions held (the whole control plane's rate)",
 		},
 	}
 	for name, tc := range cases {

@@ -124,6 +124,10 @@ func TestStormGuardHold(t *testing.T) {
 			clusters: objs(failed("m1", 0, 30), failed("m2", 0, 30), failed("m3", 0, 30), healthy("m4")), cluster: "m2", now: 100,
 			halted: true, reason: "3 of 4 clusters not Ready in a group of 10 or fewer clusters, evictions stop", rate: 0,
 		},
+		"one cluster per region, all regions but one down: halted by the whole control plane's state": {
+			clusters: objs(failed("m1", 0, 30).region("eu"), failed("m2", 0, 30).region("us"), failed("m3", 0, 30).region("ap"), healthy("m4").region("sa")), cluster: "m2", now: 100,
+			group: "us", halted: true, reason: "3 of 4 clusters not Ready in the whole control plane: with 10 clusters or fewer, evictions stop everywhere", rate: 0,
+		},
 		"rate 0: halted": {
 			clusters: objs(healthy("m1"), failed("m2", 0, 30), healthy("m3")), cluster: "m2", now: 100,
 			cfg: &StormGuardConfig{Rate: 0, Settling: cfg.Settling}, halted: true, reason: "the eviction rate is 0",
