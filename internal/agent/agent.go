@@ -41,6 +41,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
 	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
 	"github.com/lifeboat-dev/lifeboat/internal/execution"
+	"github.com/lifeboat-dev/lifeboat/internal/fencing"
 	"github.com/lifeboat-dev/lifeboat/internal/intern"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/customization"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/lua"
@@ -389,7 +390,7 @@ func Run(ctx context.Context, o *Options) error {
 		Replicas:      interp,
 		Clock:         clk,
 		Tick:          time.Second,
-		Scan:          min(max(o.RenewInterval(), time.Second), 5*time.Second),
+		Scan:          min(max(o.RenewInterval(), time.Second), fencing.MaxScan),
 		Works:         direct,
 	}
 

@@ -83,9 +83,11 @@ func NewClusterFailoverOptions() *ClusterFailoverOptions {
 	}
 }
 
-// DefaultFencingStopMargin is --fencing-stop-margin's default: a pod's
-// default termination grace period.
-const DefaultFencingStopMargin = 30 * time.Second
+// DefaultFencingStopMargin is --fencing-stop-margin's default: the longest
+// a fenced copy takes to stop with default pod settings
+// (fencing.StopWithin), and 15 s for the member's and the control plane's
+// clocks to disagree.
+const DefaultFencingStopMargin = fencing.StopWithin + 15*time.Second
 
 // AddFlags registers the options on fs.
 func (o *ClusterFailoverOptions) AddFlags(fs *pflag.FlagSet) {
@@ -104,7 +106,7 @@ func (o *ClusterFailoverOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.GracefulEvictionTimeout, "graceful-eviction-timeout", o.GracefulEvictionTimeout,
 		"Grace period of eviction tasks that set no gracePeriodSeconds: how long a Gracefully eviction waits for a healthy replacement, and how long a Directly eviction waits for an unreachable old cluster before creating the new copy anyway (Karmada's flag, same default).")
 	fs.DurationVar(&o.FencingStopMargin, "fencing-stop-margin", o.FencingStopMargin,
-		"A copy in a Pull cluster that its agent fenced (scaled to zero or deleted, once it could not renew the cluster's Lease for the lease duration plus the copy's toleration) counts as stopped this long after that; a Directly failover then creates the new copy without waiting for the old one's deletion. Cover the time the stop takes in the member (pod termination), the difference between the member's and the control plane's clocks, and the 10 s an agent tries a failing ScaleToZero rule before it deletes the copy; a shorter margin is accepted with a warning in the log.")
+		"A copy in a Pull cluster that its agent fenced (scaled to zero or deleted, once it could not renew the cluster's Lease for the lease duration plus the copy's toleration) counts as stopped this long after that; a Directly failover then creates the new copy without waiting for the old one's deletion. Cover the time the stop takes in the member: up to 5 s for the agent's next search of the member, the 10 s it tries a failing ScaleToZero rule before it deletes the copy, the pods' termination (30 s by default), and the difference between the member's and the control plane's clocks; a margin under those 45 s is accepted with a warning in the log.")
 	fs.IntVar(&o.FailoverEventBurst, "failover-event-burst", o.FailoverEventBurst,
 		fmt.Sprintf("How many Events of one kind about one cluster's workloads, or one policy's, are recorded on each workload's objects at once (on bindings and templates: an eviction from the cluster, the new placement, the task closed, the eviction cancelled, the replacement healthy; on Works: applied to the cluster, or its clean-up there waiting; on templates: the policy applied, and with bindings a placement without an eviction task); past it one more every %s, and the rest are counted in an Event on the Cluster or the policy %s after the first one held back (later ones of the same kind twice as far apart each time, at most 5 minutes), so that a mass failover or rollout does not flood the API server or lose Events in the recorder's queue. 0 records every Event. Lifeboat's flag.",
 			eventbudget.DefaultRefill, eventbudget.DefaultSummaryPeriod))
@@ -116,9 +118,9 @@ func (o *ClusterFailoverOptions) AddFlags(fs *pflag.FlagSet) {
 // sentence for the log.
 func (o *ClusterFailoverOptions) Warnings() []string {
 	var out []string
-	if o.FencingStopMargin < fencing.ScaleRetry {
-		out = append(out, fmt.Sprintf("--fencing-stop-margin %s is shorter than the %s an agent tries a failing ScaleToZero before it deletes the copy: "+
-			"such a copy may still run when the control plane counts it stopped and starts its replacement", o.FencingStopMargin, fencing.ScaleRetry))
+	if o.FencingStopMargin < fencing.StopWithin {
+		out = append(out, fmt.Sprintf("--fencing-stop-margin %s is shorter than the %s a fenced copy may take to stop (the agent's next search of the member, %s; its %s retry of a failing ScaleToZero; a pod's default %s termination): "+
+			"such a copy may still run when the control plane counts it stopped and starts its replacement", o.FencingStopMargin, fencing.StopWithin, fencing.MaxScan, fencing.ScaleRetry, fencing.PodTermination))
 	}
 	return out
 }

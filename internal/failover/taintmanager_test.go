@@ -788,14 +788,21 @@ func TestClusterFailoverOptions(t *testing.T) {
 	}
 }
 
-func TestFencingStopMarginShorterThanTheAgentsRetryIsWarned(t *testing.T) {
+// A margin shorter than a fenced copy may take to stop (a scan, the
+// ScaleToZero retry, a pod's default termination) is warned; the default
+// covers it, and the clocks.
+func TestFencingStopMarginShorterThanACopysStopIsWarned(t *testing.T) {
+	if DefaultFencingStopMargin <= fencing.StopWithin {
+		t.Errorf("the default margin %s leaves nothing for the clocks past the %s a copy may take to stop", DefaultFencingStopMargin, fencing.StopWithin)
+	}
 	for _, tc := range []struct {
 		margin string
 		warned bool
 	}{
-		{margin: "30s"},
-		{margin: "10s"},
-		{margin: "9s", warned: true},
+		{margin: "60s"},
+		{margin: "45s"},
+		{margin: "44s", warned: true},
+		{margin: "30s", warned: true},
 		{margin: "0s", warned: true},
 	} {
 		o := NewClusterFailoverOptions()

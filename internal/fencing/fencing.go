@@ -78,6 +78,20 @@ const MaxAfter = 7 * 24 * time.Hour
 // as stopped earlier may still run.
 const ScaleRetry = 10 * time.Second
 
+// MaxScan is the longest an agent waits between two searches of its member
+// for copies that are due: a copy is stopped up to this long after its due
+// time.
+const MaxScan = 5 * time.Second
+
+// PodTermination is a pod's default termination grace period: a copy
+// scaled to zero or deleted may run this long after the agent stopped it.
+const PodTermination = 30 * time.Second
+
+// StopWithin is how long after its due time a fenced copy has stopped at
+// the latest with default pod settings, whatever its replica rule does: a
+// scan, the ScaleToZero retry, and the pods' termination.
+const StopWithin = MaxScan + ScaleRetry + PodTermination
+
 // Spec is how one copy is fenced.
 type Spec struct {
 	Action policyv1alpha1.FencingAction
