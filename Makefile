@@ -104,7 +104,14 @@ test-e2e: build ## End-to-end tests on their own local environment (LIFEBOAT_E2E
 .PHONY: helm
 helm: ## Build the pinned helm (hack/tools/helm) into bin/helm.
 	@mkdir -p $(BIN)
-	cd hack/tools/helm && $(GO) build -o $(BIN)/helm helm.sh/helm/v3/cmd/helm
+# Without --kube-version, helm template and helm lint take the cluster for the
+# Kubernetes version linked into helm: a plain go build links 1.20, which the
+# charts' kubeVersion (>=1.27) refuses. Link, as Helm's own release build
+# does, the version of the k8s.io/client-go go.mod pins (v0.35: 1.35).
+	minor=$$(awk '$$1 == "k8s.io/client-go" { split($$2, v, "."); print v[2] }' go.mod) && test -n "$$minor" && \
+	  cd hack/tools/helm && $(GO) build -o $(BIN)/helm \
+	  -ldflags "-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$$minor -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$$minor" \
+	  helm.sh/helm/v3/cmd/helm
 
 # The host suite's scenarios: its own, and the seeds' walkthroughs run
 # against the control plane the chart installs.

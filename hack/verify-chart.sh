@@ -2,7 +2,7 @@
 # Checks charts/lifeboat without a cluster: helm lint, renders with several
 # value sets decoded strictly (hack/chartcheck), the README describing every
 # value, and the values schema refusing bad input with a message that names
-# the field. Helm is pinned in hack/tools/helm and built into bin/.
+# the field. Helm is pinned in hack/tools/helm and built into bin/ by make helm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,7 +11,18 @@ HELM=bin/helm
 KUBE_VERSION=1.35.4
 mkdir -p bin
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-(cd hack/tools/helm && go build -o ../../../"${HELM}" helm.sh/helm/v3/cmd/helm)
+make -s --no-print-directory helm BIN="${PWD}/bin"
+
+# Without --kube-version helm assumes the Kubernetes version make helm links
+# in, the one of the k8s.io/client-go go.mod pins, which the charts accept.
+mkdir -p "${tmp}/kube-version/templates"
+printf 'apiVersion: v2\nname: kube-version\nversion: 0.0.0\n' >"${tmp}/kube-version/Chart.yaml"
+printf 'kubeVersion: {{ .Capabilities.KubeVersion.Version }}\n' >"${tmp}/kube-version/templates/version.yaml"
+want=v1.$(awk '$1 == "k8s.io/client-go" { split($2, v, "."); print v[2] }' go.mod).0
+got=$("${HELM}" template "${tmp}/kube-version" | sed -n 's/^kubeVersion: //p')
+[[ "$got" == "$want" ]] || { echo "verify-chart: helm assumes Kubernetes $got without --kube-version, want $want (make helm)" >&2; exit 1; }
+"${HELM}" template lb charts/lifeboat >/dev/null && "${HELM}" template lb charts/lifeboat-agent --set clusterName=edge1 >/dev/null \
+  || { echo "verify-chart: helm template fails without --kube-version" >&2; exit 1; }
 
 "${HELM}" lint --strict --kube-version "${KUBE_VERSION}" "${CHART}"
 
@@ -201,10 +212,67 @@ if [[ "$pods" != "$tokenless" ]]; then
 fi
 # apiServer.extraSANs: IPv4 and IPv6 addresses as IP names, everything else,
 # a name of hex digits and dots too, as a DNS name.
-sans=$(render --set 'apiServer.extraSANs={cafe.be,10.0.0.9,2001:db8::1,lifeboat.example.com}' \
+sans=$(render --set 'apiServer.extraSANs={cafe.be,10.0.0.9,2001:db8::1,lifeboat.example.com,*.lifeboat.example.com,::ffff:10.0.0.8,1.2.3}' \
   | obj Secret lb-lifeboat-pki | sed -n 's/^  apiserver.crt: //p' | base64 -d | openssl x509 -noout -ext subjectAltName)
-for want in 'DNS:cafe.be' 'IP Address:10.0.0.9' 'IP Address:2001:DB8:0:0:0:0:0:1' 'DNS:lifeboat.example.com' 'IP Address:127.0.0.1'; do
+for want in 'DNS:cafe.be' 'IP Address:10.0.0.9' 'IP Address:2001:DB8:0:0:0:0:0:1' 'DNS:lifeboat.example.com' 'IP Address:127.0.0.1' \
+  'DNS:*.lifeboat.example.com' 'IP Address:10.0.0.8' 'DNS:1.2.3'; do
   grep -qF -- "$want" <<<"$sans" || { echo "verify-chart: the serving certificate's names lack $want:" >&2; echo "$sans" >&2; exit 1; }
+done
+# names KIND NAME, one line per rendered object, read from stdin.
+names() {
+  awk 'function out() { if (name != "") print kind, name; kind = ""; name = ""; m = 0 }
+    /^---/ { out(); next }
+    /^kind: / { kind = $2 }
+    /^metadata:/ { m = 1; next }
+    /^[^ #]/ { m = 0 }
+    m && name == "" && /^  name: / { name = $2 }
+    END { out() }'
+}
+# checknames WHAT: every object name on stdin fits its kind's limit. A
+# Service's name is a DNS-1035 label; the StatefulSet's pods carry a
+# controller-revision-hash label of its name and 11 more characters; a Job's
+# pods its name as a label; the other names are DNS-1123 subdomains, at most
+# 63 characters but the Secrets' and ConfigMaps', which may have 253.
+checknames() {
+  local what=$1 kind name max re n=0
+  local label='^[a-z]([-a-z0-9]*[a-z0-9])?$' subdomain='^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'
+  while read -r kind name; do
+    n=$((n + 1))
+    case $kind in
+      Service) max=63; re=$label ;;
+      StatefulSet) max=52; re=$subdomain ;;
+      Secret|ConfigMap) max=253; re=$subdomain ;;
+      *) max=63; re=$subdomain ;;
+    esac
+    if (( ${#name} > max )) || ! [[ "$name" =~ $re ]]; then
+      echo "verify-chart: $what: the $kind $name (${#name} characters) is not a valid name of at most $max characters" >&2; exit 1
+    fi
+  done
+  (( n > 5 )) || { echo "verify-chart: $what: only $n names found" >&2; exit 1; }
+}
+# The longest release names Helm allows (53 characters), with and without the
+# chart's name, and one with dots: every name fits.
+long=$(printf 'r%.0s' {1..53}); longlb=lifeboat-$(printf 'r%.0s' {1..44})
+for release in "$long" "$longlb" lb.example.org; do
+  for upgrade in "" --is-upgrade; do
+    # shellcheck disable=SC2086
+    got=$("${HELM}" template "$release" "${CHART}" --namespace lifeboat-system --kube-version "${KUBE_VERSION}" $upgrade \
+      --set etcd.replicas=3 --set apiServer.replicas=2 --set controllerManager.metrics.serviceMonitor.enabled=true --set apiServer.audit.enabled=true) \
+      || { echo "verify-chart: the release $release does not render" >&2; exit 1; }
+    names <<<"$got" | checknames "the release $release"
+    go run ./hack/chartcheck <<<"$got" >/dev/null
+  done
+done
+grep -qx '  name: lb-example-org-lifeboat-apiserver' <<<"$got" || { echo "verify-chart: the release lb.example.org does not name its Service lb-example-org-lifeboat-apiserver" >&2; exit 1; }
+# A long release's names are cut at 36 characters: a release whose names fit
+# keeps them at upgrade (a new name would be a new etcd and new credentials).
+got=$("${HELM}" template "$long" "${CHART}" --namespace lifeboat-system --kube-version "${KUBE_VERSION}" | names)
+grep -qx "Service ${long:0:36}-controller-manager-metrics" <<<"$got" || { echo "verify-chart: the names of a long release are not cut at 36 characters:" >&2; echo "$got" >&2; exit 1; }
+for release in 1lb 0-lifeboat; do
+  if got=$("${HELM}" template "$release" "${CHART}" --namespace lifeboat-system --kube-version "${KUBE_VERSION}" 2>&1); then
+    echo "verify-chart: the release name $release, which begins with a digit, was accepted" >&2; exit 1
+  fi
+  grep -qF "the release's name \"$release\" begins with a digit" <<<"$got" || { echo "verify-chart: the refusal of the release name $release does not name it:" >&2; echo "$got" >&2; exit 1; }
 done
 # etcd's certificates: their own CA, not the API server's (which the API
 # server trusts for clients, and whose kube-controller-manager signs client
@@ -322,6 +390,29 @@ refuse "'verb' not allowed" --set apiServer.audit.enabled=true --set 'apiServer.
 refuse "apiServer.audit.rules is not set: helm upgrade --reuse-values keeps" --set apiServer.audit.enabled=true --set 'apiServer.audit.rules=null'
 refuse '/apiServer/audit/rules' --set apiServer.audit.enabled=true --set-json 'apiServer.audit.rules=[]'
 render --set init.timeout=90s --set etcd.resources.limits.memory=0.5Gi >/dev/null
+# --memory-limit: at least 1Mi, from a limit of at most six digits.
+refuse 'controllerManager.resources.limits.memory is 1Mi: with controllerManager.memoryLimitPercent 10' \
+  --set controllerManager.resources.limits.memory=1Mi --set controllerManager.memoryLimitPercent=10
+refuse 'controllerManager.resources.limits.memory is 9Mi' --set controllerManager.resources.limits.memory=9Mi --set controllerManager.memoryLimitPercent=10
+refuse "'99999999999999999Gi' does not match" --set controllerManager.resources.limits.memory=99999999999999999Gi
+refuse "'1000000Mi' does not match" --set controllerManager.resources.limits.memory=1000000Mi
+for c in "10Mi|10|1Mi" "999999Gi|90|921599078Mi" "1Gi|90|921Mi"; do
+  IFS='|' read -r limit percent want <<<"$c"
+  render --set "controllerManager.resources.limits.memory=$limit" --set "controllerManager.memoryLimitPercent=$percent" | grep -qF -- "--memory-limit=$want" \
+    || { echo "verify-chart: with limits.memory=$limit and memoryLimitPercent=$percent --memory-limit is not $want" >&2; exit 1; }
+done
+# apiServer.extraSANs: IP addresses and DNS names, no ports, no spaces.
+for san in 10.0.0.9:6443 lifeboat.example.com:443 'lifeboat example' 999.1.1.1 010.0.0.1 Lifeboat.example.com fe80::1%eth0 example.com. ''; do
+  refuse "'$san'" --set-json "apiServer.extraSANs=[\"10.0.0.9\",\"$san\"]"
+done
+# Object names and flags.
+refuse "'Reg_Cred' does not match" --set 'imagePullSecrets={Reg_Cred}'
+refuse "'Fast SSD' does not match" --set 'etcd.storage.storageClassName=Fast SSD'
+refuse "'Prom_Token' does not match" --set controllerManager.metrics.serviceMonitor.bearerTokenSecret.name=Prom_Token
+refuse "'30s' does not match pattern '^--[a-z]'" --set 'controllerManager.extraArgs={--leader-elect-lease-duration,30s}'
+refuse "'-v=2' does not match" --set 'controllerManager.extraArgs={-v=2}'
+render --set 'imagePullSecrets={regcred.example}' --set etcd.storage.storageClassName=fast-ssd \
+  --set controllerManager.metrics.serviceMonitor.bearerTokenSecret.name=prom.token >/dev/null
 # Flags the chart sets itself, and ports the pod already uses.
 for flag in --kubeconfig=/x --control-plane-kubeconfig=/x --context=x --leader-elect=false --leader-elect \
   --health-probe-bind-address=:9 --metrics-bind-address=:9 --metrics-secure --memory-limit=1Gi; do
@@ -361,11 +452,31 @@ arefuse() {
 arefuse 'clusterName is required'
 arefuse '/clusterName' --set clusterName=Edge_1
 arefuse "'replicas' not allowed" --set clusterName=edge1 --set replicas=2
-for flag in --kubeconfig-secret=kube-system/x --member-lease-namespace=kube-system --health-probe-bind-address=127.0.0.1:9 --metrics-bind-address=:9 --kubeconfig=/x --cluster-name=edge2 --metrics-secure --metrics-cert-dir=/x; do
+for flag in --kubeconfig-secret=kube-system/x --member-lease-namespace=kube-system --health-probe-bind-address=127.0.0.1:9 --metrics-bind-address=:9 --kubeconfig=/x --cluster-name=edge2 --metrics-secure --metrics-cert-dir=/x \
+  --control-plane-kubeconfig=/x --context=x --control-plane-context=x --cluster-kubeconfig=/x --cluster-context=x; do
   arefuse "extraArgs may not hold ${flag%%=*}:" --set clusterName=edge1 --set "extraArgs={--v=2,${flag}}"
 done
 arender --set clusterName=edge1 --set 'extraArgs={--cluster-lease-duration=40s}' | grep -qF -- '"--cluster-lease-duration=40s"' \
   || { echo "verify-chart: the agent's extraArgs must pass on flags the chart does not set" >&2; exit 1; }
+arefuse 'extraArgs may not hold --kubeconfig:' --set clusterName=edge1 --set 'extraArgs={--kubeconfig /x}'
+# One flag per item, starting with --: a value of its own would escape the check above.
+arefuse "'/x' does not match pattern '^--[a-z]'" --set clusterName=edge1 --set 'extraArgs={--kubeconfig,/x}'
+arefuse "'-kubeconfig=/x' does not match" --set clusterName=edge1 --set 'extraArgs={-kubeconfig=/x}'
+# resources as the main chart's; object names as DNS-1123 subdomains.
+arefuse '/resources/limits/memory' --set clusterName=edge1 --set resources.limits.memory=0
+arefuse "'0Mi' does not match" --set clusterName=edge1 --set-string resources.limits.memory=0Mi
+arefuse "'lots' does not match" --set clusterName=edge1 --set resources.requests.cpu=lots
+arefuse "'limit' not allowed" --set clusterName=edge1 --set resources.limit.memory=1Gi
+arefuse "'My_Secret' does not match" --set clusterName=edge1 --set controlPlaneKubeconfigSecret=My_Secret
+arefuse "'' does not match" --set clusterName=edge1 --set controlPlaneKubeconfigSecret=
+arefuse "'Reg Cred' does not match" --set clusterName=edge1 --set 'imagePullSecrets={Reg Cred}'
+out2=$(arender --set clusterName=edge1 --set resources.limits.memory=512Mi --set controlPlaneKubeconfigSecret=agent.kubeconfig --set 'imagePullSecrets={regcred}')
+for want in 'memory: 512Mi' 'secretName: agent.kubeconfig' '--kubeconfig-secret=lifeboat-system/agent.kubeconfig' '- name: regcred'; do
+  grep -qF -- "$want" <<<"$out2" || { echo "verify-chart: the agent's rendering with good values lacks: $want" >&2; exit 1; }
+done
+# The longest release name and cluster name: every name fits.
+"${HELM}" template "$long" "${AGENT}" --namespace lifeboat-system --kube-version "${KUBE_VERSION}" --set "clusterName=$(printf 'c%.0s' {1..48})" \
+  | names | checknames "the agent's release $long"
 # metrics.secure: the flag, and the reviews it needs in the member; neither without it.
 secure=$(arender --set clusterName=edge1 --set metrics.secure=true)
 for want in '- --metrics-secure' 'resources: [tokenreviews]' 'resources: [subjectaccessreviews]'; do

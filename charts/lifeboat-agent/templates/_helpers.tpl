@@ -1,4 +1,11 @@
-{{/* The release's name, cut to fit the names derived from it. */}}
+{{/*
+The base of every name the chart gives: the release's name, followed by the
+chart's unless it holds it, cut to 50 characters. The longest name derived
+from it, the Role and RoleBinding NAME-lease, then has 56, and the
+Deployment's ReplicaSets NAME-HASH at most 61; none is a Service's. (The
+Lease the agent keeps its record in, lifeboat-agent-CLUSTER, has at most 63
+with the 48 characters clusterName may have.)
+*/}}
 {{- define "lifeboat-agent.fullname" -}}
 {{- if contains .Chart.Name .Release.Name -}}
 {{- .Release.Name | trunc 50 | trimSuffix "-" -}}

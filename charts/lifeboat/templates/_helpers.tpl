@@ -1,10 +1,27 @@
-{{/* The release's name, cut to fit the names derived from it. */}}
+{{/*
+The base of every name the chart gives: the release's name, followed by the
+chart's unless it holds it, made to fit the names derived from it. The
+longest of those with a limit of 63 characters is the Service
+NAME-controller-manager-metrics, and a Service's name is a DNS-1035 label:
+at most 63 letters, digits and hyphens, beginning with a letter. So the dots
+a release's name may hold become hyphens, a release's name that begins with
+a digit is refused, and the base is cut to 63 less that suffix, 36
+characters. The other names fit then too: the StatefulSet's (NAME-etcd, with
+the 11 characters of its pods' controller-revision-hash label), the init
+Job's (NAME-init-HASH, its pods' job-name label), the Deployments'; the
+Secrets' names are longer (up to NAME-kube-controller-manager-kubeconfig, 71)
+but may have 253. A shorter cut would rename the objects, etcd's volumes and
+the credentials among them, of the releases whose names fit now.
+*/}}
 {{- define "lifeboat.fullname" -}}
-{{- if contains .Chart.Name .Release.Name -}}
-{{- .Release.Name | trunc 40 | trimSuffix "-" -}}
-{{- else -}}
-{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 40 | trimSuffix "-" -}}
+{{- if regexMatch "^[0-9]" .Release.Name -}}
+{{- fail (printf "the release's name %q begins with a digit: the chart's Services are named after it, and a Service's name must begin with a letter (a DNS-1035 label); choose a release name that does" .Release.Name) -}}
 {{- end -}}
+{{- $name := .Release.Name -}}
+{{- if not (contains .Chart.Name .Release.Name) -}}
+{{- $name = printf "%s-%s" .Release.Name .Chart.Name -}}
+{{- end -}}
+{{- $name | replace "." "-" | trunc (sub 63 (len "-controller-manager-metrics") | int) | trimSuffix "-" -}}
 {{- end -}}
 
 {{- define "lifeboat.labels" -}}
@@ -52,16 +69,25 @@ app.kubernetes.io/component: {{ index . 1 }}
 {{- printf "%s-apiserver.%s.svc" (include "lifeboat.fullname" .) .Release.Namespace -}}
 {{- end -}}
 
-{{/* --memory-limit: memoryLimitPercent of the container's limit (Mi or Gi), in Mi. */}}
+{{/*
+--memory-limit: memoryLimitPercent of the container's limit (Mi or Gi, at
+most six digits, which the schema checks), in whole Mi, at least 1.
+*/}}
 {{- define "lifeboat.memoryLimit" -}}
-{{- $limit := .Values.controllerManager.resources.limits.memory | toString -}}
+{{- $cm := .Values.controllerManager -}}
+{{- $limit := $cm.resources.limits.memory | toString -}}
 {{- $mi := 0 -}}
 {{- if hasSuffix "Gi" $limit -}}
 {{- $mi = mul (trimSuffix "Gi" $limit | atoi) 1024 -}}
 {{- else -}}
 {{- $mi = trimSuffix "Mi" $limit | atoi -}}
 {{- end -}}
-{{- printf "%dMi" (div (mul $mi .Values.controllerManager.memoryLimitPercent) 100) -}}
+{{- $percent := $cm.memoryLimitPercent | int -}}
+{{- $result := div (mul $mi $percent) 100 -}}
+{{- if lt $result 1 -}}
+{{- fail (printf "controllerManager.resources.limits.memory is %s: with controllerManager.memoryLimitPercent %d the controller manager's --memory-limit would be %dMi; give it at least %dMi" $limit $percent $result (div (add 100 $percent -1) $percent)) -}}
+{{- end -}}
+{{- printf "%dMi" $result -}}
 {{- end -}}
 
 {{- define "lifeboat.podSecurityContext" -}}
