@@ -91,22 +91,29 @@ func encodeCerts(certs ...*x509.Certificate) []byte {
 	return out
 }
 
-// PinCAFile checks a CA bundle given by file against the pins, when there
-// are any (one certificate must match), and returns it as PEM.
-func PinCAFile(pemData []byte, hashes []string) ([]byte, error) {
+// PinCAFile returns the certificates of a CA bundle given by file that are
+// to be trusted. With pins, only those whose CAHash is one of them: as
+// DiscoverCA trusts only the CA it pinned, another CA in the same bundle
+// must not widen the trust; none matching is ErrCAHashMismatch. Without
+// pins, every certificate of the bundle.
+func PinCAFile(pemData []byte, hashes []string) ([]*x509.Certificate, error) {
 	certs, err := ParseCertificates(pemData)
 	if err != nil {
 		return nil, fmt.Errorf("CA file: %w", err)
 	}
 	if len(hashes) == 0 {
-		return encodeCerts(certs...), nil
+		return certs, nil
 	}
+	var pinned []*x509.Certificate
 	for _, c := range certs {
 		if slices.Contains(hashes, CAHash(c)) {
-			return encodeCerts(certs...), nil
+			pinned = append(pinned, c)
 		}
 	}
-	return nil, fmt.Errorf("%w: the CA file holds %s, expected %s", ErrCAHashMismatch, describeCerts(certs), strings.Join(hashes, " or "))
+	if len(pinned) == 0 {
+		return nil, fmt.Errorf("%w: the CA file holds %s, expected %s", ErrCAHashMismatch, describeCerts(certs), strings.Join(hashes, " or "))
+	}
+	return pinned, nil
 }
 
 // DiscoverCA finds the control plane's CA by its pin: it opens one TLS

@@ -5,8 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,25 +83,67 @@ func TestDiscoverCA(t *testing.T) {
 	}
 }
 
+// TestPinCAFile: with pins, only the certificates of the file that match
+// one are trusted, as DiscoverCA trusts only the CA it pinned; without,
+// all of them.
 func TestPinCAFile(t *testing.T) {
 	ca := newTestCA(t, "ca")
 	other := newTestCA(t, "other")
-	if _, err := PinCAFile(ca.pem(), []string{CAHash(ca.cert)}); err != nil {
-		t.Errorf("matching file: %v", err)
+	third := newTestCA(t, "third")
+	bundle := func(cas ...*testCA) []byte {
+		var out []byte
+		for _, c := range cas {
+			out = append(out, c.pem()...)
+		}
+		return out
 	}
-	if _, err := PinCAFile(ca.pem(), nil); err != nil {
-		t.Errorf("file without a pin: %v", err)
+	cases := map[string]struct {
+		file    []byte
+		hashes  []string
+		want    []*testCA // the certificates trusted, in the file's order
+		wantErr error
+		errSays string
+	}{
+		"one CA, pinned":                  {file: bundle(ca), hashes: []string{CAHash(ca.cert)}, want: []*testCA{ca}},
+		"one CA, no pin":                  {file: bundle(ca), want: []*testCA{ca}},
+		"one CA, another's pin":           {file: bundle(ca), hashes: []string{CAHash(other.cert)}, wantErr: ErrCAHashMismatch},
+		"a bundle, no pin: all of it":     {file: bundle(other, ca), want: []*testCA{other, ca}},
+		"a bundle, the second pinned":     {file: bundle(other, ca), hashes: []string{CAHash(ca.cert)}, want: []*testCA{ca}},
+		"a bundle, the first pinned":      {file: bundle(ca, other, third), hashes: []string{CAHash(ca.cert)}, want: []*testCA{ca}},
+		"a bundle, two of three pinned":   {file: bundle(ca, other, third), hashes: []string{CAHash(third.cert), CAHash(ca.cert)}, want: []*testCA{ca, third}},
+		"a bundle, a pin and a stray one": {file: bundle(ca, other), hashes: []string{CAHash(third.cert), CAHash(other.cert)}, want: []*testCA{other}},
+		"a bundle, no pin matches":        {file: bundle(ca, other), hashes: []string{CAHash(third.cert)}, wantErr: ErrCAHashMismatch, errSays: `CA "ca" ` + CAHash(ca.cert) + `, CA "other" ` + CAHash(other.cert)},
+		"no certificate":                  {file: []byte("not a certificate"), errSays: "no PEM certificate found"},
 	}
-	if _, err := PinCAFile(ca.pem(), []string{CAHash(other.cert)}); !errors.Is(err, ErrCAHashMismatch) {
-		t.Errorf("mismatching file: %v", err)
-	}
-	path := filepath.Join(t.TempDir(), "junk")
-	if err := os.WriteFile(path, []byte("not a certificate"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	data, _ := os.ReadFile(path)
-	if _, err := PinCAFile(data, nil); err == nil {
-		t.Error("accepted a file without a certificate")
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := PinCAFile(tc.file, tc.hashes)
+			if tc.wantErr != nil || tc.errSays != "" {
+				if err == nil {
+					t.Fatalf("trusted %d certificates, want an error", len(got))
+				}
+				if tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+					t.Errorf("err = %v, want %v", err, tc.wantErr)
+				}
+				if !strings.Contains(err.Error(), tc.errSays) {
+					t.Errorf("err = %v, want it to say %q", err, tc.errSays)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names, want []string
+			for _, c := range got {
+				names = append(names, c.Subject.CommonName)
+			}
+			for _, c := range tc.want {
+				want = append(want, c.cert.Subject.CommonName)
+			}
+			if !slices.Equal(names, want) {
+				t.Errorf("trusted %q, want %q", names, want)
+			}
+		})
 	}
 }
 

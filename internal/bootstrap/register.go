@@ -16,6 +16,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -71,7 +72,8 @@ type RegisterOptions struct {
 	// CAHashes pin the control plane's CA (sha256:HEX); one must match.
 	CAHashes []string
 	// CAFile is the control plane's CA bundle, when the server does not
-	// send its CA (or instead of a pin).
+	// send its CA (or instead of a pin). With CAHashes, only its
+	// certificates that match one are trusted.
 	CAFile string
 	// ClusterName is the Pull cluster the agent is for.
 	ClusterName string
@@ -143,8 +145,9 @@ func (o *RegisterOptions) Validate() (Token, error) {
 
 // Registered is what Register did.
 type Registered struct {
-	// CAHash is the pin of the CA the agent's kubeconfig trusts.
-	CAHash string
+	// CAHashes are the pins of the CAs the agent's kubeconfig trusts: the
+	// one pinned, or those of a CA file given without a pin.
+	CAHashes []string
 	// CSR is the name of the CertificateSigningRequest.
 	CSR string
 	// NotAfter is when the agent's certificate expires.
@@ -154,8 +157,9 @@ type Registered struct {
 // Register gets the agent of o.ClusterName its client certificate:
 //  1. validates the options (a malformed token never leaves the machine)
 //     and checks that o.KubeconfigPath can be written;
-//  2. pins the control plane's CA, by DiscoverCA or from o.CAFile; every
-//     connection after this one verifies the server against it;
+//  2. pins the control plane's CA, by DiscoverCA or from o.CAFile (with
+//     pins, only the file's certificates that match one; see trustedCAs);
+//     every connection after this one, and the kubeconfig, trust it alone;
 //  3. makes an ECDSA P-256 key and creates, authenticated by the bootstrap
 //     token, a CertificateSigningRequest for AgentUser(NAME) in AgentsGroup;
 //  4. waits for it to be approved and signed (or denied) within o.Timeout;
@@ -173,16 +177,15 @@ func Register(ctx context.Context, o RegisterOptions) (Registered, error) {
 		return res, err
 	}
 	// 2.
-	caPEM, err := pinnedCA(ctx, o)
+	cas, said, err := trustedCAs(ctx, o)
 	if err != nil {
 		return res, err
 	}
-	cas, err := ParseCertificates(caPEM)
-	if err != nil {
-		return res, err
+	for _, c := range cas {
+		res.CAHashes = append(res.CAHashes, CAHash(c))
 	}
-	res.CAHash = CAHash(cas[0])
-	progress(fmt.Sprintf("Pinned the control plane's CA %q (%s).", cas[0].Subject.CommonName, res.CAHash))
+	progress(said)
+	caPEM := encodeCerts(cas...)
 	cfg := &rest.Config{
 		Host:            o.ControlPlaneURL,
 		TLSClientConfig: rest.TLSClientConfig{CAData: caPEM},
@@ -221,22 +224,59 @@ func Register(ctx context.Context, o RegisterOptions) (Registered, error) {
 	return res, nil
 }
 
-// pinnedCA returns the control plane's CA bundle as PEM: the CA file
-// (checked against the pins, if any), else the certificate the server
-// sent that matches a pin.
-func pinnedCA(ctx context.Context, o RegisterOptions) ([]byte, error) {
-	if o.CAFile != "" {
-		data, err := os.ReadFile(o.CAFile)
+// trustedCAs returns the control plane's CAs that every later connection
+// verifies it against, and a line that says which and why:
+//   - with o.CAFile and pins, the certificates of the file that match a
+//     pin, and no other;
+//   - with o.CAFile alone, every certificate of the file;
+//   - else the certificate the server sent that matches a pin.
+func trustedCAs(ctx context.Context, o RegisterOptions) ([]*x509.Certificate, string, error) {
+	if o.CAFile == "" {
+		ca, err := DiscoverCA(ctx, o.ControlPlaneURL, o.CAHashes)
 		if err != nil {
-			return nil, fmt.Errorf("reading the CA file: %w", err)
+			return nil, "", err
 		}
-		return PinCAFile(data, o.CAHashes)
+		return []*x509.Certificate{ca}, fmt.Sprintf("Pinned the control plane's CA %s.", nameCerts([]*x509.Certificate{ca})), nil
 	}
-	ca, err := DiscoverCA(ctx, o.ControlPlaneURL, o.CAHashes)
+	data, err := os.ReadFile(o.CAFile)
 	if err != nil {
-		return nil, err
+		return nil, "", fmt.Errorf("reading the CA file: %w", err)
 	}
-	return encodeCerts(ca), nil
+	cas, err := PinCAFile(data, o.CAHashes)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(o.CAHashes) == 0 {
+		return cas, fmt.Sprintf("Trusting %d %s from %s: %s.", len(cas), plural(len(cas), "CA", "CAs"), o.CAFile, nameCerts(cas)), nil
+	}
+	said := fmt.Sprintf("Pinned the control plane's %s %s from %s.", plural(len(cas), "CA", "CAs"), nameCerts(cas), o.CAFile)
+	if all, err := ParseCertificates(data); err == nil && len(all) > len(cas) {
+		others := len(all) - len(cas)
+		said += fmt.Sprintf(" Its %d other %s, which no --discovery-token-ca-cert-hash names, %s not trusted.", others, plural(others, "certificate", "certificates"), plural(others, "is", "are"))
+	}
+	return cas, said, nil
+}
+
+// nameCerts names certificates by subject and pin, for progress lines:
+// "lifeboat-ca" (sha256:...); the whole subject when it has no common name.
+func nameCerts(certs []*x509.Certificate) string {
+	parts := make([]string, 0, len(certs))
+	for _, c := range certs {
+		name := c.Subject.CommonName
+		if name == "" {
+			name = c.Subject.String()
+		}
+		parts = append(parts, fmt.Sprintf("%q (%s)", name, CAHash(c)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// plural is one when n is 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // Issued is a client certificate the control plane signed for a new key.

@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -162,8 +164,11 @@ func TestRegister(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.CSR != "lifeboat-agent-member1-x7k2p" || res.CAHash != CAHash(f.ca.cert) || res.NotAfter.IsZero() {
+	if res.CSR != "lifeboat-agent-member1-x7k2p" || !slices.Equal(res.CAHashes, []string{CAHash(f.ca.cert)}) || res.NotAfter.IsZero() {
 		t.Errorf("result %+v", res)
+	}
+	if want := fmt.Sprintf("Pinned the control plane's CA %q (%s).", "lifeboat-ca", CAHash(f.ca.cert)); len(lines) == 0 || lines[0] != want {
+		t.Errorf("progress %q, want it to start with %q", lines, want)
 	}
 	if len(lines) < 4 || !strings.Contains(lines[2], "Approved") {
 		t.Errorf("progress %q", lines)
@@ -227,6 +232,15 @@ func TestRegisterErrors(t *testing.T) {
 		"a hash that is not the control plane's": {
 			server: &fakeAPIServer{}, options: func(o *RegisterOptions) { o.CAHashes = []string{CAHash(newTestCA(t, "x").cert)} },
 			wantErr: ErrCAHashMismatch,
+		},
+		"a CA file without the pinned CA": {
+			server: &fakeAPIServer{}, options: func(o *RegisterOptions) {
+				o.CAFile = filepath.Join(t.TempDir(), "ca.crt")
+				if err := os.WriteFile(o.CAFile, newTestCA(t, "x").pem(), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			},
+			noServer: true, wantErr: ErrCAHashMismatch, want: `the CA file holds CA "x"`,
 		},
 		"denied: the cluster is in Push mode": {
 			server: &fakeAPIServer{decide: func(csr *certificatesv1.CertificateSigningRequest) {
@@ -373,19 +387,106 @@ func writeFile(t *testing.T, dir, name string) string {
 	return path
 }
 
+// TestRegisterWithCAFile: the kubeconfig trusts what the progress line
+// names. With a pin, that is only the pinned CA of the file, as when the
+// CA is discovered from the server; without, every CA of the file.
 func TestRegisterWithCAFile(t *testing.T) {
-	f := &fakeAPIServer{}
-	url := startFakeAPIServer(t, f)
-	f.decide = f.approveAfter(1)
-	dir := t.TempDir()
-	o := registerOptions(url, f, dir)
-	o.CAHashes = nil
-	o.CAFile = filepath.Join(dir, "ca.crt")
-	if err := os.WriteFile(o.CAFile, f.ca.pem(), 0o600); err != nil {
-		t.Fatal(err)
+	other, third := newTestCA(t, "other-ca"), newTestCA(t, "third-ca")
+	cases := map[string]struct {
+		// file is the CA file, of the server's CA ca and the others.
+		file   func(ca *testCA) []*testCA
+		pinned func(ca *testCA) []*testCA
+		// trusted are the CAs the kubeconfig must hold, in order.
+		trusted func(ca *testCA) []*testCA
+		// says is the progress line, FILE for the file's path.
+		says func(ca *testCA) string
+	}{
+		"the CA alone, no pin": {
+			file:    func(ca *testCA) []*testCA { return []*testCA{ca} },
+			trusted: func(ca *testCA) []*testCA { return []*testCA{ca} },
+			says: func(ca *testCA) string {
+				return fmt.Sprintf("Trusting 1 CA from FILE: %q (%s).", "lifeboat-ca", CAHash(ca.cert))
+			},
+		},
+		"a bundle, no pin: all of it": {
+			file:    func(ca *testCA) []*testCA { return []*testCA{other, ca} },
+			trusted: func(ca *testCA) []*testCA { return []*testCA{other, ca} },
+			says: func(ca *testCA) string {
+				return fmt.Sprintf("Trusting 2 CAs from FILE: %q (%s), %q (%s).", "other-ca", CAHash(other.cert), "lifeboat-ca", CAHash(ca.cert))
+			},
+		},
+		"the CA alone, pinned": {
+			file:    func(ca *testCA) []*testCA { return []*testCA{ca} },
+			pinned:  func(ca *testCA) []*testCA { return []*testCA{ca} },
+			trusted: func(ca *testCA) []*testCA { return []*testCA{ca} },
+			says: func(ca *testCA) string {
+				return fmt.Sprintf("Pinned the control plane's CA %q (%s) from FILE.", "lifeboat-ca", CAHash(ca.cert))
+			},
+		},
+		"a bundle, the CA after another pinned: only it": {
+			file:    func(ca *testCA) []*testCA { return []*testCA{other, ca, third} },
+			pinned:  func(ca *testCA) []*testCA { return []*testCA{ca} },
+			trusted: func(ca *testCA) []*testCA { return []*testCA{ca} },
+			says: func(ca *testCA) string {
+				return fmt.Sprintf("Pinned the control plane's CA %q (%s) from FILE. Its 2 other certificates, which no --discovery-token-ca-cert-hash names, are not trusted.", "lifeboat-ca", CAHash(ca.cert))
+			},
+		},
+		"a bundle, two pinned": {
+			file:    func(ca *testCA) []*testCA { return []*testCA{other, ca, third} },
+			pinned:  func(ca *testCA) []*testCA { return []*testCA{ca, other} },
+			trusted: func(ca *testCA) []*testCA { return []*testCA{other, ca} },
+			says: func(ca *testCA) string {
+				return fmt.Sprintf("Pinned the control plane's CAs %q (%s), %q (%s) from FILE. Its 1 other certificate, which no --discovery-token-ca-cert-hash names, is not trusted.", "other-ca", CAHash(other.cert), "lifeboat-ca", CAHash(ca.cert))
+			},
+		},
 	}
-	if _, err := Register(context.Background(), o); err != nil {
-		t.Fatal(err)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := &fakeAPIServer{}
+			url := startFakeAPIServer(t, f)
+			f.decide = f.approveAfter(1)
+			dir := t.TempDir()
+			o := registerOptions(url, f, dir)
+			o.CAHashes = nil
+			if tc.pinned != nil {
+				for _, c := range tc.pinned(f.ca) {
+					o.CAHashes = append(o.CAHashes, CAHash(c.cert))
+				}
+			}
+			o.CAFile = filepath.Join(dir, "ca.crt")
+			var file, trusted []byte
+			var hashes []string
+			for _, c := range tc.file(f.ca) {
+				file = append(file, c.pem()...)
+			}
+			for _, c := range tc.trusted(f.ca) {
+				trusted = append(trusted, c.pem()...)
+				hashes = append(hashes, CAHash(c.cert))
+			}
+			if err := os.WriteFile(o.CAFile, file, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var lines []string
+			o.Progress = func(l string) { lines = append(lines, l) }
+			res, err := Register(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := strings.ReplaceAll(tc.says(f.ca), "FILE", o.CAFile); len(lines) == 0 || lines[0] != want {
+				t.Errorf("progress %q, want it to start with\n%q", lines, want)
+			}
+			if !slices.Equal(res.CAHashes, hashes) {
+				t.Errorf("result trusts %q, want %q", res.CAHashes, hashes)
+			}
+			cfg, err := clientcmd.LoadFromFile(o.KubeconfigPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Clusters[cfg.Contexts[cfg.CurrentContext].Cluster].CertificateAuthorityData; string(got) != string(trusted) {
+				got, _ := CAHashesOfPEM(got)
+				t.Errorf("the kubeconfig trusts %q, want %q", got, hashes)
+			}
+		})
 	}
 }
 

@@ -26,8 +26,10 @@ nothing but the token and the CA hash, and contacts only the control plane:
   1. it pins the control plane's CA: the API server at CONTROL_PLANE_URL must
      send, after its serving certificate, a CA whose public key has the sha256
      --discovery-token-ca-cert-hash (kubeadm's format); or --ca-file gives the
-     CA (checked against the hash when both are given). Every connection after
-     this first handshake verifies the server against that CA;
+     CA. With a hash too, only the certificates of the file whose public key
+     has a given hash are trusted (at least one must); without, all of them.
+     Every connection after this first handshake, and the kubeconfig written,
+     trust those CA(s) alone;
   2. with the bootstrap token it creates a CertificateSigningRequest
      (lifeboat-agent-NAME-*) for the user system:lifeboat:agent:NAME in the
      group system:lifeboat:agents, from an ECDSA P-256 key made here;
@@ -59,7 +61,7 @@ revoked or mistyped token is refused by the control plane: create a new one.`,
 	}
 	cmd.Flags().StringVar(&o.Token, "token", "", "The bootstrap token, ID.SECRET, from \"lifeboat token create\".")
 	cmd.Flags().StringArrayVar(&o.CAHashes, "discovery-token-ca-cert-hash", nil, "Pin of the control plane's CA, sha256:HEX of its public key (repeatable: any may match).")
-	cmd.Flags().StringVar(&o.CAFile, "ca-file", "", "The control plane's CA certificate(s), PEM, for an API server that does not send its CA.")
+	cmd.Flags().StringVar(&o.CAFile, "ca-file", "", "The control plane's CA certificate(s), PEM, for an API server that does not send its CA: with --discovery-token-ca-cert-hash only those it names are trusted, without it all of them.")
 	cmd.Flags().StringVar(&o.ClusterName, "cluster-name", "", "Name of this cluster in the control plane, as given to \"lifeboat token create --cluster\".")
 	cmd.Flags().StringVar(&o.KubeconfigPath, flagAgentKubeconfig, "", "Where to write the agent's kubeconfig for the control plane (mode 0600).")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", bootstrap.DefaultRegisterTimeout, "How long to wait for the certificate (0: the default).")
