@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -37,7 +38,13 @@ directory (never by name), then remove the state directory.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			err := localenv.Down(dir, cmd.OutOrStdout())
 			if errors.Is(err, localenv.ErrNotFound) {
-				fmt.Fprintf(cmd.OutOrStdout(), "No local environment in %s; nothing to stop.\n", dir)
+				// The directory as it was resolved ("" is the current
+				// one), as status names it.
+				where := dir
+				if abs, err := filepath.Abs(dir); err == nil {
+					where = abs
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "No local environment in %s; nothing to stop.\n", where)
 				return nil
 			}
 			return err

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -82,5 +83,32 @@ func TestDescribePullClusters(t *testing.T) {
 		if !strings.HasPrefix(lines[i], want[i]) {
 			t.Errorf("line %d = %q, want it to start with %q", i, lines[i], want[i])
 		}
+	}
+}
+
+// lifeboat down without an environment names the directory it looked in,
+// resolved as status resolves it: "" is the current directory.
+func TestDownWithoutEnvironmentNamesTheDirectory(t *testing.T) {
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	elsewhere := t.TempDir()
+	cases := map[string]struct {
+		stateDir, want string
+	}{
+		"empty: the current directory": {stateDir: "", want: cwd},
+		"relative":                     {stateDir: "env", want: filepath.Join(cwd, "env")},
+		"relative, with dots":          {stateDir: "./a/../env", want: filepath.Join(cwd, "env")},
+		"absolute":                     {stateDir: elsewhere, want: elsewhere},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			out, err := execute(newDownCommand(), "--state-dir", tc.stateDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "No local environment in " + tc.want + "; nothing to stop.\n"; out != want {
+				t.Errorf("down --state-dir %q printed %q, want %q", tc.stateDir, out, want)
+			}
+		})
 	}
 }

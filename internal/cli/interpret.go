@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -67,13 +68,20 @@ Operations (Karmada's operation name or the Lua function name):
 When only one of --desired-file and --observed-file is given it is used for both.
 --status-file holds one YAML list of {clusterName, status, applied, health} items.
 --desired-replica is only for ReviseReplica and --status-file only for
-AggregateStatus: with another operation they are refused, not ignored.`,
+AggregateStatus: with another operation they are refused, not ignored.
+--customization, --customization-name and the file flags given an empty value
+are refused, not taken for left out.`,
 		Example: `  lifeboat interpret --customization ric.yaml --operation InterpretHealth --observed-file flink.yaml
   lifeboat interpret --customization ric.yaml --operation ReviseReplica --desired-file app.yaml --desired-replica 2
   lifeboat interpret --customization-name my-ric --operation AggregateStatus --desired-file app.yaml --status-file items.yaml
   lifeboat interpret --operation InterpretHealth --observed-file flinkdeployment.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// Left out, each of these means something else: the built-in
+			// rules, or the other object file standing in.
+			if err := refuseEmptyFlags(cmd, "customization", "customization-name", "desired-file", "observed-file", "status-file"); err != nil {
+				return err
+			}
 			o.desiredReplicaSet = cmd.Flags().Changed("desired-replica")
 			return o.run(cmd.Context(), cmd.OutOrStdout())
 		},
@@ -171,7 +179,7 @@ func (o *interpretOptions) interpreter(ctx context.Context, op lua.Operation) (i
 	case o.customizationFile != "" && o.customizationName != "":
 		return nil, nil, errors.New("give --customization or --customization-name, not both")
 	case o.customizationFile != "":
-		raw, err := yamlfile.ReadOne(o.customizationFile, "one ResourceInterpreterCustomization")
+		raw, err := readOne(o.customizationFile, "one ResourceInterpreterCustomization")
 		if err != nil {
 			return nil, nil, fmt.Errorf("read customization: %w", err)
 		}
@@ -265,7 +273,7 @@ func (o *interpretOptions) objects() (desired, observed *unstructured.Unstructur
 }
 
 func readObject(path string) (*unstructured.Unstructured, error) {
-	raw, err := yamlfile.ReadOne(path, "one object to interpret")
+	raw, err := readOne(path, "one object to interpret")
 	if err != nil {
 		return nil, fmt.Errorf("read object: %w", err)
 	}
@@ -278,6 +286,36 @@ func readObject(path string) (*unstructured.Unstructured, error) {
 		return nil, fmt.Errorf("parse %s: %w", path, err)
 	}
 	return u, nil
+}
+
+// readOne is yamlfile.ReadOne, except that a document of nothing but
+// "---" separators (and comments) holds no object, as an empty file does:
+// the YAML reader returns a separator that opens an empty document as a
+// document of its own, which would be read as a null object.
+func readOne(path, want string) ([]byte, error) {
+	doc, err := yamlfile.ReadOne(path, want)
+	if err != nil {
+		return nil, err
+	}
+	if onlySeparators(doc) {
+		return nil, fmt.Errorf("%s: found no object; want %s", path, want)
+	}
+	return doc, nil
+}
+
+// onlySeparators says whether doc has no line but blank ones, comments and
+// "---" document separators.
+func onlySeparators(doc []byte) bool {
+	for _, line := range strings.Split(string(doc), "\n") {
+		t := strings.TrimSpace(line)
+		if rest, ok := strings.CutPrefix(t, "---"); ok {
+			t = strings.TrimSpace(rest)
+		}
+		if t != "" && !strings.HasPrefix(t, "#") {
+			return false
+		}
+	}
+	return true
 }
 
 // runOperation runs op and returns what to print.

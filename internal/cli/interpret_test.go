@@ -91,6 +91,10 @@ func TestInterpretCommand(t *testing.T) {
 		"config.karmada.io/v1alpha1", "fruit/v9", 1), "kind: ResourceInterpreterCustomization", "kind: Banana", 1))
 	otherVersion := write("v1beta1.yaml", strings.Replace(interpretRIC, "config.karmada.io/v1alpha1", "config.karmada.io/v1beta1", 1))
 	typeless := write("typeless.yaml", interpretRIC[strings.Index(interpretRIC, "metadata:"):])
+	emptyFile := write("empty.yaml", "")
+	separators := write("separators.yaml", "---\n---\n")
+	oneSeparator := write("one-separator.yaml", "---\n")
+	commentedSeparators := write("commented-separators.yaml", "# nothing yet\n--- # first\n---\n")
 
 	cases := map[string]struct {
 		args    []string
@@ -204,6 +208,50 @@ func TestInterpretCommand(t *testing.T) {
 		"object without an apiVersion": {
 			args:    []string{"--customization", ric, "--operation", "InterpretHealth", "--observed-file", versionless},
 			wantErr: `is apiVersion "", kind "Workload", but customization workload targets`,
+		},
+		"empty --customization": {
+			args:    []string{"--customization", "", "--operation", "InterpretHealth", "--observed-file", flink},
+			wantErr: "--customization is empty",
+		},
+		"empty --customization=": {
+			args:    []string{"--customization=", "--operation", "InterpretHealth", "--observed-file", flink},
+			wantErr: "--customization is empty",
+		},
+		"empty --customization-name": {
+			args:    []string{"--customization-name", "", "--operation", "InterpretHealth", "--observed-file", flink},
+			wantErr: "--customization-name is empty",
+		},
+		"empty --desired-file next to an observed one": {
+			args:    []string{"--customization", ric, "--operation", "InterpretHealth", "--observed-file", obj, "--desired-file", ""},
+			wantErr: "--desired-file is empty",
+		},
+		"empty --observed-file next to a desired one": {
+			args:    []string{"--customization", ric, "--operation", "InterpretHealth", "--desired-file", obj, "--observed-file", ""},
+			wantErr: "--observed-file is empty",
+		},
+		"empty --status-file": {
+			args:    []string{"--customization", ric, "--operation", "AggregateStatus", "--desired-file", obj, "--status-file", ""},
+			wantErr: "--status-file is empty",
+		},
+		"empty object file": {
+			args:    []string{"--operation", "InterpretHealth", "--observed-file", emptyFile},
+			wantErr: "empty.yaml: found no object; want one object to interpret",
+		},
+		"object file of separators only": {
+			args:    []string{"--operation", "InterpretHealth", "--observed-file", separators},
+			wantErr: "separators.yaml: found no object; want one object to interpret",
+		},
+		"object file of one separator": {
+			args:    []string{"--operation", "InterpretHealth", "--observed-file", oneSeparator},
+			wantErr: "one-separator.yaml: found no object; want one object to interpret",
+		},
+		"object file of separators and comments": {
+			args:    []string{"--customization", ric, "--operation", "InterpretHealth", "--desired-file", commentedSeparators},
+			wantErr: "commented-separators.yaml: found no object; want one object to interpret",
+		},
+		"customization file of separators only": {
+			args:    []string{"--customization", separators, "--operation", "InterpretHealth", "--observed-file", obj},
+			wantErr: "separators.yaml: found no object; want one ResourceInterpreterCustomization",
 		},
 		"unknown operation": {
 			args:    []string{"--operation", "Prune", "--observed-file", obj},

@@ -66,3 +66,16 @@ func refuseUnknownSubcommands(cmd *cobra.Command) {
 		refuseUnknownSubcommands(c)
 	}
 }
+
+// refuseEmptyFlags fails on the first of names given an empty value, as
+// --unhealthy="$UNSET" gives it: for these flags an empty value would read
+// as the flag left out, and the command would run something else than it
+// was asked to.
+func refuseEmptyFlags(cmd *cobra.Command, names ...string) error {
+	for _, name := range names {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed && f.Value.String() == "" {
+			return fmt.Errorf("--%s is empty", name)
+		}
+	}
+	return nil
+}

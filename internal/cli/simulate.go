@@ -100,6 +100,11 @@ and its current context).`,
   lifeboat simulate --policy policy.yaml -n default`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// As for --fail-cluster: an empty value is a mistake (an unset
+			// variable in a script), not the flag left out.
+			if err := refuseEmptyFlags(cmd, "unhealthy", "cluster", "policy", "explain"); err != nil {
+				return err
+			}
 			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}

@@ -254,3 +254,30 @@ func TestSimulateRefusesEmptyFailCluster(t *testing.T) {
 		t.Errorf("simulate without a scenario = %v, want nothing to simulate", err)
 	}
 }
+
+// A scenario flag given an empty value is refused as such, before the
+// control plane is contacted: not answered "nothing to simulate" when the
+// rest of its scenario is there, nor left out next to another scenario.
+func TestSimulateRefusesEmptyFlags(t *testing.T) {
+	cases := map[string]struct {
+		args []string
+		want string
+	}{
+		"--unhealthy with --cluster":       {args: []string{"--unhealthy", "", "--cluster", "a"}, want: "--unhealthy is empty"},
+		"--unhealthy= with --cluster":      {args: []string{"--unhealthy=", "--cluster", "a"}, want: "--unhealthy is empty"},
+		"--unhealthy next to a failure":    {args: []string{"--fail-cluster", "member1", "--unhealthy", ""}, want: "--unhealthy is empty"},
+		"--cluster with --unhealthy":       {args: []string{"--unhealthy", "deploy/nginx", "--cluster", ""}, want: "--cluster is empty"},
+		"--policy alone":                   {args: []string{"--policy", ""}, want: "--policy is empty"},
+		"--policy next to a failure":       {args: []string{"--fail-cluster", "member1", "--policy", ""}, want: "--policy is empty"},
+		"--explain with a failure":         {args: []string{"--fail-cluster", "member1", "--explain", ""}, want: "--explain is empty"},
+		"a named --cluster is not refused": {args: []string{"--unhealthy", "deploy/nginx", "--cluster", "a"}, want: "/nonexistent/kubeconfig"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := execute(newSimulateCommand(), append(tc.args, "--kubeconfig", "/nonexistent/kubeconfig")...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("simulate %q = %v, want an error containing %q", tc.args, err, tc.want)
+			}
+		})
+	}
+}
