@@ -37,6 +37,7 @@ import (
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha1 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha1"
+	"github.com/lifeboat-dev/lifeboat/internal/bindaddr"
 	"github.com/lifeboat-dev/lifeboat/internal/bootstrap"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
 	"github.com/lifeboat-dev/lifeboat/internal/eventbudget"
@@ -245,6 +246,16 @@ func (o *Options) Validate() error {
 	}
 	if err := o.metricsServing(nil).Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	// Checked here, before the Lease is renewed and fencing starts, not
+	// when the endpoints are started.
+	for _, a := range []struct{ flag, addr string }{
+		{"--health-probe-bind-address", o.HealthProbeBindAddress},
+		{"--metrics-bind-address", o.MetricsBindAddress},
+	} {
+		if err := bindaddr.Check(a.flag, a.addr, "0"); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }

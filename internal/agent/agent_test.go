@@ -75,6 +75,21 @@ func TestOptionsValidate(t *testing.T) {
 		"secret without ns":       {func(o *Options) { o.KubeconfigSecret = "lifeboat-agent-kubeconfig" }, "want NAMESPACE/NAME"},
 		"secret with two slashes": {func(o *Options) { o.KubeconfigSecret = "a/b/c" }, "want NAMESPACE/NAME"},
 		"secret with no name":     {func(o *Options) { o.KubeconfigSecret = "a/" }, "want NAMESPACE/NAME"},
+		"metrics port past 65535": {func(o *Options) { o.MetricsBindAddress = ":99999" }, `--metrics-bind-address ":99999": port "99999": want HOST:PORT with a port from 0 to 65535, or "0" to turn it off`},
+		"metrics without a port":  {func(o *Options) { o.MetricsBindAddress = "127.0.0.1" }, `--metrics-bind-address "127.0.0.1": want HOST:PORT`},
+		"metrics address empty":   {func(o *Options) { o.MetricsBindAddress = "" }, `--metrics-bind-address "": want HOST:PORT`},
+		"metrics named port":      {func(o *Options) { o.MetricsBindAddress = "localhost:http" }, `port "http"`},
+		"metrics negative port":   {func(o *Options) { o.MetricsBindAddress = ":-1" }, `port "-1"`},
+		"metrics off":             {func(o *Options) { o.MetricsBindAddress = "0" }, ""},
+		"metrics on every iface":  {func(o *Options) { o.MetricsBindAddress = ":10359" }, ""},
+		"metrics on IPv6":         {func(o *Options) { o.MetricsBindAddress = "[::1]:10359" }, ""},
+		"metrics on port 0":       {func(o *Options) { o.MetricsBindAddress = "127.0.0.1:0" }, ""},
+		"metrics on port 65535":   {func(o *Options) { o.MetricsBindAddress = ":65535" }, ""},
+		"health not an address":   {func(o *Options) { o.HealthProbeBindAddress = "bogus" }, `--health-probe-bind-address "bogus": want HOST:PORT`},
+		"health port past 65535":  {func(o *Options) { o.HealthProbeBindAddress = ":65536" }, `--health-probe-bind-address ":65536": port "65536"`},
+		"health address empty":    {func(o *Options) { o.HealthProbeBindAddress = "" }, `--health-probe-bind-address "": want HOST:PORT`},
+		"health off":              {func(o *Options) { o.HealthProbeBindAddress = "0" }, ""},
+		"health on a host name":   {func(o *Options) { o.HealthProbeBindAddress = "localhost:10358" }, ""},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

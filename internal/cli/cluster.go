@@ -132,7 +132,7 @@ join reads --kubeconfig/--context as the MEMBER's and takes the control plane fr
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Name = args[0]
-			if err := cluster.ValidateClusterName(opts.Name); err != nil {
+			if err := opts.Validate(); err != nil {
 				return err
 			}
 			for _, r := range resources {
@@ -176,7 +176,7 @@ join reads --kubeconfig/--context as the MEMBER's and takes the control plane fr
 	cmd.Flags().StringVar(&opts.Provider, "provider", "", "Cloud provider of the member, copied to spec.provider.")
 	cmd.Flags().StringVar(&opts.Region, "region", "", "Region of the member, copied to spec.region.")
 	cmd.Flags().StringSliceVar(&opts.Zones, "zone", nil, "Zone(s) of the member, copied to spec.zones (repeatable or comma-separated).")
-	cmd.Flags().DurationVar(&opts.TokenTimeout, "token-timeout", 30*time.Second, "How long to wait for the member to issue the ServiceAccount's token (0: the default).")
+	cmd.Flags().DurationVar(&opts.TokenTimeout, "token-timeout", cluster.DefaultTokenTimeout, "How long to wait for the member to issue the ServiceAccount's token (0: the default).")
 	cmd.Flags().StringArrayVar(&resources, "propagate-resource", nil, "A kind Lifeboat may also create, update and delete in the member, as RESOURCE[.GROUP] (deployments.apps, *.flink.apache.org; *.* for every kind). Repeatable.")
 	cmd.Flags().BoolVar(&printRole, "print-member-role", false, "Print the ClusterRole join would create in the member (with --propagate-resource) as YAML and exit, contacting nothing: to review the grant, or for the member's administrator to apply.")
 	cmd.Flags().BoolVar(&opts.InsecureSkipTLSVerification, "insecure-skip-tls-verification", false, "Let the control plane reach the member without verifying its serving certificate (recorded in the Cluster). Without it, a kubeconfig that skips verification is refused.")
@@ -254,6 +254,9 @@ Cluster's OrphansKept Event), for you to delete.`,
 			typeArg, name, err := clusterArg(args[0])
 			if err != nil {
 				return err
+			}
+			if timeout < 0 {
+				return fmt.Errorf("--timeout %s must not be negative", timeout)
 			}
 			out := cmd.OutOrStdout()
 			memberRef := member.ref()

@@ -204,6 +204,21 @@ func TestClusterCommandFlags(t *testing.T) {
 		"history with disagreeing names of the kubeconfig": {
 			args: []string{"history", "deploy/nginx", "--kubeconfig", "a", "--control-plane-kubeconfig", "b"}, wantErr: "disagree",
 		},
+		"join with a negative --token-timeout: refused before any kubeconfig is read": {
+			args: []string{"join", "member4", "--cluster-kubeconfig", member, "--token-timeout", "-1s"}, wantErr: "--token-timeout -1s must not be negative",
+		},
+		"unjoin with a negative --timeout: refused before the control plane": {
+			args: []string{"unjoin", "member1", "--timeout", "-1s"}, wantErr: "--timeout -1s must not be negative",
+		},
+		"unjoin --wait=false with a negative --timeout": {
+			args: []string{"unjoin", "member1", "--wait=false", "--timeout", "-5m"}, wantErr: "--timeout -5m0s must not be negative",
+		},
+		"init with a negative --timeout: refused, not run without a limit": {
+			args: []string{"init", "--timeout", "-1s"}, wantErr: "--timeout -1s must not be negative",
+		},
+		"init with a negative --timeout and --wait-for-api-server": {
+			args: []string{"init", "--wait-for-api-server", "--timeout=-1ns"}, wantErr: "--timeout -1ns must not be negative",
+		},
 		"controller-manager with disagreeing names of the kubeconfig": {
 			args: []string{"controller-manager", "--kubeconfig", "a", "--control-plane-kubeconfig", "b"}, wantErr: "disagree",
 		},

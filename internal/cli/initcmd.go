@@ -34,6 +34,11 @@ controller manager itself never changes CRDs or RBAC.`,
 		Example: `  lifeboat init --kubeconfig admin.kubeconfig`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// 0 is no limit; a negative value is a mistake, not a request
+			// for it.
+			if timeout < 0 {
+				return fmt.Errorf("--timeout %s must not be negative", timeout)
+			}
 			ref, err := cp.ref()
 			if err != nil {
 				return err

@@ -79,7 +79,8 @@ type JoinOptions struct {
 	Region   string
 	Zones    []string
 	// TokenTimeout bounds the wait for the member to issue the token of the
-	// ServiceAccount join creates (default 30s).
+	// ServiceAccount join creates; 0 is DefaultTokenTimeout, and a negative
+	// one is refused.
 	TokenTimeout time.Duration
 	// Resources are kinds Lifeboat may write in the member on top of
 	// DefaultMemberResources.
@@ -88,6 +89,21 @@ type JoinOptions struct {
 	// verify its serving certificate join, and stores that choice in the
 	// Cluster. Without it such a member is refused.
 	InsecureSkipTLSVerification bool
+}
+
+// DefaultTokenTimeout is JoinOptions.TokenTimeout's default.
+const DefaultTokenTimeout = 30 * time.Second
+
+// Validate checks the options without any I/O.
+func (o JoinOptions) Validate() error {
+	if err := ValidateClusterName(o.Name); err != nil {
+		return err
+	}
+	// 0 is the default; a negative value is a mistake, not a request for it.
+	if o.TokenTimeout < 0 {
+		return fmt.Errorf("--token-timeout %s must not be negative", o.TokenTimeout)
+	}
+	return nil
 }
 
 // JoinResult says what Join did.
@@ -114,7 +130,7 @@ var ErrInsecureMember = errors.New("the member's kubeconfig skips TLS verificati
 // own credentials are used only for these steps, never stored.
 func Join(ctx context.Context, cp client.Client, member MemberKubeconfig, memberClient kubernetes.Interface, o JoinOptions) (JoinResult, error) {
 	var res JoinResult
-	if err := ValidateClusterName(o.Name); err != nil {
+	if err := o.Validate(); err != nil {
 		return res, err
 	}
 	// Check the control plane before touching the member.
@@ -143,8 +159,8 @@ func Join(ctx context.Context, cp client.Client, member MemberKubeconfig, member
 		return res, err
 	}
 	timeout := o.TokenTimeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
+	if timeout == 0 {
+		timeout = DefaultTokenTimeout
 	}
 	rules := MemberRules(append(DefaultMemberResources(), o.Resources...))
 	token, saCA, err := ensureServiceAccountToken(ctx, memberClient, o.Name, rules, timeout)

@@ -104,6 +104,9 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("--cluster-probe-timeout must be positive, got %s", o.ProbeTimeout)
 	case o.CollectInterval < 0:
 		return fmt.Errorf("--cluster-status-collect-interval must not be negative, got %s", o.CollectInterval)
+	case o.DeletionGracePeriod < 0:
+		// It would release a deleted Cluster at once, as 0 does.
+		return fmt.Errorf("--cluster-deletion-grace-period must not be negative, got %s", o.DeletionGracePeriod)
 	case o.ConcurrentSyncs < 1:
 		return fmt.Errorf("--concurrent-cluster-syncs must be at least 1, got %d", o.ConcurrentSyncs)
 	case o.FlapDamping.Window < 0 || o.FlapDamping.Hold < 0:

@@ -263,12 +263,37 @@ func TestJoinRefusesJoinedNameWithoutTouchingTheMember(t *testing.T) {
 	}
 }
 
+// TestJoinTokenTimeout: the wait for the member's token ends within
+// --token-timeout; a negative one is refused before the member is
+// contacted, not replaced by the default.
 func TestJoinTokenTimeout(t *testing.T) {
-	cp := newFakeClient(t).Build()
-	mk := MemberKubeconfig{Config: &rest.Config{Host: "https://10.0.0.4:6443", TLSClientConfig: rest.TLSClientConfig{CertData: []byte("c")}}}
-	_, err := Join(context.Background(), cp, mk, memberClientset(), JoinOptions{Name: "member4", TokenTimeout: time.Millisecond})
-	if err == nil || !strings.Contains(err.Error(), "did not issue a token") {
-		t.Fatalf("error = %v", err)
+	cases := map[string]struct {
+		timeout time.Duration
+		want    string
+		// contacted says the member is reached before the error.
+		contacted bool
+	}{
+		"1ms: the wait ends":    {timeout: time.Millisecond, want: "did not issue a token", contacted: true},
+		"negative: refused":     {timeout: -time.Second, want: "--token-timeout -1s must not be negative"},
+		"a negative nanosecond": {timeout: -1, want: "--token-timeout -1ns must not be negative"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			cp := newFakeClient(t).Build()
+			member := memberClientset()
+			mk := MemberKubeconfig{Config: &rest.Config{Host: "https://10.0.0.4:6443", TLSClientConfig: rest.TLSClientConfig{CertData: []byte("c")}}}
+			o := JoinOptions{Name: "member4", TokenTimeout: tc.timeout}
+			if err := o.Validate(); (err == nil) != tc.contacted {
+				t.Errorf("Validate() = %v", err)
+			}
+			_, err := Join(context.Background(), cp, mk, member, o)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want one containing %q", err, tc.want)
+			}
+			if n := len(member.Actions()); (n != 0) != tc.contacted {
+				t.Errorf("the member was contacted %d times", n)
+			}
+		})
 	}
 }
 

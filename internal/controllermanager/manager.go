@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/leaderelection"
@@ -28,6 +29,7 @@ import (
 
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/apidiscovery"
+	"github.com/lifeboat-dev/lifeboat/internal/bindaddr"
 	"github.com/lifeboat-dev/lifeboat/internal/binding"
 	"github.com/lifeboat-dev/lifeboat/internal/cluster"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
@@ -153,13 +155,13 @@ func NewOptions() *Options {
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the Lifeboat control plane the controllers run against (default: $KUBECONFIG, else ~/.kube/config, else, in a pod, its service account).")
 	fs.StringVar(&o.Context, "context", o.Context, "Context of the Lifeboat control plane in that kubeconfig (default: its current context).")
-	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address serving /healthz and /readyz, unauthenticated; loopback by default (in a Pod, :10357 lets the kubelet probe it).")
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address serving /healthz and /readyz, unauthenticated; loopback by default (in a Pod, :10357 lets the kubelet probe it); \"0\" disables them.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address serving Prometheus /metrics; loopback by default; \"0\" disables it. Without --metrics-secure anyone who reaches it can read it.")
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "Serve /metrics over HTTPS, only to bearer tokens the control plane's API server authenticates (TokenReview) for a user allowed to get the non-resource URL /metrics (SubjectAccessReview); others get 401 or 403. The controller manager then needs to create tokenreviews and subjectaccessreviews.")
 	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", o.MetricsCertDir, "Directory with the metrics serving certificate and key (tls.crt, tls.key; reloaded when they change), with --metrics-secure; empty (the default) uses a self-signed certificate made at start.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", o.LeaderElect, "Elect a leader so that only one replica reconciles at a time.")
 	fs.StringVar(&o.LeaderElectionID, "leader-elect-resource-name", o.LeaderElectionID, "Name of the Lease used for leader election.")
-	fs.StringVar(&o.LeaderElectionNS, "leader-elect-resource-namespace", o.LeaderElectionNS, "Namespace of the Lease used for leader election.")
+	fs.StringVar(&o.LeaderElectionNS, "leader-elect-resource-namespace", o.LeaderElectionNS, "Namespace of the Lease used for leader election, and of the failover settings the controller manager publishes (ConfigMap lifeboat-failover-settings, read by lifeboat simulate).")
 	fs.DurationVar(&o.LeaseDuration, "leader-elect-lease-duration", o.LeaseDuration, "How long a standby replica waits after the leader's last renewal before it takes the lease: the longest the controllers stand still when the leader dies.")
 	fs.DurationVar(&o.RenewDeadline, "leader-elect-renew-deadline", o.RenewDeadline, "How long the leader keeps trying to renew its lease before it gives up and exits; must be shorter than --leader-elect-lease-duration. An API server too busy to answer a renewal within it costs a restart of the controllers.")
 	fs.DurationVar(&o.RetryPeriod, "leader-elect-retry-period", o.RetryPeriod, "Time between two tries to take or renew the lease; --leader-elect-renew-deadline must be more than 1.2 times it.")
@@ -167,7 +169,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Burst, "kube-api-burst", o.Burst, "Client-side burst to the control plane.")
 	fs.StringSliceVar(&o.Controllers, "controllers", o.Controllers, fmt.Sprintf("Controllers to run: '*' runs all, 'foo' enables foo, '-foo' disables foo. All: %s.", strings.Join(controllerNames(), ", ")))
 	fs.IntVar(&o.Concurrency, "concurrent-syncs", o.Concurrency, "Parallel reconciles per controller.")
-	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", o.PprofBindAddress, "Address serving Go's /debug/pprof profiles; empty (the default) disables it.")
+	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", o.PprofBindAddress, "Address serving Go's /debug/pprof profiles; empty (the default) or \"0\" disables it.")
 	fs.DurationVar(&o.CRDWait, "wait-for-crds", o.CRDWait, "How long to wait at start until the control plane serves Lifeboat's CRDs (installed by \"lifeboat init\", or the Helm chart's init Job) before giving up; 0 does not wait.")
 	fs.IntVar(&o.GCPercent, "gc-percent", o.GCPercent, fmt.Sprintf("How far the Go heap may grow past its live data before the garbage collector runs, in percent (as GOGC): lower uses less memory and more CPU. 0 leaves the GOGC environment variable in force, or Go's 100. The default is %d, or 0 when GOGC is set. See docs/performance.md.", gcPercentDefault))
 	fs.BoolVar(&o.GCPacer, "gc-pacer", o.GCPacer, "Start garbage collections from a soft memory limit that is kept, after each collection and every 5 s, where --gc-percent puts the next one, instead of from GOGC: the same heap goal, without the collection Go forces every two minutes on a process that allocates little. Applies when --gc-percent is above 0; false leaves the collections to GOGC. See docs/performance.md.")
@@ -262,15 +264,15 @@ func (o *Options) restConfig() (*rest.Config, error) {
 	return cfg, nil
 }
 
-// Run starts the manager and blocks until ctx is done.
-func Run(ctx context.Context, o *Options) error {
+// Validate reports flag values that cannot work, contacting nothing: Run
+// calls it before it reads the kubeconfig or waits for the control plane,
+// so that a mistake is refused at once rather than after the CRD wait, or
+// once leader election or the endpoints start.
+func (o *Options) Validate() error {
 	if err := checkClientFlags(o.QPS, o.Burst, o.Concurrency); err != nil {
 		return err
 	}
-	// Before anything waits for the control plane: a misspelt controller
-	// is refused at once, not after the CRD wait.
-	enabled, err := enabledControllers(o.Controllers, controllerNames())
-	if err != nil {
+	if _, err := enabledControllers(o.Controllers, controllerNames()); err != nil {
 		return err
 	}
 	if err := o.Cluster.Validate(); err != nil {
@@ -279,17 +281,13 @@ func Run(ctx context.Context, o *Options) error {
 	if err := o.ClusterFailover.Validate(); err != nil {
 		return err
 	}
-	for _, w := range o.ClusterFailover.Warnings() {
-		ctrl.Log.WithName("setup").Info("warning: a flag weakens a safety promise", "detail", w)
-	}
 	if err := o.Orphans.Validate(); err != nil {
 		return err
 	}
 	if err := o.Failback.Validate(); err != nil {
 		return err
 	}
-	limit, err := memoryLimit(o.MemoryLimit)
-	if err != nil {
+	if _, err := memoryLimit(o.MemoryLimit); err != nil {
 		return err
 	}
 	if err := checkGCPercent(o.GCPercent); err != nil {
@@ -299,6 +297,58 @@ func Run(ctx context.Context, o *Options) error {
 		if err := checkLeaderElection(o.LeaseDuration, o.RenewDeadline, o.RetryPeriod); err != nil {
 			return err
 		}
+		switch msgs := validation.IsDNS1123Subdomain(o.LeaderElectionID); {
+		case o.LeaderElectionID == "":
+			return fmt.Errorf("--leader-elect-resource-name is empty: it names the Lease of leader election")
+		case len(msgs) > 0:
+			return fmt.Errorf("--leader-elect-resource-name %q: %s", o.LeaderElectionID, msgs[0])
+		}
+	}
+	// The failover settings are published in this namespace with or
+	// without leader election.
+	switch msgs := validation.IsDNS1123Label(o.LeaderElectionNS); {
+	case o.LeaderElectionNS == "":
+		return fmt.Errorf("--leader-elect-resource-namespace is empty: it names the namespace of the leader election's Lease and of the published failover settings")
+	case len(msgs) > 0:
+		return fmt.Errorf("--leader-elect-resource-namespace %q: %s", o.LeaderElectionNS, msgs[0])
+	}
+	// 0 does not wait; a negative value is a mistake, not a request for it.
+	if o.CRDWait < 0 {
+		return fmt.Errorf("--wait-for-crds %s must not be negative (0 does not wait)", o.CRDWait)
+	}
+	for _, a := range []struct {
+		flag, addr string
+		off        []string // the values that turn the endpoint off
+	}{
+		{"--health-probe-bind-address", o.HealthProbeBindAddress, []string{"0"}},
+		{"--metrics-bind-address", o.MetricsBindAddress, []string{"0"}},
+		{"--pprof-bind-address", o.PprofBindAddress, []string{"", "0"}},
+	} {
+		if err := bindaddr.Check(a.flag, a.addr, a.off...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Run starts the manager and blocks until ctx is done.
+func Run(ctx context.Context, o *Options) error {
+	// Before anything reads the kubeconfig or waits for the control plane:
+	// a misspelt controller, say, is refused at once, not after the CRD
+	// wait.
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	for _, w := range o.ClusterFailover.Warnings() {
+		ctrl.Log.WithName("setup").Info("warning: a flag weakens a safety promise", "detail", w)
+	}
+	enabled, err := enabledControllers(o.Controllers, controllerNames())
+	if err != nil {
+		return err
+	}
+	limit, err := memoryLimit(o.MemoryLimit)
+	if err != nil {
+		return err
 	}
 	if o.GCPercent > 0 {
 		debug.SetGCPercent(o.GCPercent)

@@ -187,3 +187,75 @@ func TestCheckClientFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestOptionsValidate: flag values that cannot work are refused by
+// Validate, naming the flag, rather than when the manager starts them (the
+// endpoints, leader election) after the wait for the CRDs.
+func TestOptionsValidate(t *testing.T) {
+	cases := map[string]struct {
+		args []string
+		want string // a part of the error; empty: accepted
+	}{
+		"defaults":                                 {},
+		"no wait for the CRDs":                     {args: []string{"--wait-for-crds=0"}},
+		"a negative wait for the CRDs":             {args: []string{"--wait-for-crds=-1s"}, want: "--wait-for-crds -1s must not be negative (0 does not wait)"},
+		"no lease name":                            {args: []string{"--leader-elect-resource-name="}, want: "--leader-elect-resource-name is empty"},
+		"a lease name that is no object name":      {args: []string{"--leader-elect-resource-name=Lifeboat_CM"}, want: `--leader-elect-resource-name "Lifeboat_CM": `},
+		"no lease name, without leader election":   {args: []string{"--leader-elect=false", "--leader-elect-resource-name="}},
+		"no namespace":                             {args: []string{"--leader-elect-resource-namespace="}, want: "--leader-elect-resource-namespace is empty"},
+		"no namespace, without leader election":    {args: []string{"--leader-elect=false", "--leader-elect-resource-namespace="}, want: "--leader-elect-resource-namespace is empty"},
+		"a namespace that is no namespace name":    {args: []string{"--leader-elect-resource-namespace=kube.system"}, want: `--leader-elect-resource-namespace "kube.system": `},
+		"metrics on a port past 65535":             {args: []string{"--metrics-bind-address=:99999"}, want: `--metrics-bind-address ":99999": port "99999": want HOST:PORT with a port from 0 to 65535, or "0" to turn it off`},
+		"metrics without a port":                   {args: []string{"--metrics-bind-address=127.0.0.1"}, want: `--metrics-bind-address "127.0.0.1": want HOST:PORT`},
+		"metrics address empty":                    {args: []string{"--metrics-bind-address="}, want: `--metrics-bind-address "": want HOST:PORT`},
+		"metrics off":                              {args: []string{"--metrics-bind-address=0"}},
+		"metrics on every interface":               {args: []string{"--metrics-bind-address=:8080"}},
+		"metrics on IPv6 loopback":                 {args: []string{"--metrics-bind-address=[::1]:8080"}},
+		"health probes not an address":             {args: []string{"--health-probe-bind-address=bogus"}, want: `--health-probe-bind-address "bogus": want HOST:PORT with a port from 0 to 65535, or "0" to turn it off`},
+		"health probes on a port past 65535":       {args: []string{"--health-probe-bind-address=:65536"}, want: `port "65536"`},
+		"health probes address empty":              {args: []string{"--health-probe-bind-address="}, want: `--health-probe-bind-address "": want HOST:PORT`},
+		"health probes off":                        {args: []string{"--health-probe-bind-address=0"}},
+		"health probes on a named host":            {args: []string{"--health-probe-bind-address=localhost:10357"}},
+		"pprof off, empty":                         {args: []string{"--pprof-bind-address="}},
+		"pprof off, 0":                             {args: []string{"--pprof-bind-address=0"}},
+		"pprof on":                                 {args: []string{"--pprof-bind-address=127.0.0.1:6060"}},
+		"pprof on a port past 65535":               {args: []string{"--pprof-bind-address=:70000"}, want: `--pprof-bind-address ":70000": port "70000": want HOST:PORT with a port from 0 to 65535, or "" or "0" to turn it off`},
+		"pprof on a named port":                    {args: []string{"--pprof-bind-address=:http"}, want: `port "http"`},
+		"an unknown controller, as Run refused it": {args: []string{"--controllers=*,-schedular"}, want: "schedular"},
+		"a cluster option, as Run refused it":      {args: []string{"--cluster-status-update-frequency=0"}, want: "--cluster-status-update-frequency"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := parsedOptions(t, tc.args...).Validate()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("Validate() = %v, want nil", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("Validate() = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// Run refuses these flags before it reads the kubeconfig, let alone waits
+// for the CRDs: they used to be found only once the manager started.
+func TestRunRefusesBadFlagsBeforeTheControlPlane(t *testing.T) {
+	cases := map[string]struct {
+		args []string
+		want string
+	}{
+		"a negative wait for the CRDs": {args: []string{"--wait-for-crds=-1s"}, want: "--wait-for-crds"},
+		"no lease name":                {args: []string{"--leader-elect-resource-name="}, want: "--leader-elect-resource-name"},
+		"a metrics port past 65535":    {args: []string{"--metrics-bind-address=:99999"}, want: "--metrics-bind-address"},
+		"a health probe address":       {args: []string{"--health-probe-bind-address=bogus"}, want: "--health-probe-bind-address"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			o := parsedOptions(t, append(tc.args, "--kubeconfig=/nonexistent/kubeconfig", "--gc-percent=0")...)
+			err := Run(context.Background(), o)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "kubeconfig") {
+				t.Errorf("Run = %v, want an error naming %s, before the kubeconfig is read", err, tc.want)
+			}
+		})
+	}
+}
