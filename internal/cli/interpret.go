@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -179,7 +178,7 @@ func (o *interpretOptions) interpreter(ctx context.Context, op lua.Operation) (i
 	case o.customizationFile != "" && o.customizationName != "":
 		return nil, nil, errors.New("give --customization or --customization-name, not both")
 	case o.customizationFile != "":
-		raw, err := readOne(o.customizationFile, "one ResourceInterpreterCustomization")
+		raw, err := yamlfile.ReadOne(o.customizationFile, "one ResourceInterpreterCustomization")
 		if err != nil {
 			return nil, nil, fmt.Errorf("read customization: %w", err)
 		}
@@ -273,7 +272,7 @@ func (o *interpretOptions) objects() (desired, observed *unstructured.Unstructur
 }
 
 func readObject(path string) (*unstructured.Unstructured, error) {
-	raw, err := readOne(path, "one object to interpret")
+	raw, err := yamlfile.ReadOne(path, "one object to interpret")
 	if err != nil {
 		return nil, fmt.Errorf("read object: %w", err)
 	}
@@ -286,36 +285,6 @@ func readObject(path string) (*unstructured.Unstructured, error) {
 		return nil, fmt.Errorf("parse %s: %w", path, err)
 	}
 	return u, nil
-}
-
-// readOne is yamlfile.ReadOne, except that a document of nothing but
-// "---" separators (and comments) holds no object, as an empty file does:
-// the YAML reader returns a separator that opens an empty document as a
-// document of its own, which would be read as a null object.
-func readOne(path, want string) ([]byte, error) {
-	doc, err := yamlfile.ReadOne(path, want)
-	if err != nil {
-		return nil, err
-	}
-	if onlySeparators(doc) {
-		return nil, fmt.Errorf("%s: found no object; want %s", path, want)
-	}
-	return doc, nil
-}
-
-// onlySeparators says whether doc has no line but blank ones, comments and
-// "---" document separators.
-func onlySeparators(doc []byte) bool {
-	for _, line := range strings.Split(string(doc), "\n") {
-		t := strings.TrimSpace(line)
-		if rest, ok := strings.CutPrefix(t, "---"); ok {
-			t = strings.TrimSpace(rest)
-		}
-		if t != "" && !strings.HasPrefix(t, "#") {
-			return false
-		}
-	}
-	return true
 }
 
 // runOperation runs op and returns what to print.

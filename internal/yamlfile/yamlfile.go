@@ -149,12 +149,20 @@ func several(doc []byte) (what string, n int, ok bool) {
 	return "", 0, false
 }
 
-// stripComments drops whole-line YAML comments, so that a document of
-// comments only counts as empty.
+// stripComments drops whole-line YAML comments and bare "---" separators
+// (the YAML reader returns a separator that opens an empty document as a
+// document of its own), so that a document of nothing else counts as
+// empty.
 func stripComments(doc []byte) []byte {
 	var out [][]byte
 	for _, line := range bytes.Split(doc, []byte("\n")) {
-		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] == '#' {
+		t := bytes.TrimSpace(line)
+		if rest, ok := bytes.CutPrefix(t, []byte("---")); ok {
+			if rest = bytes.TrimSpace(rest); len(rest) == 0 || rest[0] == '#' {
+				continue
+			}
+		}
+		if len(t) > 0 && t[0] == '#' {
 			continue
 		}
 		out = append(out, line)

@@ -31,6 +31,8 @@ func TestReadOne(t *testing.T) {
 		"JSON":                            {path: write("one.json", `{"kind": "A"}`), want: `"kind": "A"`},
 		"two objects":                     {path: write("two.yaml", "kind: A\n---\nkind: B\n"), refused: "found 2 objects; want one object"},
 		"nothing":                         {path: write("empty.yaml", "# nothing\n"), refused: "found no object"},
+		"separators only":                 {path: write("seps.yaml", "---\n---\n--- # end\n"), refused: "found no object"},
+		"separators around one object":    {path: write("seps1.yaml", "---\n---\nkind: A\n---\n---\n"), want: "kind: A"},
 		"no such file":                    {path: filepath.Join(dir, "gone.yaml"), refused: "no such file"},
 		"larger than any stored object":   {path: big, refused: "larger than 8 MiB"},
 		"a List":                          {path: write("list.yaml", "kind: List\nitems:\n- kind: A\n- kind: B\n"), refused: "found a List of 2 objects; want one object"},
