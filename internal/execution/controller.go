@@ -242,7 +242,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	if !Applies(cluster, r.Agent) {
 		if !r.Agent && !work.DeletionTimestamp.IsZero() {
-			return reconcile.Result{}, r.judge(ctx, clusterName, cluster, &work)
+			return r.judge(ctx, clusterName, cluster, &work)
 		}
 		return reconcile.Result{}, nil
 	}
@@ -627,15 +627,11 @@ func (r *Reconciler) finalize(ctx context.Context, clusterName string, cluster *
 		}
 		wanted = w
 	}
-	if cleanup && r.Agent {
-		keep, decided := AgentVerdict(work)
-		if !decided {
-			// The control plane's answer comes as an update of the Work;
-			// the recheck only covers a missed event.
-			log.V(1).Info("waiting for the control plane to say whether the Work's binding still wants it")
-			return reconcile.Result{RequeueAfter: VerdictRecheck}, nil
-		}
-		wanted = keep
+	if cleanup && r.Agent && !DeleteAllowed(work) {
+		// The control plane's leave comes as an update of the Work, or it
+		// releases the Work itself; the recheck only covers a missed event.
+		log.V(1).Info("waiting for the control plane to say whether the Work's binding still wants it")
+		return reconcile.Result{RequeueAfter: VerdictRecheck}, nil
 	}
 	switch {
 	case !cleanup:
@@ -669,39 +665,57 @@ func (r *Reconciler) finalize(ctx context.Context, clusterName string, cluster *
 }
 
 // VerdictRecheck is how often the agent looks again at a deleted Work the
-// control plane has not answered for.
+// control plane has not decided on.
 const VerdictRecheck = 30 * time.Second
 
-// judge answers, for the agent of a Pull cluster, what becomes of a deleted
-// Work's member objects (MemberObjectsAnnotation): the agent may not read
-// bindings, so StillWanted is asked here, as finalize asks it for a Push
-// cluster. A Work the agent no longer holds (no finalizer) needs no answer;
-// one already answered is answered again only if the answer changed (the
-// binding placed the cluster again meanwhile). Unjoining (the Cluster being
-// deleted) removes what Lifeboat put there.
-func (r *Reconciler) judge(ctx context.Context, clusterName string, cluster *clusterv1alpha1.Cluster, work *workv1alpha1.Work) error {
+// judge decides, for the agent of a Pull cluster, what becomes of a
+// deleted Work's member objects: the agent may not read bindings, so
+// StillWanted is asked here, as finalize asks it for a Push cluster. A Work
+// still wanted is released at once, its finalizer removed here, so that the
+// decision cannot go stale before the agent acts on it; otherwise the agent
+// is let delete the objects (MemberObjectsAnnotation). Unjoining (the
+// Cluster being deleted) removes what Lifeboat put there. Both writes are
+// conditional on the Work judged: a Work made again under the same name is
+// judged anew. A Work the agent no longer holds needs nothing.
+func (r *Reconciler) judge(ctx context.Context, clusterName string, cluster *clusterv1alpha1.Cluster, work *workv1alpha1.Work) (reconcile.Result, error) {
 	if !controllerutil.ContainsFinalizer(work, workv1alpha1.ExecutionControllerFinalizer) {
-		return nil
+		return reconcile.Result{}, nil
 	}
 	wanted := false
 	if r.StillWanted != nil && cluster.DeletionTimestamp.IsZero() {
 		w, err := r.StillWanted(ctx, clusterName, work)
 		if err != nil {
-			return err
+			return reconcile.Result{}, err
 		}
 		wanted = w
 	}
-	verdict := MemberObjectsVerdict(wanted)
-	if work.Annotations[MemberObjectsAnnotation] == verdict {
-		return nil
+	if !wanted && DeleteAllowed(work) {
+		return reconcile.Result{}, nil
 	}
+	log := ctrl.LoggerFrom(ctx)
 	base := work.DeepCopy()
-	metav1.SetMetaDataAnnotation(&work.ObjectMeta, MemberObjectsAnnotation, verdict)
-	if err := r.Client.Patch(ctx, work, client.MergeFrom(base)); err != nil {
-		return client.IgnoreNotFound(fmt.Errorf("answering the agent for a deleted Work: %w", err))
+	what := "letting the agent delete a deleted Work's member objects"
+	if wanted {
+		what = "releasing a deleted Work the binding still wants"
+		controllerutil.RemoveFinalizer(work, workv1alpha1.ExecutionControllerFinalizer)
+	} else {
+		metav1.SetMetaDataAnnotation(&work.ObjectMeta, MemberObjectsAnnotation, MemberObjectsDelete)
 	}
-	ctrl.LoggerFrom(ctx).Info("told the agent what to do with a deleted Work's member objects", "memberObjects", verdict)
-	return nil
+	if err := r.Client.Patch(ctx, work, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		switch {
+		case apierrors.IsNotFound(err):
+			return reconcile.Result{}, nil
+		case apierrors.IsConflict(err):
+			return r.conflicted(ctx, what)
+		}
+		return reconcile.Result{}, fmt.Errorf("%s: %w", what, err)
+	}
+	if wanted {
+		log.Info("its binding still wants a Work in this Pull cluster; released it, leaving the member objects for the Work made again to adopt")
+	} else {
+		log.Info("let the agent delete a deleted Work's member objects")
+	}
+	return reconcile.Result{}, nil
 }
 
 // conflicted handles a finalizer write that lost a race with another

@@ -1568,10 +1568,11 @@ func TestDeletingWorkLeavesAnObjectTakenOverSinceItWasRead(t *testing.T) {
 }
 
 // The agent of a Pull cluster may not read bindings: a deleted Work's
-// member objects stay until the control plane has said whether its binding
-// still wants it (MemberObjectsAnnotation), and then go or stay as they
-// would for a Push cluster. The control plane answers only for a deleted
-// Work the agent still holds, and does not answer while it cannot tell.
+// member objects stay until the control plane has decided. A Work its
+// binding still wants is released by the control plane itself, its objects
+// left for the Work made again; otherwise the agent is let delete them
+// (MemberObjectsAnnotation). The control plane decides only for a deleted
+// Work the agent still holds, and not while it cannot tell.
 func TestPullWorkDeletedWaitsForTheControlPlane(t *testing.T) {
 	cases := map[string]struct {
 		wanted     bool
@@ -1581,7 +1582,7 @@ func TestPullWorkDeletedWaitsForTheControlPlane(t *testing.T) {
 		wantObject bool
 		wantGone   bool
 	}{
-		"still wanted: kept, released": {wanted: true, wantAnswer: MemberObjectsKeep, wantObject: true, wantGone: true},
+		"still wanted: kept, released": {wanted: true, wantObject: true, wantGone: true},
 		"not wanted: deleted":          {wanted: false, wantAnswer: MemberObjectsDelete, wantObject: false, wantGone: true},
 		"no answer: nothing done":      {err: errors.New("the API server does not answer"), wantObject: true, wantGone: false},
 		"unjoined: deleted, not asked": {wanted: true, unjoining: true, wantAnswer: MemberObjectsDelete, wantObject: false, wantGone: true},
@@ -1644,8 +1645,13 @@ func TestPullWorkDeletedWaitsForTheControlPlane(t *testing.T) {
 			if asked == tc.unjoining {
 				t.Errorf("StillWanted asked = %t while unjoining = %t", asked, tc.unjoining)
 			}
-			if got := f.get(work).Annotations[MemberObjectsAnnotation]; got != tc.wantAnswer {
-				t.Fatalf("answer = %q, want %q", got, tc.wantAnswer)
+			var judged workv1alpha1.Work
+			if err := f.client.Get(f.ctx, client.ObjectKeyFromObject(work), &judged); err == nil {
+				if got := judged.Annotations[MemberObjectsAnnotation]; got != tc.wantAnswer {
+					t.Fatalf("answer = %q, want %q", got, tc.wantAnswer)
+				}
+			} else if !apierrors.IsNotFound(err) || !tc.wanted {
+				t.Fatalf("the Work after the control plane's decision: %v", err)
 			}
 
 			f.mustReconcile(work)
@@ -1657,5 +1663,43 @@ func TestPullWorkDeletedWaitsForTheControlPlane(t *testing.T) {
 				t.Errorf("Work gone = %t, want %t", gone, tc.wantGone)
 			}
 		})
+	}
+}
+
+// The control plane's decision is written only to the Work it judged: one
+// made again under the same name meanwhile (the agent released the old one
+// and the binding controller made it anew) gets nothing.
+func TestPullWorkDecisionNeverLandsOnAWorkMadeAgain(t *testing.T) {
+	work := MakeWork("web", "member1").Manifest(configMap("default", "web", map[string]interface{}{"k": "v"})).Obj()
+	work.Finalizers = []string{workv1alpha1.ExecutionControllerFinalizer}
+	f := newFixture(t, work)
+	var c clusterv1alpha1.Cluster
+	if err := f.client.Get(f.ctx, client.ObjectKey{Name: "member1"}, &c); err != nil {
+		t.Fatal(err)
+	}
+	c.Spec.SyncMode = clusterv1alpha1.Pull
+	if err := f.client.Update(f.ctx, &c); err != nil {
+		t.Fatal(err)
+	}
+	for _, wanted := range []bool{false, true} {
+		judged := f.get(work)
+		now := metav1.Now()
+		judged.DeletionTimestamp = &now
+		// The Work as the control plane's cache shows it; the API server
+		// holds another by now.
+		remade := f.get(work)
+		remade.Labels = map[string]string{"made": "again"}
+		if err := f.client.Update(f.ctx, remade); err != nil {
+			t.Fatal(err)
+		}
+		controlPlane := &Reconciler{Client: f.client, Recorder: f.events, Clock: f.r.Clock, Interpreter: f.interp, Members: f.env.Cache,
+			StillWanted: func(context.Context, string, *workv1alpha1.Work) (bool, error) { return wanted, nil }}
+		if _, err := controlPlane.judge(f.ctx, "member1", &c, judged); err != nil {
+			t.Fatalf("wanted %t: judge = %v", wanted, err)
+		}
+		got := f.get(work)
+		if got.Annotations[MemberObjectsAnnotation] != "" || !controllerutil.ContainsFinalizer(got, workv1alpha1.ExecutionControllerFinalizer) {
+			t.Errorf("wanted %t: the Work made again was written: annotations %v, finalizers %v", wanted, got.Annotations, got.Finalizers)
+		}
 	}
 }

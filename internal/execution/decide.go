@@ -59,41 +59,23 @@ const (
 // never carries it. Removing the annotation keeps the namespace.
 const CreatedNamespaceAnnotation = "lifeboat.dev/created-namespace"
 
-// MemberObjectsAnnotation is the control plane's answer, written on a
-// deleted Work of a Pull cluster, to what its agent does with the Work's
-// member objects: MemberObjectsDelete, or MemberObjectsKeep when the Work's
-// binding still wants a Work in the cluster (the Work was deleted by hand,
-// or just before the binding placed the cluster again) and the Work made
-// again under the same name adopts them. The agent may not read bindings,
-// so it waits for the answer before it deletes anything.
+// MemberObjectsAnnotation, set to MemberObjectsDelete on a deleted Work of
+// a Pull cluster, is the control plane's leave to the agent to delete the
+// Work's member objects: the Work's binding no longer wants a Work in the
+// cluster. The agent may not read bindings, so it deletes nothing without
+// it. When the binding still wants one (the Work was deleted by hand, or
+// just before the binding placed the cluster again) the control plane
+// removes the agent's finalizer itself, at the moment it found the Work
+// wanted, and the Work made again under the same name adopts the objects.
 const MemberObjectsAnnotation = "lifeboat.dev/member-objects"
 
-// Values of MemberObjectsAnnotation.
-const (
-	MemberObjectsDelete = "delete"
-	MemberObjectsKeep   = "keep"
-)
+// MemberObjectsDelete is the value of MemberObjectsAnnotation.
+const MemberObjectsDelete = "delete"
 
-// MemberObjectsVerdict is the value of MemberObjectsAnnotation the control
-// plane writes: keep when the binding still wants the Work.
-func MemberObjectsVerdict(stillWanted bool) string {
-	if stillWanted {
-		return MemberObjectsKeep
-	}
-	return MemberObjectsDelete
-}
-
-// AgentVerdict reads the control plane's answer on a deleted Work: decided
-// is false while there is none (or it is not one of the two values), and
-// the agent then deletes nothing; keep is true when the objects stay.
-func AgentVerdict(work metav1.Object) (keep, decided bool) {
-	switch work.GetAnnotations()[MemberObjectsAnnotation] {
-	case MemberObjectsKeep:
-		return true, true
-	case MemberObjectsDelete:
-		return false, true
-	}
-	return false, false
+// DeleteAllowed says whether the control plane has let the agent delete a
+// deleted Work's member objects (MemberObjectsAnnotation).
+func DeleteAllowed(work metav1.Object) bool {
+	return work.GetAnnotations()[MemberObjectsAnnotation] == MemberObjectsDelete
 }
 
 // NewCreatedNamespace is the namespace Lifeboat creates in a member: labelled

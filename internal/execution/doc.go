@@ -52,8 +52,9 @@
 //     (Reconciler.StillWanted: deleted by hand, or just before the binding
 //     placed the cluster again): the Work made again adopts the objects.
 //     The agent of a Pull cluster may not read bindings: it deletes nothing
-//     until the control plane's reconciler has written its answer on the
-//     deleted Work (MemberObjectsAnnotation; Reconciler.judge).
+//     until the control plane's reconciler has let it
+//     (MemberObjectsAnnotation), or released a Work still wanted itself
+//     (Reconciler.judge).
 //
 // Events on Works: SyncWorkloadSucceed, SyncWorkloadFailed (on transitions of
 // Applied) and CleanupFailed.
