@@ -44,10 +44,12 @@ import (
 //     its workloads must move.
 //   - When no cluster at all is Ready, the control plane assumes that it is
 //     the one cut off from the members, and evicts nothing.
-//   - The whole control plane is one more group whose rate caps every
-//     group's: a fleet of one cluster per region with all but one region
-//     down is in PartialDisruption as a whole, so its regions' full
-//     disruptions do not evict at the normal rate. (Kubernetes judges zones
+//   - When several groups are disrupted at once, the whole control plane
+//     is judged as one more group whose rate caps every group's: a fleet of
+//     one cluster per region with all but one region down is in
+//     PartialDisruption as a whole, so its regions' full disruptions do not
+//     evict at the normal rate. One region down among healthy ones still
+//     moves at the normal rate, however large. (Kubernetes judges zones
 //     only; its zones are rarely a single node.)
 //   - A cluster that is still Ready but failing its probes counts as not
 //     Ready, and evictions from a failing cluster wait for the settling
@@ -290,12 +292,21 @@ func computeStormGuard(clusters []clusterHealth, cfg StormGuardConfig) StormGuar
 		NotReady:        notReadyTotal,
 		Total:           len(clusters),
 	}
-	fleetRate := groupRate(out.Fleet, len(clusters), out.AllClustersDown, cfg)
+	disrupted := 0
 	for _, g := range byGroup {
 		sort.Strings(g.Clusters)
 		g.State = computeGroupState(ready[g.Name], g.NotReady, cfg.UnhealthyThreshold)
 		g.Rate = groupRate(g.State, len(g.Clusters), out.AllClustersDown, cfg)
-		if out.Fleet == GroupPartialDisruption && fleetRate < g.Rate {
+		if g.State != GroupNormal {
+			disrupted++
+		}
+	}
+	// One disrupted group is an outage of its region, as Kubernetes takes a
+	// zone's; several at once that make most of the fleet look down are
+	// what the guard exists for.
+	fleetRate := groupRate(out.Fleet, len(clusters), out.AllClustersDown, cfg)
+	for _, g := range byGroup {
+		if disrupted > 1 && out.Fleet == GroupPartialDisruption && fleetRate < g.Rate {
 			g.Rate, g.FleetCapped = fleetRate, true
 		}
 		out.Groups = append(out.Groups, *g)

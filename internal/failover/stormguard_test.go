@@ -172,7 +172,22 @@ func TestComputeStormGuard(t *testing.T) {
 			clusters: []clusterHealth{h("a1", "eu", false), h("a2", "eu", false), h("a3", "eu", false), h("a4", "eu", true), h("b1", "us", true)},
 			want: StormGuardStatus{Fleet: GroupPartialDisruption, Groups: []GroupStatus{
 				{Name: "eu", Clusters: []string{"a1", "a2", "a3", "a4"}, NotReady: 3, State: GroupPartialDisruption, Rate: 0},
-				{Name: "us", Clusters: []string{"b1"}, State: GroupNormal, Rate: 0, FleetCapped: true},
+				{Name: "us", Clusters: []string{"b1"}, State: GroupNormal, Rate: 50},
+			}},
+		},
+		"a large region down among healthy ones, most of the fleet: it moves": {
+			clusters: []clusterHealth{h("a1", "eu", false), h("a2", "eu", false), h("a3", "eu", false), h("b1", "us", true), h("b2", "us", true)},
+			want: StormGuardStatus{Fleet: GroupPartialDisruption, Groups: []GroupStatus{
+				{Name: "eu", Clusters: []string{"a1", "a2", "a3"}, NotReady: 3, State: GroupFullDisruption, Rate: 50},
+				{Name: "us", Clusters: []string{"b1", "b2"}, State: GroupNormal, Rate: 50},
+			}},
+		},
+		"must not: two regions down together, most of the fleet": {
+			clusters: []clusterHealth{h("a1", "eu", false), h("a2", "eu", false), h("b1", "us", false), h("b2", "us", false), h("c1", "ap", true), h("c2", "ap", true)},
+			want: StormGuardStatus{Fleet: GroupPartialDisruption, Groups: []GroupStatus{
+				{Name: "ap", Clusters: []string{"c1", "c2"}, State: GroupNormal, Rate: 0, FleetCapped: true},
+				{Name: "eu", Clusters: []string{"a1", "a2"}, NotReady: 2, State: GroupFullDisruption, Rate: 0, FleetCapped: true},
+				{Name: "us", Clusters: []string{"b1", "b2"}, NotReady: 2, State: GroupFullDisruption, Rate: 0, FleetCapped: true},
 			}},
 		},
 		// One cluster per region, all but one region down: each region is
