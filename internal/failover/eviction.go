@@ -269,7 +269,9 @@ func taskDone(task *workv1alpha2.GracefulEvictionTask, o observed, now time.Time
 	grace := gracePeriod(task, o.defaultGrace)
 	if mode == policyv1alpha1.PurgeModeDirectly {
 		switch {
-		case schedulingFailed(o.generation, o.status):
+		case schedulingFailed(o.generation, o.status) && KeepsOldCopy(o.spec, task.FromCluster):
+			// A Divided share that is not placed (unplacedShare): its copy is
+			// kept, and the task with it, which can undo the eviction.
 			return false, fmt.Sprintf("what was evicted from %s is not placed anywhere else; the copy there is kept until it is", task.FromCluster)
 		case o.gone(task.FromCluster):
 			return true, fmt.Sprintf("the old copy in %s was deleted", task.FromCluster)

@@ -577,10 +577,13 @@ func TestTaskDoneGraceCountsFromThePlacement(t *testing.T) {
 			task: graceful, binding: scheduledAt(targetSince(unhealthyOn1().task(graceful).task(makeTask("member3", policyv1alpha1.PurgeModeGracefully, 500)), metav1.ConditionTrue, 0), 0).unscheduled(), now: 100000,
 		},
 		"must not: Directly, a Divided share the scheduler could not place keeps its task past the bound": {
-			task: directly, binding: unplacedShare(targetSince(healthyOn1(), metav1.ConditionTrue, 0)), now: 100000,
+			task: directly, binding: unplacedShare(targetSince(healthyOn1().task(directly), metav1.ConditionTrue, 0)), now: 100000,
 		},
 		"must not: Directly, a Divided share the scheduler could not place keeps its task, its copy gone": {
-			task: directly, binding: unplacedShare(targetSince(healthyOn1(), metav1.ConditionTrue, 0)), now: 100000, gone: true,
+			task: directly, binding: unplacedShare(targetSince(healthyOn1().task(directly), metav1.ConditionTrue, 0)), now: 100000, gone: true,
+		},
+		"Directly, Duplicated, the scheduler failed but the other cluster runs a whole copy: closed once the old copy is gone": {
+			task: directly, binding: unplacedShare(targetSince(unhealthyOn1().task(directly), metav1.ConditionTrue, 0)), now: 5, gone: true, wantDone: true,
 		},
 		"Directly: the bounded wait for the old copy also counts from the placement": {
 			task: directly, binding: targetSince(unhealthyOn1(), metav1.ConditionTrue, 5000), now: 5599,
