@@ -170,7 +170,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 		"Validity a renewal asks for, from 10m to 596523h (the control plane's signer may shorten it); 0 asks, at every renewal, for the validity of the certificate held at the first one since the agent started.")
 	fs.StringVar(&o.KubeconfigSecret, "kubeconfig-secret", o.KubeconfigSecret,
 		"NAMESPACE/NAME of a Secret in the member whose key \"kubeconfig\" holds --kubeconfig (mounted from it): with --rotate-certificates, renewed certificates are written there, and at start the agent uses the Secret's certificate when it expires later than the file's (a mounted Secret is updated with a delay) and is this agent's for the same control plane. Needs get and update on that Secret.")
-	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address serving /healthz and /readyz; \"0\" disables them.")
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address serving /healthz and /readyz; empty or \"0\" disables them.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address serving Prometheus /metrics; loopback by default; \"0\" disables it. Without --metrics-secure anyone who reaches it can read it.")
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "Serve /metrics over HTTPS, only to bearer tokens the member's API server authenticates (TokenReview) for a user allowed to get the non-resource URL /metrics there (SubjectAccessReview); others get 401 or 403. The agent then needs to create tokenreviews and subjectaccessreviews in the member.")
 	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", o.MetricsCertDir, "Directory with the metrics serving certificate and key (tls.crt, tls.key; reloaded when they change), with --metrics-secure; empty (the default) uses a self-signed certificate made at start.")
@@ -249,11 +249,14 @@ func (o *Options) Validate() error {
 	}
 	// Checked here, before the Lease is renewed and fencing starts, not
 	// when the endpoints are started.
-	for _, a := range []struct{ flag, addr string }{
-		{"--health-probe-bind-address", o.HealthProbeBindAddress},
-		{"--metrics-bind-address", o.MetricsBindAddress},
+	for _, a := range []struct {
+		flag, addr string
+		off        []string // the values that turn the endpoint off
+	}{
+		{"--health-probe-bind-address", o.HealthProbeBindAddress, []string{"", "0"}},
+		{"--metrics-bind-address", o.MetricsBindAddress, []string{"0"}},
 	} {
-		if err := bindaddr.Check(a.flag, a.addr, "0"); err != nil {
+		if err := bindaddr.Check(a.flag, a.addr, a.off...); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -252,9 +252,8 @@ func (f *Fencer) scan(ctx context.Context, now time.Time) (int, error) {
 	return stopped, errors.Join(append(errs, err)...)
 }
 
-// DefaultScaleRetry is Fencer.ScaleRetry's default, the retry the control
-// plane's --fencing-stop-margin is checked against: a third of its
-// default.
+// DefaultScaleRetry is Fencer.ScaleRetry's default, a part of what the
+// control plane's --fencing-stop-margin must cover (fencing.StopWithin).
 const DefaultScaleRetry = fencing.ScaleRetry
 
 // stop fences one copy at now; it returns what it did ("" when it was

@@ -155,7 +155,7 @@ func NewOptions() *Options {
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig of the Lifeboat control plane the controllers run against (default: $KUBECONFIG, else ~/.kube/config, else, in a pod, its service account).")
 	fs.StringVar(&o.Context, "context", o.Context, "Context of the Lifeboat control plane in that kubeconfig (default: its current context).")
-	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address serving /healthz and /readyz, unauthenticated; loopback by default (in a Pod, :10357 lets the kubelet probe it); \"0\" disables them.")
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", o.HealthProbeBindAddress, "Address serving /healthz and /readyz, unauthenticated; loopback by default (in a Pod, :10357 lets the kubelet probe it); empty or \"0\" disables them.")
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", o.MetricsBindAddress, "Address serving Prometheus /metrics; loopback by default; \"0\" disables it. Without --metrics-secure anyone who reaches it can read it.")
 	fs.BoolVar(&o.MetricsSecure, "metrics-secure", o.MetricsSecure, "Serve /metrics over HTTPS, only to bearer tokens the control plane's API server authenticates (TokenReview) for a user allowed to get the non-resource URL /metrics (SubjectAccessReview); others get 401 or 403. The controller manager then needs to create tokenreviews and subjectaccessreviews.")
 	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", o.MetricsCertDir, "Directory with the metrics serving certificate and key (tls.crt, tls.key; reloaded when they change), with --metrics-secure; empty (the default) uses a self-signed certificate made at start.")
@@ -320,7 +320,7 @@ func (o *Options) Validate() error {
 		flag, addr string
 		off        []string // the values that turn the endpoint off
 	}{
-		{"--health-probe-bind-address", o.HealthProbeBindAddress, []string{"0"}},
+		{"--health-probe-bind-address", o.HealthProbeBindAddress, []string{"", "0"}},
 		{"--metrics-bind-address", o.MetricsBindAddress, []string{"0"}},
 		{"--pprof-bind-address", o.PprofBindAddress, []string{"", "0"}},
 	} {
