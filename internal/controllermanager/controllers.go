@@ -26,6 +26,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/failback"
 	"github.com/lifeboat-dev/lifeboat/internal/failover"
 	"github.com/lifeboat-dev/lifeboat/internal/features"
+	"github.com/lifeboat-dev/lifeboat/internal/fleetcap"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter"
 	"github.com/lifeboat-dev/lifeboat/internal/interpreter/customization"
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
@@ -342,7 +343,7 @@ func allControllers() []controller {
 		}},
 		{"failback", func(mgr ctrl.Manager, d deps) error {
 			o := d.opts.Failback
-			gate, err := failback.NewGate(o.MaxConcurrent, o.Rate, d.clock.Now())
+			gate, err := fleetcap.NewGate("failbacks", o.MaxConcurrent, o.Rate, d.clock.Now())
 			if err != nil {
 				return err
 			}

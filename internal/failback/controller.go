@@ -29,6 +29,7 @@ import (
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/conflict"
+	"github.com/lifeboat-dev/lifeboat/internal/fleetcap"
 	"github.com/lifeboat-dev/lifeboat/internal/queue"
 	"github.com/lifeboat-dev/lifeboat/internal/scheduler"
 )
@@ -69,7 +70,7 @@ type Reconciler struct {
 	// Clock tells the time; clock.RealClock{} in production.
 	Clock clock.PassiveClock
 	// Gate admits failbacks fleet-wide.
-	Gate *Gate
+	Gate *fleetcap.Gate
 	// Metrics may be nil.
 	Metrics *Metrics
 	// MaxConcurrentReconciles per binding kind; 0 means 1.
@@ -86,7 +87,7 @@ type Reconciler struct {
 }
 
 // wakeBuffer bounds the wake-ups waiting to be queued; one that does not
-// fit is dropped, and the binding looks again after CapRetry.
+// fit is dropped, and the binding looks again after fleetcap.CapRetry.
 const wakeBuffer = 1024
 
 type kind struct {
@@ -418,7 +419,7 @@ func orNone(s string) string {
 
 // wakeUp queues the binding under a gate key ("rb/NS/NAME",
 // "crb//NAME"): a place under the cap is free for it. Without room in the
-// buffer the wake-up is dropped; the binding looks again after CapRetry.
+// buffer the wake-up is dropped; the binding looks again after fleetcap.CapRetry.
 func (r *Reconciler) wakeUp(ctx context.Context, key string) {
 	kindName, rest, _ := strings.Cut(key, "/")
 	ns, name, _ := strings.Cut(rest, "/")

@@ -28,6 +28,7 @@ import (
 	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
+	"github.com/lifeboat-dev/lifeboat/internal/fleetcap"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
 
@@ -68,7 +69,7 @@ func newEnv(t *testing.T, maxConcurrent int, objs ...client.Object) *env {
 	if e.metrics, err = NewMetrics(prometheus.NewRegistry()); err != nil {
 		t.Fatal(err)
 	}
-	gate, err := NewGate(maxConcurrent, 0, at(0))
+	gate, err := fleetcap.NewGate("failbacks", maxConcurrent, 0, at(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,14 +161,14 @@ func TestReconcileMustNotStart(t *testing.T) {
 			binding: makeBinding("a").obj(), readyAt: -590, max: 10, wantRequeue: 10 * time.Second,
 		},
 		"the fleet-wide cap is reached": {
-			binding: makeBinding("a").obj(), readyAt: -600, max: 1, wantRequeue: CapRetry,
+			binding: makeBinding("a").obj(), readyAt: -600, max: 1, wantRequeue: fleetcap.CapRetry,
 			others: []client.Object{func() client.Object {
 				o := makeBinding("b").obj()
 				o.Annotations = map[string]string{FailbackAnnotation: "member1," + at(-600).Format(time.RFC3339)}
 				return o
 			}()},
 		},
-		"a cap of 0 starts none": {binding: makeBinding("a").obj(), readyAt: -600, max: 0, wantRequeue: CapRetry},
+		"a cap of 0 starts none": {binding: makeBinding("a").obj(), readyAt: -600, max: 0, wantRequeue: fleetcap.CapRetry},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -408,8 +409,8 @@ func TestHeldBackFailbackIsWokenWhenAPlaceFrees(t *testing.T) {
 	ch := make(chan event.GenericEvent, 4)
 	e.r.wake = map[string]chan event.GenericEvent{"rb": ch}
 	e.reconcile(a.Name)
-	if res := e.reconcile(b.Name); res.RequeueAfter != CapRetry {
-		t.Fatalf("the second failback: requeue %s, want held back for %s", res.RequeueAfter, CapRetry)
+	if res := e.reconcile(b.Name); res.RequeueAfter != fleetcap.CapRetry {
+		t.Fatalf("the second failback: requeue %s, want held back for %s", res.RequeueAfter, fleetcap.CapRetry)
 	}
 	if len(ch) != 0 {
 		t.Fatal("woken before any place freed")
@@ -487,7 +488,7 @@ func TestSetupWithManager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gate, _ := NewGate(10, 1, at(0))
+	gate, _ := fleetcap.NewGate("failbacks", 10, 1, at(0))
 	if err := (&Reconciler{Client: mgr.GetClient(), Recorder: record.NewFakeRecorder(1), Clock: clocktesting.NewFakeClock(at(0)), Gate: gate}).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}

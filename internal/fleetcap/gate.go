@@ -1,4 +1,9 @@
-package failback
+// Package fleetcap bounds how many workloads move at once over the whole
+// fleet: a Gate admits a move while fewer than a cap are open, counting
+// the open ones from the bindings (as the cache shows them) and the ones
+// this process just started (which the cache may not show yet). Failback
+// and the WorkloadRebalancer each have one.
+package fleetcap
 
 import (
 	"fmt"
@@ -9,23 +14,25 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// CapRetry is how soon a failback held back by the fleet-wide cap looks
-// again at the latest. It is woken sooner when a failback this process
-// started ends (Release); the retry covers the others (a failback another
-// replica started, a binding deleted while it moved back).
+// CapRetry is how soon a move held back by the fleet-wide cap looks again
+// at the latest. A caller that learns of a move ending wakes the next one
+// sooner (Release); the retry covers the others (a move another replica
+// started, a binding deleted while it moved).
 const CapRetry = 30 * time.Second
 
-// recentTTL is how long a failback this process started counts as open
+// recentTTL is how long a move this process started counts as open
 // without the cache showing it yet (the write and the watch event race the
 // next decision).
 const recentTTL = 30 * time.Second
 
-// Gate admits failbacks fleet-wide: at most Max open at once, started at
-// most Rate per second. It is shared by the controllers of both binding
+// Gate admits moves fleet-wide: at most max open at once, started at most
+// a rate per second. It is shared by the controllers of both binding
 // kinds, and its state is only a rate: a restart forgets nothing that
-// matters for safety, because the open failbacks are counted from the
+// matters for safety, because the open moves are counted from the
 // bindings.
 type Gate struct {
+	// what names the moves in reasons ("failbacks").
+	what    string
 	max     int
 	limiter *rate.Limiter
 
@@ -35,17 +42,17 @@ type Gate struct {
 	// first held back, to be woken as places free.
 	waiting []string
 	held    map[string]bool
-	// closed are failbacks this process ended that the cache may still
+	// closed are moves this process ended that the cache may still
 	// show open; they no longer count.
 	closed map[string]time.Time
 }
 
-// NewGate returns a gate for at most max open failbacks (0 starts none)
+// NewGate returns a gate for at most max open moves (0 starts none)
 // started at perSecond (0: no rate limit; the burst is one second of
-// failbacks, at least one).
-func NewGate(max int, perSecond float64, now time.Time) (*Gate, error) {
+// moves, at least one); what names the moves in reasons ("failbacks").
+func NewGate(what string, max int, perSecond float64, now time.Time) (*Gate, error) {
 	if max < 0 || perSecond < 0 {
-		return nil, fmt.Errorf("failback limits must not be negative (max concurrent %d, rate %g)", max, perSecond)
+		return nil, fmt.Errorf("limits of %s must not be negative (max concurrent %d, rate %g)", what, max, perSecond)
 	}
 	limit, burst := rate.Inf, 1
 	if perSecond > 0 {
@@ -54,7 +61,7 @@ func NewGate(max int, perSecond float64, now time.Time) (*Gate, error) {
 	l := rate.NewLimiter(limit, burst)
 	// Start full at the injected clock's time.
 	l.SetLimitAt(now, limit)
-	return &Gate{max: max, limiter: l, recent: map[string]time.Time{}, held: map[string]bool{}, closed: map[string]time.Time{}}, nil
+	return &Gate{what: what, max: max, limiter: l, recent: map[string]time.Time{}, held: map[string]bool{}, closed: map[string]time.Time{}}, nil
 }
 
 func max1(n int) int {
@@ -73,10 +80,10 @@ type Admission struct {
 	Reason string
 }
 
-// Admit decides whether binding key may start a failback now, given the
-// keys of the bindings whose failback is open (as the cache shows them).
-// An admitted failback counts as open at once; Forget takes it back when
-// it could not be written.
+// Admit decides whether binding key may start a move now, given the keys
+// of the bindings whose move is open (as the cache shows them). An
+// admitted move counts as open at once; Forget takes it back when it
+// could not be written.
 func (g *Gate) Admit(key string, open map[string]bool, now time.Time) Admission {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -104,15 +111,15 @@ func (g *Gate) Admit(key string, open map[string]bool, now time.Time) Admission 
 			g.held[key] = true
 			g.waiting = append(g.waiting, key)
 		}
-		return Admission{RetryAfter: CapRetry, Reason: fmt.Sprintf("%d failbacks are open (at most %d)", n, g.max)}
+		return Admission{RetryAfter: CapRetry, Reason: fmt.Sprintf("%d %s are open (at most %d)", n, g.what, g.max)}
 	}
 	r := g.limiter.ReserveN(now, 1)
 	if !r.OK() {
-		return Admission{RetryAfter: CapRetry, Reason: "the failback rate admits none"}
+		return Admission{RetryAfter: CapRetry, Reason: fmt.Sprintf("the rate of %s admits none", g.what)}
 	}
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
-		return Admission{RetryAfter: d, Reason: "the failback rate is reached"}
+		return Admission{RetryAfter: d, Reason: fmt.Sprintf("the rate of %s is reached", g.what)}
 	}
 	g.recent[key] = now
 	delete(g.closed, key)
@@ -120,17 +127,17 @@ func (g *Gate) Admit(key string, open map[string]bool, now time.Time) Admission 
 	return Admission{Allowed: true}
 }
 
-// Forget takes back an admission whose failback was not written.
+// Forget takes back an admission whose move was not written.
 func (g *Gate) Forget(key string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	delete(g.recent, key)
 }
 
-// Release frees the place of the failback of key, which ended at now
-// (also while the cache still shows it open), and returns the key held
-// back the longest by the cap, to wake (or "" when none waits). The woken
-// failback still goes through Admit.
+// Release frees the place of the move of key, which ended at now (also
+// while the cache still shows it open), and returns the key held back the
+// longest by the cap, to wake (or "" when none waits). The woken move
+// still goes through Admit.
 func (g *Gate) Release(key string, now time.Time) string {
 	g.mu.Lock()
 	defer g.mu.Unlock()

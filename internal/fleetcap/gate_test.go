@@ -1,4 +1,4 @@
-package failback
+package fleetcap
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ func TestNewGateRefusesNegativeLimits(t *testing.T) {
 		max  int
 		rate float64
 	}{{-1, 1}, {1, -1}} {
-		if _, err := NewGate(c.max, c.rate, at(0)); err == nil {
+		if _, err := NewGate("failbacks", c.max, c.rate, at(0)); err == nil {
 			t.Errorf("NewGate(%d, %g) accepted", c.max, c.rate)
 		}
 	}
@@ -30,7 +30,7 @@ func TestGateCap(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			g, err := NewGate(tc.max, 0, at(0))
+			g, err := NewGate("failbacks", tc.max, 0, at(0))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -52,7 +52,7 @@ func TestGateCap(t *testing.T) {
 // A failback just started counts against the cap before the cache shows
 // it, and stops counting twice once it does.
 func TestGateCountsWhatTheCacheDoesNotShowYet(t *testing.T) {
-	g, _ := NewGate(2, 0, at(0))
+	g, _ := NewGate("failbacks", 2, 0, at(0))
 	if a := g.Admit("a", nil, at(0)); !a.Allowed {
 		t.Fatal(a.Reason)
 	}
@@ -76,7 +76,7 @@ func TestGateCountsWhatTheCacheDoesNotShowYet(t *testing.T) {
 		t.Fatal(a.Reason)
 	}
 	// An admission the cache never shows stops counting after recentTTL.
-	g2, _ := NewGate(1, 0, at(0))
+	g2, _ := NewGate("failbacks", 1, 0, at(0))
 	g2.Admit("a", nil, at(0))
 	if a := g2.Admit("b", nil, at(0).Add(recentTTL+time.Second)); !a.Allowed {
 		t.Fatal(a.Reason)
@@ -84,7 +84,7 @@ func TestGateCountsWhatTheCacheDoesNotShowYet(t *testing.T) {
 }
 
 func TestGateRate(t *testing.T) {
-	g, _ := NewGate(100, 1, at(0))
+	g, _ := NewGate("failbacks", 100, 1, at(0))
 	if a := g.Admit("a", nil, at(0)); !a.Allowed {
 		t.Fatal(a.Reason)
 	}
@@ -105,7 +105,7 @@ func TestGateRate(t *testing.T) {
 // Bindings held back by the cap are woken one per freed place, longest
 // held first; one that no longer waits is not woken.
 func TestGateWakesHeldBackInOrder(t *testing.T) {
-	g, _ := NewGate(1, 0, at(0))
+	g, _ := NewGate("failbacks", 1, 0, at(0))
 	if a := g.Admit("a", nil, at(0)); !a.Allowed {
 		t.Fatal(a.Reason)
 	}
@@ -132,7 +132,7 @@ func TestGateWakesHeldBackInOrder(t *testing.T) {
 // A failback that ended no longer counts, also while the cache still
 // shows it open: the binding woken for its place is admitted at once.
 func TestGateReleasedCountsNoMoreBeforeTheCacheCatchesUp(t *testing.T) {
-	g, _ := NewGate(1, 0, at(0))
+	g, _ := NewGate("failbacks", 1, 0, at(0))
 	g.Admit("a", nil, at(0))
 	g.Admit("b", nil, at(1))
 	if next := g.Release("a", at(2)); next != "b" {
@@ -149,3 +149,7 @@ func TestGateReleasedCountsNoMoreBeforeTheCacheCatchesUp(t *testing.T) {
 		t.Error("the close of a is still remembered after the cache showed it")
 	}
 }
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func at(seconds int) time.Time { return t0.Add(time.Duration(seconds) * time.Second) }
