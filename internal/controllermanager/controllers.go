@@ -332,7 +332,15 @@ func allControllers() []controller {
 			}).SetupWithManager(mgr)
 		}},
 		{"workload-rebalancer", func(mgr ctrl.Manager, d deps) error {
+			var gate *fleetcap.Gate
+			if n := d.opts.Rebalance.MaxConcurrent; n > 0 {
+				var err error
+				if gate, err = fleetcap.NewGate("rebalances", n, 0, d.clock.Now()); err != nil {
+					return err
+				}
+			}
 			return (&rebalancer.Reconciler{
+				Gate:                    gate,
 				Client:                  watched(mgr, d),
 				Templates:               mgr.GetAPIReader(),
 				Recorder:                recorder(mgr, "workload-rebalancer-controller"),

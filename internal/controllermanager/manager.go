@@ -44,6 +44,7 @@ import (
 	"github.com/lifeboat-dev/lifeboat/internal/membercluster"
 	"github.com/lifeboat-dev/lifeboat/internal/orphans"
 	"github.com/lifeboat-dev/lifeboat/internal/packed"
+	"github.com/lifeboat-dev/lifeboat/internal/rebalancer"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 	"github.com/lifeboat-dev/lifeboat/internal/served"
 	"github.com/lifeboat-dev/lifeboat/internal/templates"
@@ -75,6 +76,8 @@ type Options struct {
 	Orphans *orphans.Options
 	// Failback bounds how much moves back at once.
 	Failback *failback.Options
+	// Rebalance bounds how much WorkloadRebalancers move at once.
+	Rebalance *rebalancer.Options
 	// LeaseDuration, RenewDeadline and RetryPeriod time leader election:
 	// how long a lease lasts without renewal, how long the leader keeps
 	// trying to renew before it gives up (and exits), and how long
@@ -147,6 +150,7 @@ func NewOptions() *Options {
 		ClusterFailover:        failover.NewClusterFailoverOptions(),
 		Orphans:                orphans.NewOptions(),
 		Failback:               failback.NewOptions(),
+		Rebalance:              rebalancer.NewOptions(),
 		CRDWait:                2 * time.Minute,
 	}
 }
@@ -179,6 +183,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	o.ClusterFailover.AddFlags(fs)
 	o.Orphans.AddFlags(fs)
 	o.Failback.AddFlags(fs)
+	o.Rebalance.AddFlags(fs)
 }
 
 // setupError wraps the failure to set up a controller; a kind the control
@@ -285,6 +290,9 @@ func (o *Options) Validate() error {
 		return err
 	}
 	if err := o.Failback.Validate(); err != nil {
+		return err
+	}
+	if err := o.Rebalance.Validate(); err != nil {
 		return err
 	}
 	if _, err := memoryLimit(o.MemoryLimit); err != nil {

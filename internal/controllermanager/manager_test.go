@@ -222,6 +222,8 @@ func TestOptionsValidate(t *testing.T) {
 		"pprof on a port past 65535":               {args: []string{"--pprof-bind-address=:70000"}, want: `--pprof-bind-address ":70000": port "70000": want HOST:PORT with a port from 0 to 65535, or "" or "0" to turn it off`},
 		"pprof on a named port":                    {args: []string{"--pprof-bind-address=:http"}, want: `port "http"`},
 		"an unknown controller, as Run refused it": {args: []string{"--controllers=*,-schedular"}, want: "schedular"},
+		"no cap on rebalances":                     {args: []string{"--rebalance-max-concurrent=0"}},
+		"a negative cap on rebalances":             {args: []string{"--rebalance-max-concurrent=-1"}, want: "--rebalance-max-concurrent must not be negative, got -1"},
 		"a cluster option, as Run refused it":      {args: []string{"--cluster-status-update-frequency=0"}, want: "--cluster-status-update-frequency"},
 	}
 	for name, tc := range cases {

@@ -26,6 +26,7 @@ import (
 	appsv1alpha1 "github.com/lifeboat-dev/lifeboat/api/apps/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/detector"
+	"github.com/lifeboat-dev/lifeboat/internal/fleetcap"
 	"github.com/lifeboat-dev/lifeboat/internal/queue"
 	"github.com/lifeboat-dev/lifeboat/internal/scheduler"
 )
@@ -39,12 +40,19 @@ const (
 	// scheduler takes (scheduler.WhyNotTaken); it keeps waiting, without a
 	// result, until one does.
 	EventReasonNotTaken = "RescheduleNotTaken"
+	// EventReasonHeld: some workloads of a new generation wait for their
+	// turn under --rebalance-max-concurrent.
+	EventReasonHeld = "RebalanceHeld"
 )
 
 // IndexPendingBindings indexes WorkloadRebalancers by the bindings of
 // their workloads that have no result yet (pendingBindingKeys), so that a
 // binding's schedule brings back the rebalancers waiting for it.
 const IndexPendingBindings = "rebalancer.lifeboat.dev/pending-binding"
+
+// IndexMoving: "true" on bindings that count against the fleet-wide cap
+// (Moving), to count them.
+const IndexMoving = "rebalancer.lifeboat.dev/moving"
 
 // conflictRetry is when a reconcile that lost a write race runs again.
 const conflictRetry = time.Second
@@ -66,6 +74,9 @@ type Reconciler struct {
 	// scheduler.DefaultSchedulerName); a workload whose binding it would
 	// not schedule is named in an Event.
 	SchedulerName string
+	// Gate caps the rebalances open fleet-wide (Moving); nil does not cap
+	// them.
+	Gate *fleetcap.Gate
 }
 
 // SetupWithManager registers the controller: rebalancers, and the
@@ -76,13 +87,96 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &appsv1alpha1.WorkloadRebalancer{}, IndexPendingBindings, pendingBindingKeys); err != nil {
 		return fmt.Errorf("indexing WorkloadRebalancers by pending binding: %w", err)
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("workload-rebalancer").
 		For(&appsv1alpha1.WorkloadRebalancer{}).
 		Watches(&workv1alpha2.ResourceBinding{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor), builder.WithPredicates(scheduleChanged())).
-		Watches(&workv1alpha2.ClusterResourceBinding{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor), builder.WithPredicates(scheduleChanged())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles), NewQueue: queue.New}).
+		Watches(&workv1alpha2.ClusterResourceBinding{}, handler.EnqueueRequestsFromMapFunc(r.waitingFor), builder.WithPredicates(scheduleChanged()))
+	if r.Gate != nil {
+		for _, obj := range []client.Object{&workv1alpha2.ResourceBinding{}, &workv1alpha2.ClusterResourceBinding{}} {
+			if err := mgr.GetFieldIndexer().IndexField(ctx, obj, IndexMoving, r.movingValues); err != nil {
+				return fmt.Errorf("indexing bindings by rebalance in progress: %w", err)
+			}
+			// A place freed under the cap: the rebalancers with workloads
+			// waiting for one look again.
+			b = b.Watches(obj, handler.EnqueueRequestsFromMapFunc(r.unfinished), builder.WithPredicates(r.movingEnded()))
+		}
+	}
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles), NewQueue: queue.New}).
 		Complete(r)
+}
+
+// moving reports whether a binding counts against the cap (Moving).
+func (r *Reconciler) moving(obj client.Object) bool {
+	spec, status, ok := bindingParts(obj)
+	return ok && Moving(spec, status, obj.GetAnnotations(), scheduler.WhyNotTaken(obj.GetLabels(), spec, r.SchedulerName) == "")
+}
+
+// movingValues is the index function of IndexMoving.
+func (r *Reconciler) movingValues(obj client.Object) []string {
+	if r.moving(obj) {
+		return []string{"true"}
+	}
+	return nil
+}
+
+// movingEnded passes a binding that stops counting against the cap: an
+// update after which it no longer does, or its deletion.
+func (r *Reconciler) movingEnded() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return r.moving(e.ObjectOld) && !r.moving(e.ObjectNew) },
+		DeleteFunc:  func(e event.DeleteEvent) bool { return r.moving(e.Object) },
+	}
+}
+
+// unfinished maps any object to the rebalancers that have not finished.
+func (r *Reconciler) unfinished(ctx context.Context, _ client.Object) []reconcile.Request {
+	var list appsv1alpha1.WorkloadRebalancerList
+	if err := r.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing the rebalancers that wait for a place under the cap")
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if rb := &list.Items[i]; rb.Status.FinishTime == nil && rb.DeletionTimestamp == nil {
+			out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: rb.Name}})
+		}
+	}
+	return out
+}
+
+// openMoves lists the bindings that count against the cap, by
+// bindingKey, as the cache shows them.
+func (r *Reconciler) openMoves(ctx context.Context) (map[string]bool, error) {
+	open := map[string]bool{}
+	var rbs workv1alpha2.ResourceBindingList
+	if err := r.Client.List(ctx, &rbs, client.MatchingFields{IndexMoving: "true"}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing the ResourceBindings being rebalanced: %w", err)
+	}
+	for i := range rbs.Items {
+		open[bindingKey(rbs.Items[i].Namespace, rbs.Items[i].Name)] = true
+	}
+	var crbs workv1alpha2.ClusterResourceBindingList
+	if err := r.Client.List(ctx, &crbs, client.MatchingFields{IndexMoving: "true"}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing the ClusterResourceBindings being rebalanced: %w", err)
+	}
+	for i := range crbs.Items {
+		open[bindingKey("", crbs.Items[i].Name)] = true
+	}
+	return open, nil
+}
+
+// bindingParts returns the spec and status of a binding of either kind.
+func bindingParts(obj client.Object) (*workv1alpha2.ResourceBindingSpec, *workv1alpha2.ResourceBindingStatus, bool) {
+	switch b := obj.(type) {
+	case *workv1alpha2.ResourceBinding:
+		return &b.Spec, &b.Status, true
+	case *workv1alpha2.ClusterResourceBinding:
+		return &b.Spec, &b.Status, true
+	}
+	return nil, nil, false
 }
 
 // bindingKey names a binding in IndexPendingBindings.
@@ -156,7 +250,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	now := r.Clock.Now()
 
 	// 1. A new generation: record its workloads and request time first.
-	if rb.Status.ObservedGeneration != rb.Generation || rb.Status.RescheduleTriggeredAt == nil {
+	newGeneration := rb.Status.ObservedGeneration != rb.Generation || rb.Status.RescheduleTriggeredAt == nil
+	if newGeneration {
 		workloads, err := r.workloads(ctx, rb)
 		if err != nil {
 			return ctrl.Result{}, err
@@ -173,10 +268,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		log.V(1).Info("rebalancer generation observed", "generation", rb.Generation, "workloads", len(status.ObservedWorkloads))
 	}
 
-	// 2 and 3. Request a fresh schedule of each pending workload; collect
-	// the results.
+	// 2 and 3. Request a fresh schedule of each pending workload, as the
+	// cap admits; collect the results.
 	status := *rb.Status.DeepCopy()
 	var untaken []string // workloads no scheduler takes, and why
+	var open map[string]bool
+	held, heldWhy := 0, ""
 	for i := range status.ObservedWorkloads {
 		w := &status.ObservedWorkloads[i]
 		if w.Result != "" {
@@ -188,7 +285,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		s := decideWorkload(*status.RescheduleTriggeredAt, b.view())
 		if s.trigger != nil {
+			key := bindingKey(b.obj.GetNamespace(), b.obj.GetName())
+			if r.Gate != nil && scheduler.WhyNotTaken(b.obj.GetLabels(), b.spec, r.SchedulerName) == "" {
+				if open == nil {
+					if open, err = r.openMoves(ctx); err != nil {
+						return ctrl.Result{}, err
+					}
+				}
+				// A binding already moving takes no second place.
+				if !open[key] {
+					if a := r.Gate.Admit(key, open, now); !a.Allowed {
+						held, heldWhy = held+1, a.Reason
+						continue
+					}
+				}
+			}
 			if err := r.trigger(ctx, b.obj, *s.trigger); err != nil {
+				if r.Gate != nil {
+					r.Gate.Forget(key)
+				}
 				return writeFailed(ctx, err, "requesting a fresh schedule")
 			}
 			log.Info("fresh schedule requested", "workload", describe(w.Workload), "binding", b.obj.GetName(), "rescheduleTriggeredAt", s.trigger.UTC())
@@ -199,10 +314,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 				untaken = append(untaken, describe(w.Workload)+": "+why)
 			}
 		}
+		if s.result == appsv1alpha1.RebalanceSuccessful && r.Gate != nil {
+			// The request is made: from now on the binding itself says
+			// whether it is moving, also when the cache never showed the
+			// request open.
+			r.Gate.Forget(bindingKey(b.obj.GetNamespace(), b.obj.GetName()))
+		}
 		w.Result, w.Reason = s.result, s.reason
 	}
 	if len(untaken) > 0 {
 		r.Recorder.Event(rb, corev1.EventTypeWarning, EventReasonNotTaken, notTakenMessage(untaken))
+	}
+	if held > 0 {
+		log.V(1).Info("rebalances held back by the fleet-wide cap", "held", held, "why", heldWhy)
+		if newGeneration {
+			r.Recorder.Eventf(rb, corev1.EventTypeNormal, EventReasonHeld,
+				"%d of %d workloads wait for their turn: %s, --rebalance-max-concurrent; each gets its fresh schedule as earlier rebalances finish.",
+				held, len(status.ObservedWorkloads), heldWhy)
+		}
 	}
 	justFinished := status.FinishTime == nil && finished(status.ObservedWorkloads)
 	if justFinished {
@@ -224,6 +353,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// 4. Expire.
 	at, ok := expiry(rb.Spec, rb.Status)
 	if !ok {
+		if held > 0 {
+			// Woken when a place frees (movingEnded); the retry covers a
+			// place freed by what the watch does not see.
+			return ctrl.Result{RequeueAfter: fleetcap.CapRetry}, nil
+		}
 		return ctrl.Result{}, nil
 	}
 	if wait := at.Sub(now); wait > 0 {

@@ -39,7 +39,10 @@ func newHarness(t *testing.T, objs ...client.Object) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{clock: clocktesting.NewFakePassiveClock(t0), writes: map[string]int{}}
+	index := &Reconciler{} // the index's view: the default scheduler's
 	h.c = fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).
+		WithIndex(&workv1alpha2.ResourceBinding{}, IndexMoving, index.movingValues).
+		WithIndex(&workv1alpha2.ClusterResourceBinding{}, IndexMoving, index.movingValues).
 		WithStatusSubresource(&appsv1alpha1.WorkloadRebalancer{}, &workv1alpha2.ResourceBinding{}, &workv1alpha2.ClusterResourceBinding{}).
 		WithInterceptorFuncs(clienttest.CountWrites(func(_ string, obj client.Object) {
 			switch obj.(type) {

@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/lifeboat-dev/lifeboat/api/apps/v1alpha1"
+	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 )
 
 // observeGeneration returns the status of a newly observed generation:
@@ -110,4 +111,27 @@ func expiry(spec appsv1alpha1.WorkloadRebalancerSpec, status appsv1alpha1.Worklo
 		return time.Time{}, false
 	}
 	return status.FinishTime.Add(time.Duration(*spec.TTLSecondsAfterFinished) * time.Second), true
+}
+
+// Moving reports whether a binding counts against the fleet-wide cap on
+// rebalances (--rebalance-max-concurrent):
+//
+//   - it holds a request for a fresh schedule the scheduler has not made
+//     yet (spec.rescheduleTriggeredAt after status.lastScheduledTime),
+//     unless the request is a failback's (failback has a cap of its own)
+//     or no scheduler takes it (taken says so: it moves nothing);
+//   - or a Rebalance eviction task keeps an old copy while the new one
+//     starts.
+//
+// A fresh schedule that gives the same clusters stops counting as soon as
+// it is made.
+func Moving(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, annotations map[string]string, taken bool) bool {
+	for _, t := range spec.GracefulEvictionTasks {
+		if t.Reason == workv1alpha2.EvictionReasonRebalance {
+			return true
+		}
+	}
+	requested := spec.RescheduleTriggeredAt != nil &&
+		(status.LastScheduledTime == nil || status.LastScheduledTime.Before(spec.RescheduleTriggeredAt))
+	return requested && taken && annotations[workv1alpha2.RescheduleReasonAnnotation] != workv1alpha2.EvictionReasonFailback
 }

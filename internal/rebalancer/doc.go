@@ -14,6 +14,11 @@
 //     gets spec.rescheduleTriggeredAt, unless it already holds a request at
 //     least as late as status.rescheduleTriggeredAt: the rule that makes a
 //     restart neither lose nor repeat a request.
+//     At most Gate's cap of bindings are rebalancing at once fleet-wide
+//     (Moving: a request not made yet, or a Rebalance task open); the
+//     other workloads wait, named in one RebalanceHeld Event per
+//     generation, and are asked for as places free (a binding that stops
+//     counting wakes the unfinished rebalancers).
 //  3. A workload is Successful once the scheduler consumed the request
 //     (status.lastScheduledTime not before spec.rescheduleTriggeredAt),
 //     Failed (ReferencedBindingNotFound) when it has no binding. One whose
