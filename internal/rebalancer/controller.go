@@ -109,7 +109,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // moving reports whether a binding counts against the cap (Moving).
 func (r *Reconciler) moving(obj client.Object) bool {
 	spec, status, ok := bindingParts(obj)
-	return ok && Moving(spec, status, obj.GetAnnotations(), scheduler.WhyNotTaken(obj.GetLabels(), spec, r.SchedulerName) == "")
+	if !ok || !Moving(spec, status, obj.GetAnnotations(), true) {
+		return false // nearly every binding: no need to ask who takes it
+	}
+	return Moving(spec, status, obj.GetAnnotations(), scheduler.WhyNotTaken(obj.GetLabels(), spec, r.SchedulerName) == "")
 }
 
 // movingValues is the index function of IndexMoving.
