@@ -338,6 +338,7 @@ func allControllers() []controller {
 				if gate, err = fleetcap.NewGate("rebalances", n, 0, d.clock.Now()); err != nil {
 					return err
 				}
+				gate.WithoutQueue()
 			}
 			return (&rebalancer.Reconciler{
 				Gate:                    gate,

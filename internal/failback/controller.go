@@ -294,11 +294,11 @@ func (r *Reconciler) reconcile(ctx context.Context, k kind, req ctrl.Request) (c
 	}
 
 	// 3. Admit.
-	open, err := r.openFailbacks(ctx)
+	a, err := r.Gate.Admit(key, "", func() (map[string]bool, error) { return r.openFailbacks(ctx) }, now)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if a := r.Gate.Admit(key, open, now); !a.Allowed {
+	if !a.Allowed {
 		log.V(2).Info("failback held back", "cluster", d.Cluster, "why", a.Reason, "lookAgainIn", a.RetryAfter)
 		return ctrl.Result{RequeueAfter: a.RetryAfter}, nil
 	}
@@ -315,7 +315,7 @@ func (r *Reconciler) reconcile(ctx context.Context, k kind, req ctrl.Request) (c
 	annotations[FailbackAnnotation] = inFlight{cluster: d.Cluster, readySince: d.ReadySince}.String()
 	obj.SetAnnotations(annotations)
 	if err := r.Client.Patch(ctx, obj, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
-		r.Gate.Forget(key)
+		r.Gate.Forget(key, "")
 		return writeFailed(ctx, err, "asking for the failback")
 	}
 	r.Metrics.start()

@@ -26,10 +26,10 @@ const CapRetry = 30 * time.Second
 const recentTTL = 30 * time.Second
 
 // Gate admits moves fleet-wide: at most max open at once, started at most
-// a rate per second. It is shared by the controllers of both binding
-// kinds, and its state is only a rate: a restart forgets nothing that
-// matters for safety, because the open moves are counted from the
-// bindings.
+// a rate per second. One gate serves every controller that starts such
+// moves (both binding kinds). What it remembers only bridges the cache's
+// lag and paces the rate: a restart forgets nothing that matters for
+// safety, because the open moves are counted from the bindings.
 type Gate struct {
 	// what names the moves in reasons ("failbacks").
 	what    string
@@ -37,7 +37,10 @@ type Gate struct {
 	limiter *rate.Limiter
 
 	mu     sync.Mutex
-	recent map[string]time.Time
+	recent map[string]admitted
+	// queue: the keys held back are remembered, to be woken in turn
+	// (Release). A caller that wakes its own waiters turns it off.
+	queue bool
 	// waiting are the keys held back by the cap, in the order they were
 	// first held back, to be woken as places free.
 	waiting []string
@@ -61,8 +64,28 @@ func NewGate(what string, max int, perSecond float64, now time.Time) (*Gate, err
 	l := rate.NewLimiter(limit, burst)
 	// Start full at the injected clock's time.
 	l.SetLimitAt(now, limit)
-	return &Gate{what: what, max: max, limiter: l, recent: map[string]time.Time{}, held: map[string]bool{}, closed: map[string]time.Time{}}, nil
+	return &Gate{what: what, max: max, limiter: l, queue: true, recent: map[string]admitted{}, held: map[string]bool{}, closed: map[string]time.Time{}}, nil
 }
+
+// WithoutQueue makes the gate remember no held-back keys: its caller
+// wakes them by other means, and Release returns "".
+func (g *Gate) WithoutQueue() *Gate {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.queue = false
+	return g
+}
+
+// admitted is a move this process started that the cache may not show
+// yet: when, and for whom (see Forget).
+type admitted struct {
+	at time.Time
+	by string
+}
+
+// Lister returns the keys of the bindings whose move is open, as the
+// cache shows them now.
+type Lister func() (map[string]bool, error)
 
 func max1(n int) int {
 	if n < 1 {
@@ -80,13 +103,25 @@ type Admission struct {
 	Reason string
 }
 
-// Admit decides whether binding key may start a move now, given the keys
-// of the bindings whose move is open (as the cache shows them). An
-// admitted move counts as open at once; Forget takes it back when it
-// could not be written.
-func (g *Gate) Admit(key string, open map[string]bool, now time.Time) Admission {
+// Admit decides whether binding key may start a move now, for by (who
+// asks; see Forget). list gives the open moves as the cache shows them; it
+// is called under the gate's lock, so that every admission counts from a
+// view at least as new as the one that let an earlier admission stop
+// counting on its own. A key already open is admitted without taking a
+// second place. An admitted move counts as open at once.
+func (g *Gate) Admit(key, by string, list Lister, now time.Time) (Admission, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	open, err := list()
+	if err != nil {
+		return Admission{}, err
+	}
+	if open[key] {
+		if _, done := g.closed[key]; !done {
+			g.unhold(key)
+			return Admission{Allowed: true}, nil
+		}
+	}
 	n := 0
 	for k := range open {
 		if _, done := g.closed[k]; !done {
@@ -98,40 +133,44 @@ func (g *Gate) Admit(key string, open map[string]bool, now time.Time) Admission 
 			delete(g.closed, k) // the cache has caught up, or it never will
 		}
 	}
-	for k, t := range g.recent {
+	for k, a := range g.recent {
 		switch {
-		case open[k] || now.Sub(t) > recentTTL:
+		case open[k] || now.Sub(a.at) > recentTTL:
 			delete(g.recent, k) // the cache has caught up, or it never will
 		default:
 			n++
 		}
 	}
 	if n >= g.max {
-		if !g.held[key] {
+		if g.queue && !g.held[key] {
 			g.held[key] = true
 			g.waiting = append(g.waiting, key)
 		}
-		return Admission{RetryAfter: CapRetry, Reason: fmt.Sprintf("%d %s are open (at most %d)", n, g.what, g.max)}
+		return Admission{RetryAfter: CapRetry, Reason: fmt.Sprintf("%s open: %d, at most %d", g.what, n, g.max)}, nil
 	}
 	r := g.limiter.ReserveN(now, 1)
 	if !r.OK() {
-		return Admission{RetryAfter: CapRetry, Reason: fmt.Sprintf("the rate of %s admits none", g.what)}
+		return Admission{RetryAfter: CapRetry, Reason: fmt.Sprintf("the rate of %s admits none", g.what)}, nil
 	}
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
-		return Admission{RetryAfter: d, Reason: fmt.Sprintf("the rate of %s is reached", g.what)}
+		return Admission{RetryAfter: d, Reason: fmt.Sprintf("the rate of %s is reached", g.what)}, nil
 	}
-	g.recent[key] = now
+	g.recent[key] = admitted{at: now, by: by}
 	delete(g.closed, key)
 	g.unhold(key)
-	return Admission{Allowed: true}
+	return Admission{Allowed: true}, nil
 }
 
-// Forget takes back an admission whose move was not written.
-func (g *Gate) Forget(key string) {
+// Forget takes back by's admission of key: its move was not written, or
+// by saw it end before the cache showed it open. An admission of the same
+// key for someone else since stays.
+func (g *Gate) Forget(key, by string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	delete(g.recent, key)
+	if a, ok := g.recent[key]; ok && a.by == by {
+		delete(g.recent, key)
+	}
 }
 
 // Release frees the place of the move of key, which ended at now (also
