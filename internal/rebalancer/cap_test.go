@@ -6,15 +6,24 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	appsv1alpha1 "github.com/lifeboat-dev/lifeboat/api/apps/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 	"github.com/lifeboat-dev/lifeboat/internal/fleetcap"
+	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
 
 // capped is a harness whose rebalancer names the given templates (each
@@ -34,6 +43,7 @@ func capped(t *testing.T, max int, names []string, others ...client.Object) (*ha
 	if err != nil {
 		t.Fatal(err)
 	}
+	gate.WithoutQueue()
 	rec := record.NewFakeRecorder(100)
 	h.r.Gate, h.r.Recorder = gate, rec
 	return h, rec
@@ -69,7 +79,7 @@ func heldEvents(rec *record.FakeRecorder) []string {
 	return out
 }
 
-// Under a cap of 2, a rebalancer of three workloads asks for two fresh
+// Under a cap of 2, a rebalancer of four workloads asks for two fresh
 // schedules, says the third waits, and asks for it once a place frees:
 // a fresh schedule that moved nothing frees its place when it is made, one
 // that moved a workload when its Rebalance task closes.
@@ -84,7 +94,7 @@ func TestReconcileCapsRebalancesFleetWide(t *testing.T) {
 	if res.RequeueAfter != fleetcap.CapRetry {
 		t.Errorf("requeue after %s, want %s while workloads wait", res.RequeueAfter, fleetcap.CapRetry)
 	}
-	want := "Normal RebalanceHeld 2 of 4 workloads wait for their turn: 2 rebalances are open (at most 2), --rebalance-max-concurrent; each gets its fresh schedule as earlier rebalances finish."
+	want := "Normal RebalanceHeld 2 of 4 workloads wait for their turn (rebalances open: 2, at most 2; --rebalance-max-concurrent); each gets its fresh schedule as earlier rebalances finish."
 	if got := heldEvents(rec); len(got) != 1 || got[0] != want {
 		t.Errorf("Events %q, want one %q", got, want)
 	}
@@ -249,5 +259,132 @@ func TestReconcileCapMadeBeforeSeenFreesItsPlace(t *testing.T) {
 	h.reconcile(t)
 	if got := h.requested(t, all...); len(got) != 3 {
 		t.Errorf("requested %v: a's place was not freed by its result", got)
+	}
+}
+
+func rebalancerOf(name string, workloads ...string) *appsv1alpha1.WorkloadRebalancer {
+	rb := &appsv1alpha1.WorkloadRebalancer{ObjectMeta: metav1.ObjectMeta{Name: name, Generation: 1, UID: types.UID(name)}}
+	for _, w := range workloads {
+		rb.Spec.Workloads = append(rb.Spec.Workloads, deploy(w))
+	}
+	return rb
+}
+
+func countMoving(t *testing.T, c client.Client) int {
+	var list workv1alpha2.ResourceBindingList
+	if err := c.List(context.Background(), &list, client.MatchingFields{IndexMoving: "true"}); err != nil {
+		t.Fatal(err)
+	}
+	return len(list.Items)
+}
+
+// Must not: two rebalancers reconciled at once (--concurrent-syncs) move
+// more than the cap. The second runs between the first one's writes,
+// with a cache that already shows them; the first must still count them.
+func TestReconcileCapHoldsWhileAnotherRebalancerAdmits(t *testing.T) {
+	s, _ := lbscheme.New()
+	objs := []client.Object{rebalancerOf("r1", "a", "b", "c", "d", "e"), rebalancerOf("r2", "g")}
+	for _, n := range []string{"a", "b", "c", "d", "e", "g"} {
+		objs = append(objs, makeBinding(n+"-deployment", "Deployment", n, t0.Add(-time.Hour)))
+	}
+	gate, _ := fleetcap.NewGate("rebalances", 2, 0, t0)
+	var r *Reconciler
+	patches := 0
+	index := &Reconciler{}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).
+		WithIndex(&workv1alpha2.ResourceBinding{}, IndexMoving, index.movingValues).
+		WithIndex(&workv1alpha2.ClusterResourceBinding{}, IndexMoving, index.movingValues).
+		WithStatusSubresource(&appsv1alpha1.WorkloadRebalancer{}, &workv1alpha2.ResourceBinding{}).
+		WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+			err := c.Patch(ctx, obj, p, opts...)
+			patches++
+			if patches == 2 { // r1 wrote a and b; r2 runs now, its cache shows them
+				if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Name: "r2"}}); err != nil {
+					panic(err)
+				}
+			}
+			return err
+		}}).Build()
+	r = &Reconciler{Client: c, Templates: c, Recorder: record.NewFakeRecorder(100), Clock: clocktesting.NewFakePassiveClock(t0), Gate: gate}
+	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: types.NamespacedName{Name: "r1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := countMoving(t, c); n > 2 {
+		t.Errorf("%d bindings moving under a cap of 2", n)
+	}
+}
+
+// Must not: a request written while no scheduler takes the binding would
+// move, uncounted, once one does. Under a cap it is written only when
+// admitted.
+func TestReconcileCapWritesNoRequestNoSchedulerTakes(t *testing.T) {
+	h, _ := capped(t, 1, []string{"a", "b", "c"})
+	for _, n := range []string{"a", "b", "c"} {
+		h.update(t, n+"-deployment", func(b *workv1alpha2.ResourceBinding) {
+			b.Spec.Suspension = &workv1alpha2.Suspension{Scheduling: ptr.To(true)}
+		})
+	}
+	rec := record.NewFakeRecorder(10)
+	h.r.Recorder = rec
+	if res := h.reconcile(t); res.RequeueAfter != fleetcap.CapRetry {
+		t.Errorf("requeue after %s, want %s while workloads wait for a scheduler", res.RequeueAfter, fleetcap.CapRetry)
+	}
+	if got := h.requested(t, "a", "b", "c"); len(got) > 0 {
+		t.Errorf("requests written while no scheduler takes them: %v", got)
+	}
+	if got := notTakenEvents(rec); len(got) != 1 || !strings.Contains(got[0], "3 workloads wait for a fresh schedule that no scheduler takes") {
+		t.Errorf("Events %q, want one RescheduleNotTaken naming the three", got)
+	}
+	for _, n := range []string{"a", "b", "c"} {
+		h.update(t, n+"-deployment", func(b *workv1alpha2.ResourceBinding) { b.Spec.Suspension = nil })
+	}
+	h.reconcile(t)
+	if got := h.requested(t, "a", "b", "c"); len(got) != 1 {
+		t.Errorf("requested %v once taken again, want one under a cap of 1", got)
+	}
+	if n := countMoving(t, h.c); n > 1 {
+		t.Errorf("%d bindings moving under a cap of 1", n)
+	}
+}
+
+// A conflict on one binding neither stops the others nor loses the
+// RebalanceHeld Event: it is recorded on the first pass that holds a
+// workload back, whichever pass that is.
+func TestReconcileCapSaysHeldAfterAConflict(t *testing.T) {
+	h, rec := capped(t, 1, []string{"a", "b", "c"})
+	inner := h.c
+	first := true
+	h.c = interceptor.NewClient(inner.(client.WithWatch), interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, opts ...client.PatchOption) error {
+		if first {
+			first = false
+			return apierrors.NewConflict(schema.GroupResource{Resource: "resourcebindings"}, obj.GetName(), nil)
+		}
+		return c.Patch(ctx, obj, p, opts...)
+	}})
+	h.r.Client = h.c
+	if res := h.reconcile(t); res.RequeueAfter != conflictRetry {
+		t.Errorf("requeue after %s, want %s to decide a again soon", res.RequeueAfter, conflictRetry)
+	}
+	if got := h.requested(t, "a", "b", "c"); strings.Join(got, ",") != "b" {
+		t.Fatalf("requested %v, want b in the place a's conflict left", got)
+	}
+	want := "Normal RebalanceHeld 1 of 3 workloads wait for their turn (rebalances open: 1, at most 1; --rebalance-max-concurrent); each gets its fresh schedule as earlier rebalances finish."
+	if got := heldEvents(rec); len(got) != 1 || got[0] != want {
+		t.Errorf("Events %q, want one %q", got, want)
+	}
+}
+
+// Must not: a binding being deleted holds a place (graceful eviction no
+// longer closes its tasks).
+func TestMovingIgnoresABindingBeingDeleted(t *testing.T) {
+	b := makeBinding("a-deployment", "Deployment", "a", t0)
+	b.Spec.GracefulEvictionTasks = []workv1alpha2.GracefulEvictionTask{{FromCluster: "member1", Reason: workv1alpha2.EvictionReasonRebalance}}
+	r := &Reconciler{}
+	if !r.moving(b) {
+		t.Fatal("a binding with a Rebalance task does not count")
+	}
+	b.DeletionTimestamp = ptr.To(metav1.NewTime(t0))
+	if r.moving(b) {
+		t.Error("a binding being deleted counts against the cap")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -75,8 +76,49 @@ type Reconciler struct {
 	// not schedule is named in an Event.
 	SchedulerName string
 	// Gate caps the rebalances open fleet-wide (Moving); nil does not cap
-	// them.
+	// them. It needs no queue (see fleetcap.Gate.WithoutQueue): a place
+	// freed wakes every unfinished rebalancer.
 	Gate *fleetcap.Gate
+
+	heldNotices heldNotices
+}
+
+// heldNotices remembers the rebalancers whose generation was already
+// said to have workloads waiting for the cap, so that the RebalanceHeld
+// Event is recorded once per generation (once more after a restart), on
+// the first pass that holds one back, whichever it is.
+type heldNotices struct {
+	mu   sync.Mutex
+	said map[string]heldNotice // by rebalancer name
+}
+
+type heldNotice struct {
+	uid        types.UID
+	generation int64
+}
+
+// first reports whether rb's generation was not said yet, and marks it
+// said.
+func (h *heldNotices) first(rb *appsv1alpha1.WorkloadRebalancer) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := heldNotice{uid: rb.UID, generation: rb.Generation}
+	if h.said[rb.Name] == n {
+		return false
+	}
+	if h.said == nil {
+		h.said = map[string]heldNotice{}
+	}
+	h.said[rb.Name] = n
+	return true
+}
+
+// forget drops what was said of the rebalancer name: it finished or is
+// gone.
+func (h *heldNotices) forget(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.said, name)
 }
 
 // SetupWithManager registers the controller: rebalancers, and the
@@ -109,10 +151,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // moving reports whether a binding counts against the cap (Moving).
 func (r *Reconciler) moving(obj client.Object) bool {
 	spec, status, ok := bindingParts(obj)
-	if !ok || !Moving(spec, status, obj.GetAnnotations(), true) {
+	if !ok || obj.GetDeletionTimestamp() != nil {
+		return false // a binding being deleted moves nowhere
+	}
+	if !Moving(spec, status, obj.GetAnnotations(), obj.GetGeneration(), true) {
 		return false // nearly every binding: no need to ask who takes it
 	}
-	return Moving(spec, status, obj.GetAnnotations(), scheduler.WhyNotTaken(obj.GetLabels(), spec, r.SchedulerName) == "")
+	return Moving(spec, status, obj.GetAnnotations(), obj.GetGeneration(), scheduler.WhyNotTaken(obj.GetLabels(), spec, r.SchedulerName) == "")
 }
 
 // movingValues is the index function of IndexMoving.
@@ -182,7 +227,7 @@ func bindingParts(obj client.Object) (*workv1alpha2.ResourceBindingSpec, *workv1
 	return nil, nil, false
 }
 
-// bindingKey names a binding in IndexPendingBindings.
+// bindingKey names a binding in IndexPendingBindings and under the Gate.
 func bindingKey(namespace, name string) string {
 	if namespace == "" {
 		return "crb/" + name
@@ -245,6 +290,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	log := ctrl.LoggerFrom(ctx)
 	rb := &appsv1alpha1.WorkloadRebalancer{}
 	if err := r.Client.Get(ctx, req.NamespacedName, rb); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.heldNotices.forget(req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if rb.DeletionTimestamp != nil {
@@ -275,8 +323,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// cap admits; collect the results.
 	status := *rb.Status.DeepCopy()
 	var untaken []string // workloads no scheduler takes, and why
-	var open map[string]bool
 	held, heldWhy := 0, ""
+	full := false      // the cap refused one: the others wait without asking
+	waiting := false   // a workload waits for the cap or for a scheduler
+	conflicts := false // a binding changed under a request: decide it again
+	by := string(rb.UID)
 	for i := range status.ObservedWorkloads {
 		w := &status.ObservedWorkloads[i]
 		if w.Result != "" {
@@ -289,23 +340,35 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		s := decideWorkload(*status.RescheduleTriggeredAt, b.view())
 		if s.trigger != nil {
 			key := bindingKey(b.obj.GetNamespace(), b.obj.GetName())
-			if r.Gate != nil && scheduler.WhyNotTaken(b.obj.GetLabels(), b.spec, r.SchedulerName) == "" {
-				if open == nil {
-					if open, err = r.openMoves(ctx); err != nil {
-						return ctrl.Result{}, err
-					}
+			if r.Gate != nil {
+				// Under a cap, only an admitted request is written: one
+				// that no scheduler takes would move, uncounted, the
+				// moment one does.
+				if why := scheduler.WhyNotTaken(b.obj.GetLabels(), b.spec, r.SchedulerName); why != "" {
+					untaken = append(untaken, describe(w.Workload)+": "+why)
+					waiting = true
+					continue
 				}
-				// A binding already moving takes no second place.
-				if !open[key] {
-					if a := r.Gate.Admit(key, open, now); !a.Allowed {
-						held, heldWhy = held+1, a.Reason
-						continue
-					}
+				if full {
+					held, waiting = held+1, true
+					continue
+				}
+				a, err := r.Gate.Admit(key, by, func() (map[string]bool, error) { return r.openMoves(ctx) }, now)
+				if err != nil {
+					return ctrl.Result{}, err
+				}
+				if !a.Allowed {
+					full, held, heldWhy, waiting = true, held+1, a.Reason, true
+					continue
 				}
 			}
 			if err := r.trigger(ctx, b.obj, *s.trigger); err != nil {
 				if r.Gate != nil {
-					r.Gate.Forget(key)
+					r.Gate.Forget(key, by)
+				}
+				if apierrors.IsConflict(err) {
+					conflicts = true
+					continue
 				}
 				return writeFailed(ctx, err, "requesting a fresh schedule")
 			}
@@ -321,7 +384,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			// The request is made: from now on the binding itself says
 			// whether it is moving, also when the cache never showed the
 			// request open.
-			r.Gate.Forget(bindingKey(b.obj.GetNamespace(), b.obj.GetName()))
+			r.Gate.Forget(bindingKey(b.obj.GetNamespace(), b.obj.GetName()), by)
 		}
 		w.Result, w.Reason = s.result, s.reason
 	}
@@ -330,9 +393,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if held > 0 {
 		log.V(1).Info("rebalances held back by the fleet-wide cap", "held", held, "why", heldWhy)
-		if newGeneration {
+		if r.heldNotices.first(rb) {
 			r.Recorder.Eventf(rb, corev1.EventTypeNormal, EventReasonHeld,
-				"%d of %d workloads wait for their turn: %s, --rebalance-max-concurrent; each gets its fresh schedule as earlier rebalances finish.",
+				"%d of %d workloads wait for their turn (%s; --rebalance-max-concurrent); each gets its fresh schedule as earlier rebalances finish.",
 				held, len(status.ObservedWorkloads), heldWhy)
 		}
 	}
@@ -354,11 +417,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	// 4. Expire.
+	if conflicts {
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	}
+	if rb.Status.FinishTime != nil {
+		r.heldNotices.forget(rb.Name)
+	}
 	at, ok := expiry(rb.Spec, rb.Status)
 	if !ok {
-		if held > 0 {
-			// Woken when a place frees (movingEnded); the retry covers a
-			// place freed by what the watch does not see.
+		if waiting {
+			// Woken when a place frees (movingEnded) or the binding
+			// changes; the retry covers what the watches do not see (a
+			// policy claiming the binding again).
 			return ctrl.Result{RequeueAfter: fleetcap.CapRetry}, nil
 		}
 		return ctrl.Result{}, nil

@@ -3,6 +3,7 @@ package rebalancer
 import (
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	appsv1alpha1 "github.com/lifeboat-dev/lifeboat/api/apps/v1alpha1"
@@ -113,19 +114,21 @@ func expiry(spec appsv1alpha1.WorkloadRebalancerSpec, status appsv1alpha1.Worklo
 	return status.FinishTime.Add(time.Duration(*spec.TTLSecondsAfterFinished) * time.Second), true
 }
 
-// Moving reports whether a binding counts against the fleet-wide cap on
-// rebalances (--rebalance-max-concurrent):
+// Moving reports whether a binding of this generation counts against the
+// fleet-wide cap on rebalances (--rebalance-max-concurrent):
 //
 //   - it holds a request for a fresh schedule the scheduler has not made
 //     yet (spec.rescheduleTriggeredAt after status.lastScheduledTime),
-//     unless the request is a failback's (failback has a cap of its own)
-//     or no scheduler takes it (taken says so: it moves nothing);
+//     unless the request is a failback's (failback has a cap of its own),
+//     no scheduler takes it (taken says so), or the scheduler tried this
+//     generation and placed it nowhere (Scheduled False, observed at this
+//     generation): those move nothing for now;
 //   - or a Rebalance eviction task keeps an old copy while the new one
 //     starts.
 //
 // A fresh schedule that gives the same clusters stops counting as soon as
 // it is made.
-func Moving(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, annotations map[string]string, taken bool) bool {
+func Moving(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.ResourceBindingStatus, annotations map[string]string, generation int64, taken bool) bool {
 	for _, t := range spec.GracefulEvictionTasks {
 		if t.Reason == workv1alpha2.EvictionReasonRebalance {
 			return true
@@ -133,5 +136,9 @@ func Moving(spec *workv1alpha2.ResourceBindingSpec, status *workv1alpha2.Resourc
 	}
 	requested := spec.RescheduleTriggeredAt != nil &&
 		(status.LastScheduledTime == nil || status.LastScheduledTime.Before(spec.RescheduleTriggeredAt))
-	return requested && taken && annotations[workv1alpha2.RescheduleReasonAnnotation] != workv1alpha2.EvictionReasonFailback
+	if !requested || !taken || annotations[workv1alpha2.RescheduleReasonAnnotation] == workv1alpha2.EvictionReasonFailback {
+		return false
+	}
+	c := meta.FindStatusCondition(status.Conditions, workv1alpha2.Scheduled)
+	return c == nil || c.Status != metav1.ConditionFalse || c.ObservedGeneration != generation
 }

@@ -179,3 +179,37 @@ func TestFailedOverFrom(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+func TestMoving(t *testing.T) {
+	rebalanceTask := []workv1alpha2.GracefulEvictionTask{{FromCluster: "member1", Reason: workv1alpha2.EvictionReasonRebalance}}
+	failed := func(generation int64) []metav1.Condition {
+		return []metav1.Condition{{Type: workv1alpha2.Scheduled, Status: metav1.ConditionFalse, ObservedGeneration: generation}}
+	}
+	cases := map[string]struct {
+		spec        workv1alpha2.ResourceBindingSpec
+		status      workv1alpha2.ResourceBindingStatus
+		annotations map[string]string
+		untaken     bool
+		want        bool
+	}{
+		"nothing asked":                       {},
+		"a request not made yet":              {spec: workv1alpha2.ResourceBindingSpec{RescheduleTriggeredAt: mt(10)}, status: workv1alpha2.ResourceBindingStatus{LastScheduledTime: mt(0)}, want: true},
+		"a request never scheduled before":    {spec: workv1alpha2.ResourceBindingSpec{RescheduleTriggeredAt: mt(10)}, want: true},
+		"a request made":                      {spec: workv1alpha2.ResourceBindingSpec{RescheduleTriggeredAt: mt(10)}, status: workv1alpha2.ResourceBindingStatus{LastScheduledTime: mt(10)}},
+		"a Rebalance task":                    {spec: workv1alpha2.ResourceBindingSpec{GracefulEvictionTasks: rebalanceTask}, want: true},
+		"a Rebalance task, untaken":           {spec: workv1alpha2.ResourceBindingSpec{GracefulEvictionTasks: rebalanceTask}, untaken: true, want: true},
+		"a failover's task":                   {spec: workv1alpha2.ResourceBindingSpec{GracefulEvictionTasks: []workv1alpha2.GracefulEvictionTask{{FromCluster: "member1", Reason: workv1alpha2.EvictionReasonTaintUntolerated}}}},
+		"a request no scheduler takes":        {spec: workv1alpha2.ResourceBindingSpec{RescheduleTriggeredAt: mt(10)}, untaken: true},
+		"a failback's request":                {spec: workv1alpha2.ResourceBindingSpec{RescheduleTriggeredAt: mt(10)}, annotations: map[string]string{workv1alpha2.RescheduleReasonAnnotation: workv1alpha2.EvictionReasonFailback}},
+		"a request placed nowhere":            {spec: workv1alpha2.ResourceBindingSpec{RescheduleTriggeredAt: mt(10)}, status: workv1alpha2.ResourceBindingStatus{Conditions: failed(7)}},
+		"a request, an older failure":         {spec: workv1alpha2.ResourceBindingSpec{RescheduleTriggeredAt: mt(10)}, status: workv1alpha2.ResourceBindingStatus{Conditions: failed(6)}, want: true},
+		"a Rebalance task, a failed schedule": {spec: workv1alpha2.ResourceBindingSpec{GracefulEvictionTasks: rebalanceTask, RescheduleTriggeredAt: mt(10)}, status: workv1alpha2.ResourceBindingStatus{Conditions: failed(7)}, want: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := Moving(&tc.spec, &tc.status, tc.annotations, 7, !tc.untaken); got != tc.want {
+				t.Errorf("Moving = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}

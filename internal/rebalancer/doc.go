@@ -14,11 +14,13 @@
 //     gets spec.rescheduleTriggeredAt, unless it already holds a request at
 //     least as late as status.rescheduleTriggeredAt: the rule that makes a
 //     restart neither lose nor repeat a request.
-//     At most Gate's cap of bindings are rebalancing at once fleet-wide
-//     (Moving: a request not made yet, or a Rebalance task open); the
-//     other workloads wait, named in one RebalanceHeld Event per
-//     generation, and are asked for as places free (a binding that stops
-//     counting wakes the unfinished rebalancers).
+//     With a Gate, a request is written only while fewer than its cap of
+//     bindings are rebalancing fleet-wide (Moving: a request not made
+//     yet, or a Rebalance task open), and only for a binding a scheduler
+//     takes; the other workloads wait, counted in one RebalanceHeld Event
+//     per generation, and are asked for as places free (a binding that
+//     stops counting wakes the unfinished rebalancers). A conflict on one
+//     binding does not hold back the others.
 //  3. A workload is Successful once the scheduler consumed the request
 //     (status.lastScheduledTime not before spec.rescheduleTriggeredAt),
 //     Failed (ReferencedBindingNotFound) when it has no binding. One whose

@@ -15,9 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	appsv1alpha1 "github.com/lifeboat-dev/lifeboat/api/apps/v1alpha1"
+	policyv1alpha1 "github.com/lifeboat-dev/lifeboat/api/policy/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
 	"github.com/lifeboat-dev/lifeboat/internal/rebalancer"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
@@ -32,14 +34,33 @@ const capWorkloads = rebalancer.DefaultMaxConcurrent + 10
 // clusterAffinities term it prefers, the graceful way, but never more than
 // the cap are moving at once (a fresh schedule asked for and not yet made,
 // or an old copy kept in a Rebalance task), and the rebalancer says that
-// the others wait for their turn.
+// the others wait for their turn. The new copies cannot start at first (no
+// node of member2 has the label their pods select), so the first moves
+// stay open and fill the cap: the test sees the others held back, the old
+// copies still running, and everything move once the pods can start. It
+// fills the shared environment's fleet-wide cap meanwhile; a rebalancer of
+// another test would wait its turn.
 func TestWorkloadRebalancerMovesAtMostTheCapAtOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	ns := newNamespace(t, "rebalance-cap")
 	cp := clientFor(t, controlPlaneConfig(t))
 	key := "e2e.lifeboat.dev/rebalance-cap-" + rand.String(5)
-	t.Cleanup(func() { setClusterLabel(t, cp, "member2", key, "") })
+	ms := members(t)
+	labelNodes(t, ms["member3"], key, "yes")
+	t.Cleanup(func() {
+		labelNodes(t, ms["member3"], key, "")
+		labelNodes(t, ms["member2"], key, "")
+	})
+	// The policy goes first: with it, removing the label would move all
+	// the workloads back on the scheduler's own (a term switch).
+	t.Cleanup(func() {
+		policy := &policyv1alpha1.PropagationPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cap"}}
+		if err := cp.Delete(context.Background(), policy); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting the policy: %v", err)
+		}
+		setClusterLabel(t, cp, "member2", key, "")
+	})
 
 	// Every Deployment prefers the clusters with the label, which none has
 	// yet: they all start on member3, the fallback term.
@@ -83,10 +104,12 @@ spec:
       labels:
         app: w%02[1]d
     spec:
+      nodeSelector:
+        %[2]s: "yes"
       containers:
         - image: nginx
           name: nginx
-`, i)
+`, i, key)
 	}
 	applyYAML(t, ns, manifest.String())
 	onlyOn := func(want string) func(ctx context.Context) (bool, string, error) {
@@ -98,8 +121,13 @@ spec:
 			var elsewhere []string
 			for i := range list.Items {
 				b := &list.Items[i]
-				if got := strings.Join(scheduledClusters(b), ","); got != want || len(b.Spec.GracefulEvictionTasks) > 0 {
-					elsewhere = append(elsewhere, fmt.Sprintf("%s on %q, tasks %s", b.Name, got, cfTasks(b)))
+				got := strings.Join(scheduledClusters(b), ",")
+				health := workv1alpha2.ResourceHealth("none reported")
+				if item := aggregatedItem(b, want); item != nil {
+					health = item.Health
+				}
+				if got != want || len(b.Spec.GracefulEvictionTasks) > 0 || health != workv1alpha2.ResourceHealthy {
+					elsewhere = append(elsewhere, fmt.Sprintf("%s on %q, tasks %s, health in %s: %s", b.Name, got, cfTasks(b), want, health))
 				}
 			}
 			if len(list.Items) != capWorkloads || len(elsewhere) > 0 {
@@ -108,7 +136,7 @@ spec:
 			return true, "", nil
 		}
 	}
-	eventually(t, 3*time.Minute, fmt.Sprintf("%d Deployments placed on member3", capWorkloads), onlyOn("member3"))
+	eventually(t, 3*time.Minute, fmt.Sprintf("%d Deployments placed on member3 and Healthy", capWorkloads), onlyOn("member3"))
 
 	// The preferred cluster appears; nothing moves by itself.
 	setClusterLabel(t, cp, "member2", key, "yes")
@@ -136,6 +164,51 @@ spec:
         rebalance: cap
 `, name, ns))
 
+	// The first moves fill the cap and stay open: the new copies cannot
+	// start. The others wait, and the copies left behind keep running.
+	// (Another test's rebalances would take places too: the test counts
+	// its own.)
+	held := func(ctx context.Context) (bool, string) {
+		evs, err := eventsFor(ctx, clientsetFor(t, controlPlaneConfig(t)), "default", "WorkloadRebalancer", name)
+		if err != nil {
+			return false, err.Error()
+		}
+		for _, e := range evs {
+			if e.Reason == rebalancer.EventReasonHeld && strings.Contains(e.Message, fmt.Sprintf("of %d workloads wait for their turn", capWorkloads)) {
+				return true, e.Message
+			}
+		}
+		return false, "no " + rebalancer.EventReasonHeld + " Event: " + summarizeEvents(evs)
+	}
+	var tasks, asked int
+	cfEventually(t, 3*time.Minute, "the cap filled: each request written made, its move open, the rest held back", func(ctx context.Context) (bool, string, error) {
+		var list workv1alpha2.ResourceBindingList
+		if err := cp.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			return false, "", err
+		}
+		tasks, asked = 0, 0
+		for i := range list.Items {
+			b := &list.Items[i]
+			if rebalanceTask(b) {
+				tasks++
+			}
+			if b.Spec.RescheduleTriggeredAt != nil {
+				asked++
+			}
+		}
+		ok, said := held(ctx)
+		return ok && asked > 0 && tasks == asked, fmt.Sprintf("%d Rebalance tasks open, %d requests written; %s; %s", tasks, asked, said, moving), nil
+	})
+	if asked >= capWorkloads || asked > rebalancer.DefaultMaxConcurrent {
+		t.Errorf("%d of %d workloads asked for while no move could end, want at most %d", asked, capWorkloads, rebalancer.DefaultMaxConcurrent)
+	}
+	if n := memberDeploymentCount(t, ms["member3"], ns); n != capWorkloads {
+		t.Errorf("%d of the %d copies left behind in member3 still there while the new ones cannot start", n, capWorkloads)
+	}
+	t.Logf("held at %d moves open of %d workloads", asked, capWorkloads)
+
+	// The pods can start in member2: the moves end, the rest go in turn.
+	labelNodes(t, ms["member2"], key, "yes")
 	cfEventually(t, 5*time.Minute, "every workload rebalanced: Successful, and only on member2", func(ctx context.Context) (bool, string, error) {
 		var rb appsv1alpha1.WorkloadRebalancer
 		if err := cp.Get(ctx, types.NamespacedName{Name: name}, &rb); err != nil {
@@ -156,6 +229,8 @@ spec:
 	// At no moment were more than the cap moving; every workload was.
 	peak, seen := moving.peakMoving()
 	switch {
+	case moving.ended():
+		t.Errorf("the watch on the bindings ended early; what it saw does not cover the rebalance: %s", moving)
 	case peak > rebalancer.DefaultMaxConcurrent:
 		t.Errorf("%d workloads were moving at once, more than --rebalance-max-concurrent's %d: %s", peak, rebalancer.DefaultMaxConcurrent, moving)
 	case seen < capWorkloads:
@@ -173,21 +248,6 @@ spec:
 		if rebalanceEntry(&list.Items[i], "member3") == nil {
 			t.Errorf("%s: no Rebalance entry from member3 in its history", list.Items[i].Name)
 		}
-	}
-
-	// The rebalancer said that some waited for their turn.
-	cs := clientsetFor(t, controlPlaneConfig(t))
-	evs, err := eventsFor(ctx, cs, "default", "WorkloadRebalancer", name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	held := false
-	for _, e := range evs {
-		held = held || (e.Reason == rebalancer.EventReasonHeld &&
-			strings.Contains(e.Message, fmt.Sprintf("of %d workloads wait for their turn", capWorkloads)))
-	}
-	if !held {
-		t.Errorf("no %s Event saying workloads wait for their turn: %s", rebalancer.EventReasonHeld, summarizeEvents(evs))
 	}
 }
 
@@ -229,7 +289,7 @@ func watchMoving(t *testing.T, ns string) *movingWatch {
 			}
 			w.mu.Lock()
 			w.events++
-			m := ev.Type != watch.Deleted && rebalancer.Moving(&b.Spec, &b.Status, b.Annotations, true)
+			m := ev.Type != watch.Deleted && rebalancer.Moving(&b.Spec, &b.Status, b.Annotations, b.Generation, true)
 			if m {
 				w.now[b.Name], w.ever[b.Name] = true, true
 			} else {
@@ -253,8 +313,56 @@ func (w *movingWatch) peakMoving() (peak, seen int) {
 	return w.peak, len(w.ever)
 }
 
+// ended reports whether the watch stopped before the test did.
+func (w *movingWatch) ended() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.closed
+}
+
 func (w *movingWatch) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return fmt.Sprintf("moving now %d, at most %d, ever %d (%d watch events, closed %t)", len(w.now), w.peak, len(w.ever), w.events, w.closed)
+}
+
+// rebalanceTask reports whether b has an open Rebalance eviction task.
+func rebalanceTask(b *workv1alpha2.ResourceBinding) bool {
+	for _, t := range b.Spec.GracefulEvictionTasks {
+		if t.Reason == workv1alpha2.EvictionReasonRebalance {
+			return true
+		}
+	}
+	return false
+}
+
+// labelNodes sets (value "" removes) a label on every node of a member.
+func labelNodes(t *testing.T, member kubernetes.Interface, key, value string) {
+	t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, key, value)
+	if value == "" {
+		patch = fmt.Sprintf(`{"metadata":{"labels":{%q:null}}}`, key)
+	}
+	eventually(t, 30*time.Second, "label "+key+" on the member's nodes", func(ctx context.Context) (bool, string, error) {
+		nodes, err := member.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, "", err
+		}
+		for _, n := range nodes.Items {
+			if _, err := member.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+				return false, "", err
+			}
+		}
+		return len(nodes.Items) > 0, fmt.Sprintf("%d nodes", len(nodes.Items)), nil
+	})
+}
+
+// memberDeploymentCount counts the Deployments of ns in a member.
+func memberDeploymentCount(t *testing.T, member kubernetes.Interface, ns string) int {
+	t.Helper()
+	list, err := member.AppsV1().Deployments(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatalf("listing Deployments in the member: %v", err)
+	}
+	return len(list.Items)
 }
