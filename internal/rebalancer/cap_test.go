@@ -21,7 +21,6 @@ import (
 
 	appsv1alpha1 "github.com/lifeboat-dev/lifeboat/api/apps/v1alpha1"
 	workv1alpha2 "github.com/lifeboat-dev/lifeboat/api/work/v1alpha2"
-	"github.com/lifeboat-dev/lifeboat/internal/eventstest"
 	"github.com/lifeboat-dev/lifeboat/internal/fleetcap"
 	lbscheme "github.com/lifeboat-dev/lifeboat/internal/scheme"
 )
@@ -69,15 +68,7 @@ func (h *harness) update(t *testing.T, name string, mutate func(*workv1alpha2.Re
 	}
 }
 
-func heldEvents(rec *record.FakeRecorder) []string {
-	var out []string
-	for _, e := range eventstest.Drain(rec) {
-		if strings.Contains(e, EventReasonHeld) {
-			out = append(out, e)
-		}
-	}
-	return out
-}
+func heldEvents(rec *record.FakeRecorder) []string { return eventsWith(rec, EventReasonHeld) }
 
 // Under a cap of 2, a rebalancer of four workloads asks for two fresh
 // schedules, says the third waits, and asks for it once a place frees:

@@ -381,10 +381,13 @@ func TestReconcileNamesEveryUntakenWorkloadInOneEvent(t *testing.T) {
 }
 
 // notTakenEvents drains rec and returns its RescheduleNotTaken Events.
-func notTakenEvents(rec *record.FakeRecorder) []string {
+func notTakenEvents(rec *record.FakeRecorder) []string { return eventsWith(rec, EventReasonNotTaken) }
+
+// eventsWith drains rec and returns its Events with this reason.
+func eventsWith(rec *record.FakeRecorder, reason string) []string {
 	var out []string
 	for _, e := range eventstest.Drain(rec) {
-		if strings.Contains(e, EventReasonNotTaken) {
+		if strings.Contains(e, " "+reason+" ") {
 			out = append(out, e)
 		}
 	}
