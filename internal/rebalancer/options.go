@@ -26,8 +26,9 @@ func NewOptions() *Options {
 // AddFlags registers the options on fs.
 func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.MaxConcurrent, "rebalance-max-concurrent", o.MaxConcurrent,
-		"Most rebalances open at once over the whole fleet: fresh schedules a WorkloadRebalancer asked for that the scheduler has not made yet, "+
-			"and Rebalance eviction tasks still keeping an old copy. A rebalancer's other workloads wait their turn; 0 does not cap them (as Karmada). Lifeboat's flag.")
+		"A WorkloadRebalancer asks for a workload's fresh schedule only while fewer rebalances than this are open over the whole fleet "+
+			"(fresh schedules asked for and not made yet, Rebalance eviction tasks still keeping an old copy); its other workloads wait their turn. "+
+			"0 does not cap them (as Karmada). Lifeboat's flag.")
 }
 
 // Validate reports flag values that cannot work.
