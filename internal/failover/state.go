@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -49,8 +50,12 @@ func CaptureState(rules []policyv1alpha1.StatePreservationRule, raw *runtime.Raw
 	if raw == nil || len(bytes.TrimSpace(raw.Raw)) == 0 {
 		return failAll(fmt.Sprintf("no status was reported from cluster %s", cluster))
 	}
+	// Numbers keep their text (json.Number), as kubectl -o jsonpath prints
+	// them: as float64 a checkpoint timestamp would print as 1.7e+12.
 	var data interface{}
-	if err := json.Unmarshal(raw.Raw, &data); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw.Raw))
+	dec.UseNumber()
+	if err := dec.Decode(&data); err != nil {
 		return failAll(fmt.Sprintf("the status reported from cluster %s is not JSON: %v", cluster, err))
 	}
 
@@ -98,8 +103,8 @@ func evalRule(path string, data interface{}) (string, string) {
 	}
 	matched := false
 	for _, set := range results {
-		if len(set) > 0 {
-			matched = true
+		for _, v := range set {
+			matched = matched || !nothing(v)
 		}
 	}
 	if !matched {
@@ -110,10 +115,25 @@ func evalRule(path string, data interface{}) (string, string) {
 		return "", fmt.Sprintf("JSONPath %q: %v", path, err)
 	}
 	value := buf.String()
+	if value == "" {
+		return "", fmt.Sprintf("JSONPath %q matched an empty value in the reflected status", path)
+	}
 	if errs := validation.IsValidLabelValue(value); len(errs) > 0 {
 		return "", fmt.Sprintf("value %q of JSONPath %q is not a valid label value: %s", truncate(value, 80), path, strings.Join(errs, "; "))
 	}
 	return value, ""
+}
+
+// nothing says whether a JSONPath match is a JSON null (or no value at
+// all): a field the member reports as null holds no state.
+func nothing(v reflect.Value) bool {
+	for v.IsValid() && v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return true
+		}
+		v = v.Elem()
+	}
+	return !v.IsValid()
 }
 
 // normaliseJSONPath turns a bare path into a JSONPath template:

@@ -44,6 +44,16 @@ func TestCaptureState(t *testing.T) {
 			raw:       rawJSON(flink),
 			wantState: map[string]string{"cztest-replicas": "2"},
 		},
+		"large integers print as written (a checkpoint timestamp, an id past 2^53)": {
+			rules:     []policyv1alpha1.StatePreservationRule{rule("ts", "{.ts}"), rule("id", "{.id}"), rule("small", "{.small}"), rule("ratio", "{.ratio}")},
+			raw:       &runtime.RawExtension{Raw: []byte(`{"ts":1717171717000,"id":1234567890123456789,"small":1000000,"ratio":0.00001}`)},
+			wantState: map[string]string{"ts": "1717171717000", "id": "1234567890123456789", "small": "1000000", "ratio": "0.00001"},
+		},
+		"must not: a null or empty field carries no state": {
+			rules:        []policyv1alpha1.StatePreservationRule{rule("jobid", "{.jobStatus.jobId}"), rule("path", "{.path}")},
+			raw:          &runtime.RawExtension{Raw: []byte(`{"jobStatus":{"jobId":null},"path":""}`)},
+			wantProblems: []string{`JSONPath "{.jobStatus.jobId}" matched nothing`, `JSONPath "{.path}" matched an empty value`},
+		},
 		"bare path without a dot": {
 			rules:     []policyv1alpha1.StatePreservationRule{rule("jobid", "jobStatus.jobId")},
 			raw:       rawJSON(flink),
