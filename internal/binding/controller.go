@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -320,11 +321,24 @@ func (r *Reconciler) finalize(ctx context.Context, b bindingObject, works []work
 	if !controllerutil.ContainsFinalizer(b.obj, b.finalizer()) {
 		return nil
 	}
+	preserve := ptr.Deref(b.spec.PreserveResourcesOnDeletion, false)
 	for i := range works {
-		if works[i].DeletionTimestamp.IsZero() {
-			if err := r.deleteWork(ctx, &works[i]); err != nil {
-				return err
+		w := &works[i]
+		if !w.DeletionTimestamp.IsZero() {
+			continue
+		}
+		// The execution controller reads preserveResourcesOnDeletion from
+		// the Work: one not rendered since the binding asked (its render
+		// fails, or the template went right after the policy changed) is
+		// marked before it goes, so that its member objects stay.
+		if preserve && !ptr.Deref(w.Spec.PreserveResourcesOnDeletion, false) {
+			w.Spec.PreserveResourcesOnDeletion = ptr.To(true)
+			if err := r.Client.Update(ctx, w); client.IgnoreNotFound(err) != nil {
+				return fmt.Errorf("marking Work %s/%s to preserve its member objects: %w", w.Namespace, w.Name, err)
 			}
+		}
+		if err := r.deleteWork(ctx, w); err != nil {
+			return err
 		}
 	}
 	patch := client.MergeFromWithOptions(b.obj.DeepCopyObject().(client.Object), client.MergeFromWithOptimisticLock{})

@@ -319,6 +319,29 @@ func TestDeletedBindingDeletesWorksThenFinalizer(t *testing.T) {
 	}
 }
 
+// Must not: a deleted binding that asks to preserve its member objects
+// deletes a Work that does not say so yet (rendered before the policy
+// asked, or whose render fails): the execution controller would delete
+// the copy. The Work is marked first.
+func TestDeletedBindingThatPreservesMarksEveryWorkFirst(t *testing.T) {
+	rb := makeBinding("nginx").Cluster("member1", 3).Deleting().Obj()
+	rb.Spec.PreserveResourcesOnDeletion = ptr.To(true)
+	stale := makeWork("member1", rb)
+	stale.Spec.PreserveResourcesOnDeletion = nil
+	stale.Finalizers = append(stale.Finalizers, "test/keep") // the execution controller's, in effect
+	e := newEnv(t, rb, makeDeployment("nginx", 3), makeCluster("member1"), stale)
+	if err := e.reconcile(rb); err != nil {
+		t.Fatal(err)
+	}
+	w := &workv1alpha1.Work{}
+	if err := e.client.Get(context.Background(), client.ObjectKeyFromObject(stale), w); err != nil {
+		t.Fatal(err)
+	}
+	if w.DeletionTimestamp.IsZero() || !ptr.Deref(w.Spec.PreserveResourcesOnDeletion, false) {
+		t.Errorf("Work deleting %t, preserveResourcesOnDeletion %v: want deleted with its member objects preserved", !w.DeletionTimestamp.IsZero(), w.Spec.PreserveResourcesOnDeletion)
+	}
+}
+
 func TestClusterResourceBinding(t *testing.T) {
 	role := &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
 		ObjectMeta: metav1.ObjectMeta{Name: "reader", UID: "role-uid"}}
