@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	clusterv1alpha1 "github.com/lifeboat-dev/lifeboat/api/cluster/v1alpha1"
@@ -69,14 +70,15 @@ func workExists(ctx context.Context, r client.Reader, key types.NamespacedName, 
 }
 
 // BindingPlaces says whether the binding named by refs places its resource
-// on cluster (see Places); a missing binding does not.
-func (c ControlPlane) BindingPlaces(ctx context.Context, refs Refs, cluster string) (bool, error) {
+// on cluster (see Places), and whether it asks to preserve its member
+// objects (preserveResourcesOnDeletion); a missing binding does neither.
+func (c ControlPlane) BindingPlaces(ctx context.Context, refs Refs, cluster string) (places, preserves bool, err error) {
 	return bindingPlaces(ctx, c.Reader, refs, cluster)
 }
 
-func bindingPlaces(ctx context.Context, r client.Reader, refs Refs, cluster string) (bool, error) {
+func bindingPlaces(ctx context.Context, r client.Reader, refs Refs, cluster string) (places, preserves bool, err error) {
 	if !refs.HasBinding() {
-		return false, nil
+		return false, false, nil
 	}
 	var obj client.Object
 	var spec *workv1alpha2.ResourceBindingSpec
@@ -87,19 +89,19 @@ func bindingPlaces(ctx context.Context, r client.Reader, refs Refs, cluster stri
 		rb := &workv1alpha2.ResourceBinding{}
 		obj, spec = rb, &rb.Spec
 	}
-	err := r.Get(ctx, refs.Binding, obj)
+	err = r.Get(ctx, refs.Binding, obj)
 	switch {
 	case apierrors.IsNotFound(err):
-		return false, nil
+		return false, false, nil
 	case err != nil:
-		return false, fmt.Errorf("reading binding %s: %w", refs.Binding, err)
+		return false, false, fmt.Errorf("reading binding %s: %w", refs.Binding, err)
 	}
-	return Places(obj, spec, cluster), nil
+	return Places(obj, spec, cluster), ptr.Deref(spec.PreserveResourcesOnDeletion, false), nil
 }
 
 // StillOrphan reads the Work and the binding obj names again from Live:
-// true when the Work is still missing and the binding still does not place
-// it on cluster.
+// true when the Work is still missing and the binding still neither places
+// it on cluster nor asks to preserve it.
 func (c ControlPlane) StillOrphan(ctx context.Context, refs Refs, cluster string) (bool, error) {
 	w := &metav1.PartialObjectMetadata{}
 	w.SetGroupVersionKind(workv1alpha1.SchemeGroupVersion.WithKind("Work"))
@@ -107,8 +109,8 @@ func (c ControlPlane) StillOrphan(ctx context.Context, refs Refs, cluster string
 	if err != nil || exists {
 		return false, err
 	}
-	places, err := bindingPlaces(ctx, c.Live, refs, cluster)
-	return !places && err == nil, err
+	places, preserves, err := bindingPlaces(ctx, c.Live, refs, cluster)
+	return !places && !preserves && err == nil, err
 }
 
 // NamespaceInUse says whether a Work of cluster puts an object in the member

@@ -45,6 +45,9 @@ const (
 	// KeptPlaced: its binding places it on this cluster: the binding
 	// controller is about to make its Work, which adopts it.
 	KeptPlaced Verdict = "KeptPlaced"
+	// KeptPreserved: its binding asks to preserve its member objects
+	// (preserveResourcesOnDeletion): Lifeboat would only have released it.
+	KeptPreserved Verdict = "KeptPreserved"
 	// Orphan: nothing owns it or is about to; it is removed once it has
 	// been an orphan for the grace period.
 	Orphan Verdict = "Orphan"
@@ -53,7 +56,7 @@ const (
 // Kept says whether v is one of the Kept verdicts: Work gone, object kept.
 func (v Verdict) Kept() bool {
 	switch v {
-	case KeptCascades, KeptNotApplied, KeptNoBinding, KeptPlaced:
+	case KeptCascades, KeptNotApplied, KeptNoBinding, KeptPlaced, KeptPreserved:
 		return true
 	}
 	return false
@@ -70,6 +73,8 @@ func (v Verdict) Reason() string {
 		return "names no binding"
 	case KeptPlaced:
 		return "its binding places it here; its Work is about to be made"
+	case KeptPreserved:
+		return "its binding asks to preserve its member objects (preserveResourcesOnDeletion)"
 	case Foreign:
 		return "names another cluster's Work"
 	}
@@ -125,6 +130,9 @@ type Observation struct {
 	// BindingPlaces: the binding the object names exists, is not being
 	// deleted, and places its resource on Cluster (see Places).
 	BindingPlaces bool
+	// BindingPreserves: the binding the object names exists (being
+	// deleted or not) and asks to preserve its member objects.
+	BindingPreserves bool
 }
 
 // Judge applies the orphan rule to one member object. The rules, in order:
@@ -142,7 +150,9 @@ type Observation struct {
 //     for it cannot be known;
 //  8. one whose binding places it on this cluster is kept: the binding
 //     controller is about to make its Work, which adopts it;
-//  9. anything else is an Orphan.
+//  9. one whose binding asks to preserve its member objects is kept: its
+//     Work would only have released it;
+//  10. anything else is an Orphan.
 //
 // An Orphan is removed only after it stayed one for the grace period
 // (Sightings), and only if the Work and binding are still as judged when
@@ -167,6 +177,8 @@ func Judge(o Observation) Verdict {
 		return KeptNoBinding
 	case o.BindingPlaces:
 		return KeptPlaced
+	case o.BindingPreserves:
+		return KeptPreserved
 	}
 	return Orphan
 }

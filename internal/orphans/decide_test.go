@@ -21,12 +21,14 @@ func TestJudge(t *testing.T) {
 		kind          schema.GroupKind
 		workExists    bool
 		bindingPlaces bool
+		preserves     bool
 		want          Verdict
 	}{
 		"orphan: Work gone, binding gone":             {obj: member("web").Obj(), want: Orphan},
 		"a Work owns it":                              {obj: member("web").Obj(), workExists: true, want: Owned},
 		"a Work owns it, binding gone too":            {obj: member("web").Obj(), workExists: true, bindingPlaces: false, want: Owned},
 		"its Work is about to be made":                {obj: member("web").Obj(), bindingPlaces: true, want: KeptPlaced},
+		"must not: its binding asks to preserve it":   {obj: member("web").Obj(), preserves: true, want: KeptPreserved},
 		"no managed label":                            {obj: member("web").Unmanaged().Obj(), want: NotCandidate},
 		"managed label, no Work named":                {obj: member("web").NoWork().Obj(), want: NotCandidate},
 		"a namespace Lifeboat created (no Work)":      {obj: member("team-a").NoWork().Obj(), kind: schema.GroupKind{Kind: "Namespace"}, want: NotCandidate},
@@ -45,7 +47,7 @@ func TestJudge(t *testing.T) {
 			if kind.Empty() {
 				kind = deploymentKind
 			}
-			got := Judge(Observation{Cluster: "member1", Kind: kind, Object: tc.obj, WorkExists: tc.workExists, BindingPlaces: tc.bindingPlaces})
+			got := Judge(Observation{Cluster: "member1", Kind: kind, Object: tc.obj, WorkExists: tc.workExists, BindingPlaces: tc.bindingPlaces, BindingPreserves: tc.preserves})
 			if got != tc.want {
 				t.Fatalf("Judge = %s, want %s", got, tc.want)
 			}

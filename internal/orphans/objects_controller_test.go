@@ -8,6 +8,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -96,6 +97,21 @@ func TestScanMustNotRemove(t *testing.T) {
 		},
 		"an object naming no binding": {
 			obj: member("web").NoBinding(),
+		},
+		"an object whose binding asks to preserve its member objects (moved away while its Work was released)": {
+			obj: member("web"), cp: []client.Object{preserving(binding("web", "member2"))},
+		},
+		"an object whose binding starts preserving after the first scan": {
+			obj: member("web"), cp: []client.Object{binding("web", "member2")},
+			between: func(t *testing.T, f *fixture) {
+				rb := binding("web")
+				if err := f.cp.Get(f.ctx, client.ObjectKeyFromObject(rb), rb); err != nil {
+					t.Fatal(err)
+				}
+				if err := f.cp.Update(f.ctx, preserving(rb)); err != nil {
+					t.Fatal(err)
+				}
+			},
 		},
 	}
 	for name, tc := range cases {
@@ -374,4 +390,10 @@ func TestSpread(t *testing.T) {
 			t.Fatalf("spread(1m) = %s, want within [1m, 1m6s)", got)
 		}
 	}
+}
+
+// preserving sets the binding's preserveResourcesOnDeletion.
+func preserving(rb *workv1alpha2.ResourceBinding) *workv1alpha2.ResourceBinding {
+	rb.Spec.PreserveResourcesOnDeletion = ptr.To(true)
+	return rb
 }

@@ -156,11 +156,11 @@ func (s Sweeper) judge(ctx context.Context, r membercluster.Resource, obj *metav
 	o := Observation{Cluster: s.Cluster, Kind: r.GVR.GroupVersion().WithKind(r.Kind).GroupKind(), Object: obj, WorkExists: works[refs.Work.Name]}
 	if Judge(o) == Orphan {
 		// Only now, past every other rule, is the binding worth reading.
-		places, err := s.ControlPlane.BindingPlaces(ctx, refs, s.Cluster)
+		places, preserves, err := s.ControlPlane.BindingPlaces(ctx, refs, s.Cluster)
 		if err != nil {
 			return nil, err
 		}
-		o.BindingPlaces = places
+		o.BindingPlaces, o.BindingPreserves = places, preserves
 	}
 	v := Judge(o)
 	if v == NotCandidate || v == Owned {
