@@ -2,13 +2,13 @@ package failover
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/util/jsonpath"
 
@@ -50,12 +50,11 @@ func CaptureState(rules []policyv1alpha1.StatePreservationRule, raw *runtime.Raw
 	if raw == nil || len(bytes.TrimSpace(raw.Raw)) == 0 {
 		return failAll(fmt.Sprintf("no status was reported from cluster %s", cluster))
 	}
-	// Numbers keep their text (json.Number), as kubectl -o jsonpath prints
-	// them: as float64 a checkpoint timestamp would print as 1.7e+12.
+	// Integers decode as int64, as kubectl -o jsonpath reads them: as
+	// float64 a checkpoint timestamp would print as 1.7e+12. Numbers stay
+	// numbers, so that JSONPath filters can compare them.
 	var data interface{}
-	dec := json.NewDecoder(bytes.NewReader(raw.Raw))
-	dec.UseNumber()
-	if err := dec.Decode(&data); err != nil {
+	if err := utiljson.Unmarshal(raw.Raw, &data); err != nil {
 		return failAll(fmt.Sprintf("the status reported from cluster %s is not JSON: %v", cluster, err))
 	}
 

@@ -44,10 +44,15 @@ func TestCaptureState(t *testing.T) {
 			raw:       rawJSON(flink),
 			wantState: map[string]string{"cztest-replicas": "2"},
 		},
-		"large integers print as written (a checkpoint timestamp, an id past 2^53)": {
+		"integers print as kubectl prints them (a checkpoint timestamp, an id past 2^53)": {
 			rules:     []policyv1alpha1.StatePreservationRule{rule("ts", "{.ts}"), rule("id", "{.id}"), rule("small", "{.small}"), rule("ratio", "{.ratio}")},
 			raw:       &runtime.RawExtension{Raw: []byte(`{"ts":1717171717000,"id":1234567890123456789,"small":1000000,"ratio":0.00001}`)},
-			wantState: map[string]string{"ts": "1717171717000", "id": "1234567890123456789", "small": "1000000", "ratio": "0.00001"},
+			wantState: map[string]string{"ts": "1717171717000", "id": "1234567890123456789", "small": "1000000", "ratio": "1e-05"},
+		},
+		"a filter compares numbers": {
+			rules:     []policyv1alpha1.StatePreservationRule{rule("id", "{.conds[?(@.code==2)].id}")},
+			raw:       &runtime.RawExtension{Raw: []byte(`{"conds":[{"code":1,"id":"x"},{"code":2,"id":"y"}]}`)},
+			wantState: map[string]string{"id": "y"},
 		},
 		"must not: a null or empty field carries no state": {
 			rules:        []policyv1alpha1.StatePreservationRule{rule("jobid", "{.jobStatus.jobId}"), rule("path", "{.path}")},
